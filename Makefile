@@ -1,0 +1,34 @@
+# The two commands: `make start` and `make test`. Both begin with `make setup`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NODE_ENV_CMD = eval "$$(bin/setup)"
+
+.PHONY: help setup start test typecheck unit postgres bench
+
+help:
+	@echo "make start   install and run every service on the embedded database (.data/)"
+	@echo "make test    install, type-check and run the whole test suite (local PostgreSQL)"
+	@echo "make setup   provision Node 24 if needed and install dependencies (idempotent)"
+	@echo "make bench   run the benchmarks (bench/results/*.json)"
+
+setup:
+	@bin/setup >/dev/null
+
+start: setup
+	@$(NODE_ENV_CMD) && exec bin/vdb serve
+
+postgres:
+	@if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
+	  echo "starting the local PostgreSQL"; \
+	  pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start; \
+	  for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
+	fi
+
+typecheck: setup
+	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json
+
+test: setup postgres
+	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json && echo "typecheck: ok" && npx vitest run
+
+bench: setup postgres
+	@$(NODE_ENV_CMD) && node bench/run.ts $(BENCH)

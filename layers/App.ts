@@ -1,0 +1,28 @@
+import { Layer } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "effect/sql"
+import type { DatabaseError } from "../src/db/Database.ts"
+import { MigrationsLayer } from "../src/db/Migrations.ts"
+import { Organizations } from "../src/orgs/Organizations.ts"
+import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
+import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
+import { SecretBox } from "../src/secrets/SecretBox.ts"
+
+/** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
+export const SqlDomains = Layer.mergeAll(Organizations.layer)
+
+/**
+ * The whole application over one database. Built in order: master key (before
+ * the embedded database directory is created, so a lost key is noticed), the
+ * database, migrations, the master-key check, then the domain services.
+ */
+export const appOver = <E>(database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>) =>
+  SqlDomains.pipe(
+    Layer.provideMerge(MasterKeyCheck),
+    Layer.provideMerge(MigrationsLayer),
+    Layer.provideMerge(SecretBox.layer),
+    Layer.provideMerge(database),
+    Layer.provideMerge(MasterKeyFromConfig)
+  )
+
+export type DatabaseFailure = DatabaseError

@@ -1,0 +1,42 @@
+import { NodeSocket } from "@effect/platform-node"
+import type { Config } from "effect"
+import { Context, Effect, Layer } from "effect"
+import type { Socket } from "effect/socket"
+import type { RpcClientError, RpcGroup } from "effect/rpc"
+import { RpcClient, RpcSerialization, RpcTest } from "effect/rpc"
+import { DataDir } from "../config/AppConfig.ts"
+import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
+import { adminSocketPath, isServing } from "./AdminSocket.ts"
+
+type AdminClientShape = RpcClient.RpcClient<RpcGroup.Rpcs<typeof AdminRpcs>, RpcClientError.RpcClientError>
+
+/**
+ * The CLI's handle on the administrative operations: the running server over
+ * its admin socket when one answers, otherwise the same handlers in-process on
+ * the same database (PGlite admits a single process, so the CLI must not open
+ * the database while a server holds it).
+ */
+export class AdminClient extends Context.Service<AdminClient, AdminClientShape>()("vdb/admin/AdminClient") {
+  static readonly layerSocket = (path: string) =>
+    Layer.effect(AdminClient, RpcClient.make(AdminRpcs)).pipe(
+      Layer.provide(RpcClient.layerProtocolSocket()),
+      Layer.provide(RpcSerialization.layerNdjson),
+      Layer.provide(NodeSocket.layerNet({ path }))
+    )
+
+  static readonly layerInProcess = Layer.effect(AdminClient, RpcTest.makeClient(AdminRpcs)).pipe(
+    Layer.provide(AdminRpcHandlers)
+  )
+
+  /** Socket when a server answers on this data directory, in-process otherwise (on the app's services). */
+  static readonly layer = <E, R>(
+    app: Layer.Layer<Layer.Services<typeof AdminRpcHandlers>, E, R>
+  ): Layer.Layer<AdminClient, E | Socket.SocketError | Config.ConfigError, R> =>
+    Layer.unwrap(Effect.gen(function*() {
+      const path = adminSocketPath(yield* DataDir)
+      const chosen: Layer.Layer<AdminClient, E | Socket.SocketError, R> = (yield* isServing(path))
+        ? AdminClient.layerSocket(path)
+        : AdminClient.layerInProcess.pipe(Layer.provide(app))
+      return chosen
+    }))
+}

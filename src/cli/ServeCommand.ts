@@ -1,0 +1,18 @@
+import { Effect, Layer } from "effect"
+import { Argument, Command } from "effect/cli"
+import { Main } from "../../layers/Main.ts"
+import { serveLayer } from "../server/Serve.ts"
+import { SERVICE_NAMES } from "../server/Services.ts"
+
+export const serveCommand = Command.make(
+  "serve",
+  {
+    services: Argument.Literals("service", SERVICE_NAMES).pipe(
+      Argument.withDescription("Services to run (default: all four)"),
+      Argument.variadic()
+    )
+  },
+  ({ services }) =>
+    Layer.launch(serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(Layer.provide(Main)))
+      .pipe(Effect.asVoid)
+).pipe(Command.withDescription("Run the HTTP services (api, gateway, site, mcp) and the admin socket"))

@@ -1,0 +1,46 @@
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Cause, Console, Effect, Layer, Logger, References } from "effect"
+import { Command } from "effect/cli"
+import { Main } from "../../layers/Main.ts"
+import { AdminClient } from "../admin/AdminClient.ts"
+import { LogLevel } from "../config/AppConfig.ts"
+import { dbCommand } from "./DbCommand.ts"
+import { orgCommand } from "./OrgCommands.ts"
+import { serveCommand } from "./ServeCommand.ts"
+
+const vdb = Command.make("vdb").pipe(
+  Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
+  Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(AdminClient.layer(Main)))])
+)
+
+/** Logs are JSON lines on stderr, so stdout carries only a command's output. */
+const Logging = Layer.unwrap(Effect.map(LogLevel, (level) =>
+  Layer.mergeAll(
+    Logger.layer([Logger.withConsoleError(Logger.formatJson)]),
+    Layer.succeed(References.MinimumLogLevel, level)
+  ))).pipe(Layer.orDie)
+
+/** One clear line on stderr and a non-zero exit; never a stack trace for an expected failure. */
+const reportFailure = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    if (Cause.hasInterruptsOnly(cause)) return
+    const error = Cause.squash(cause)
+    const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+      ? String((error as { message: unknown }).message)
+      : String(error)
+    if (!isCliParseError(error)) yield* Console.error(`vdb: ${message}`)
+    yield* Effect.sync(() => {
+      process.exitCode = 1
+    })
+  })
+
+const isCliParseError = (error: unknown) =>
+  typeof error === "object" && error !== null && "_tag" in error &&
+  ["MissingOption", "MissingArgument", "InvalidValue", "UnknownSubcommand", "UnrecognizedOption", "ShowHelp"]
+    .includes(String((error as { _tag: unknown })._tag))
+
+Command.run(vdb, { version: "0.1.0" }).pipe(
+  Effect.catchCause(reportFailure),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Logging)),
+  NodeRuntime.runMain({ disableErrorReporting: true })
+)

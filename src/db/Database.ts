@@ -1,0 +1,73 @@
+import { mkdirSync } from "node:fs"
+import { resolve } from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
+import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
+
+export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
+  message: Schema.String
+}) {}
+
+type SqlLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError>
+
+const sqlFailure = (what: string) => <A, E extends { readonly message: string }, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.catchCause(layer, (cause) =>
+    Layer.effectDiscard(Effect.fail(
+      new DatabaseError({ message: `${what}: ${Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))}` })
+    ))) as unknown as Layer.Layer<A, DatabaseError, R>
+
+/** Real PostgreSQL through a pool. */
+export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): SqlLayer =>
+  PgClient.layer({ url, maxConnections, applicationName: "vdb" }).pipe(
+    sqlFailure("cannot connect to PostgreSQL (DATABASE_URL)")
+  )
+
+/**
+ * Embedded PGlite under `dir`, served to the same PostgreSQL driver through
+ * pglite-socket on a loopback port. PGlite has a single session, so the pool
+ * holds exactly one connection: more would interleave concurrent transactions.
+ */
+export const layerPglite = (dir: string): SqlLayer =>
+  Layer.unwrap(Effect.gen(function*() {
+    const absolute = resolve(dir)
+    const server = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          mkdirSync(absolute, { recursive: true })
+          const db = await PGlite.create(absolute)
+          const socket = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+          await socket.start()
+          return { db, socket }
+        },
+        catch: (cause) =>
+          new DatabaseError({
+            message: `cannot open the embedded database at ${absolute} (is another vdb process using it?): ${String(cause)}`
+          })
+      }),
+      ({ db, socket }) => Effect.promise(async () => {
+        await socket.stop()
+        await db.close()
+      })
+    )
+    const [host, port] = server.socket.getServerConn().split(":") as [string, string]
+    return PgClient.layer({
+      host,
+      port: Number(port),
+      database: "postgres",
+      username: "postgres",
+      maxConnections: 1,
+      applicationName: "vdb"
+    }).pipe(sqlFailure("cannot connect to the embedded database"))
+  }))
+
+/** `DATABASE_URL` set: PostgreSQL. Unset: PGlite in `$VDB_DATA_DIR/pglite`. */
+export const layerFromConfig: SqlLayer = Layer.unwrap(Effect.gen(function*() {
+  const url = yield* DatabaseUrl
+  if (Option.isSome(url)) return layerPostgres(url.value, yield* DatabasePoolSize)
+  return layerPglite(`${yield* DataDir}/pglite`)
+}).pipe(Effect.mapError((e) => new DatabaseError({ message: `configuration: ${e.message}` }))))
+
+export const pgliteDir = (dataDir: string) => `${dataDir}/pglite`

@@ -1,0 +1,55 @@
+import { Context, Effect, Layer } from "effect"
+import { Organizations } from "../orgs/Organizations.ts"
+import { makeServiceKeys, type ServiceKeyCheck } from "./keys/CachedServiceKeys.ts"
+import { keyCacheTtl } from "./keys/KeyCacheTtl.ts"
+import type { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./keys/ServiceKeyErrors.ts"
+import { memoryServiceKeyStore, sqlServiceKeyStore } from "./keys/ServiceKeyStore.ts"
+
+export { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./keys/ServiceKeyErrors.ts"
+export type { ServiceKeyCheck } from "./keys/CachedServiceKeys.ts"
+
+/**
+ * Each organization's gateway service API key (`vdb_sk_...`). Only a verifier
+ * (SHA-256) is stored, never the key; issuing or rotating returns the key once.
+ * Verification caches each organization's state for `VDB_GATEWAY_KEY_CACHE_TTL`
+ * (default 30 s, at most 60 s), so changes made in another process arrive
+ * within that bound; changes made through this instance apply at once.
+ */
+export class ServiceKeys extends Context.Service<ServiceKeys, {
+  /**
+   * "invalid" for a wrong key, an unknown, malformed or inactive organization,
+   * or anything that is not shaped like a service key (a provider key).
+   * Fails with `BackendUnavailable` when the database cannot be reached (the gateway answers 503).
+   */
+  verify(orgUuid: string, presentedKey: string): Effect.Effect<ServiceKeyCheck, BackendUnavailable>
+  /** Issues a key, replacing any current one immediately (rotation). */
+  issue(orgUuid: string): Effect.Effect<{ readonly key: string }, OrgUnknown>
+  /** Issues the first key; fails with `ServiceKeyExists` when the organization already has one. */
+  create(orgUuid: string): Effect.Effect<{ readonly key: string }, OrgUnknown | ServiceKeyExists>
+  /** Removes the key; the organization is then refused until a new key is issued. */
+  revoke(orgUuid: string): Effect.Effect<boolean, OrgUnknown>
+  /** Drops what this process cached about an organization (e.g. after a local deactivation). */
+  invalidate(orgUuid: string): Effect.Effect<void>
+}>()("vdb/gateway/ServiceKeys") {
+  static readonly layer = Layer.effect(
+    ServiceKeys,
+    Effect.gen(function*() {
+      return ServiceKeys.of(yield* makeServiceKeys({
+        store: yield* sqlServiceKeyStore,
+        orgs: yield* Organizations,
+        ttl: yield* keyCacheTtl
+      }))
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    ServiceKeys,
+    Effect.gen(function*() {
+      return ServiceKeys.of(yield* makeServiceKeys({
+        store: memoryServiceKeyStore(),
+        orgs: yield* Organizations,
+        ttl: yield* keyCacheTtl
+      }))
+    })
+  )
+}

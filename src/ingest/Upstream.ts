@@ -1,0 +1,80 @@
+import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
+import type { ExploitRecord } from "../vulns/VulnStore.ts"
+
+/** Every source `bin/vdb ingest SOURCE` accepts. */
+export const INGEST_SOURCES = [
+  "mitre",
+  "nist-nvd",
+  "vulncheck-nvd",
+  "cisa-kev",
+  "vulncheck-kev",
+  "ghsa",
+  "osv",
+  "euvd",
+  "vulnrichment",
+  "epss",
+  "exploit-db",
+  "metasploit",
+  "nuclei",
+  "poc-in-github"
+] as const
+export type IngestSource = typeof INGEST_SOURCES[number]
+
+/** One upstream item as read from a file, before normalisation: stored raw first (phase 1). */
+export interface UpstreamItem {
+  readonly source: IngestSource
+  /** The identifier the source uses for this item (CVE-…, GHSA-…, EDB id, …). */
+  readonly identifier: string
+  /** The item's own bytes as text (a whole file, one NDJSON line, one CSV row, one array element re-serialised). */
+  readonly raw: string
+  /** Where it came from, for error reports: `file:line` or `file#index`. */
+  readonly position: string
+  readonly parsed: unknown
+}
+
+/** A bad item: reported with file, position and reason, then skipped. */
+export interface ItemProblem {
+  readonly position: string
+  readonly reason: string
+}
+
+export interface EpssScore {
+  readonly cve: string
+  readonly score: number
+  readonly percentile: number
+  readonly date: string
+  readonly modelVersion: string
+}
+
+export interface KnownExploited {
+  readonly cve: string
+  readonly dateAdded: string
+  readonly knownRansomwareCampaignUse: string
+}
+
+/** What phase 2 makes of one upstream item. */
+export type Normalised =
+  | {
+    readonly kind: "record"
+    /** `vulnrichment` records are stored under `mitre` (spec 1 names no such source); see docs/sources.md. */
+    readonly source: SourceName
+    /** The upstream the record came from (`vulnrichment` and `mitre` both store under `mitre`). */
+    readonly upstream: IngestSource
+    readonly identifier: string
+    /** The record's own last-update time (ISO 8601) when it has one: picks the newer of two upstreams for one key. */
+    readonly updatedAt?: string
+    /** CVE Record Format 5.1 with this source's enrichment in `containers.adp`. */
+    readonly record: Record<string, unknown>
+    /** Identifiers this record names as aliases (OSV `aliases`, EUVD aliases, GHSA references, …). */
+    readonly aliases: ReadonlyArray<string>
+    readonly counts: RecordCounts
+    readonly gcve: boolean
+    readonly knownExploited?: KnownExploited
+  }
+  | {
+    readonly kind: "exploits"
+    /** Summary key of spec 1 these exploits count under (`exploitDb`, `metasploit`, `nuclei`, `github`, `other`). */
+    readonly summaryKey: ExploitSummaryKey
+    readonly exploits: ReadonlyArray<ExploitRecord & { readonly raw?: string }>
+  }
+  | { readonly kind: "epss"; readonly scores: ReadonlyArray<EpssScore> }

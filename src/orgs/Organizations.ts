@@ -1,0 +1,214 @@
+import { randomBytes, randomUUID } from "node:crypto"
+import { Context, DateTime, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
+import { formatApiKey } from "../auth/ApiKey.ts"
+import { SecretBox } from "../secrets/SecretBox.ts"
+import { OrgError, OrgInvalid, OrgNotFound } from "./OrgError.ts"
+
+export interface NewOrganization {
+  readonly name: string
+  readonly perMinute?: number | undefined
+  readonly perWeek?: number | undefined
+}
+
+export const DEFAULT_PER_MINUTE = 5
+export const DEFAULT_PER_WEEK = 1000
+
+/**
+ * Organizations: the tenants of every service. The secret is 64 hex characters
+ * from the cryptographic random source, stored sealed under the master key and
+ * shown only when created or rotated.
+ */
+export class Organizations extends Context.Service<Organizations, {
+  create(input: NewOrganization): Effect.Effect<OrgCredentials, OrgError>
+  list(): Effect.Effect<ReadonlyArray<Organization>>
+  show(uuid: string): Effect.Effect<Organization, OrgError>
+  rotateSecret(uuid: string): Effect.Effect<OrgCredentials, OrgError>
+  setActive(uuid: string, active: boolean): Effect.Effect<Organization, OrgError>
+  setLimits(uuid: string, limits: OrgLimits): Effect.Effect<Organization, OrgError>
+  /** For authentication: read from the database on every call, so rotation and deactivation take effect at once. */
+  secretOf(uuid: string): Effect.Effect<{ readonly org: Organization; readonly secret: Redacted.Redacted<string> }, OrgError>
+}>()("vdb/orgs/Organizations") {
+  static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+
+    const select = (uuid: string) =>
+      sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
+        FROM organizations WHERE uuid = ${uuid}::uuid`.pipe(Effect.orDie)
+
+    const find = Effect.fnUntraced(function*(raw: string) {
+      const uuid = yield* validUuid(raw)
+      const rows = yield* select(uuid)
+      if (rows.length === 0) return yield* notFound(uuid)
+      return rows[0]!
+    })
+
+    const create = Effect.fn("Organizations.create")(function*(input: NewOrganization) {
+      const valid = yield* validNew(input)
+      const uuid = randomUUID()
+      const secret = newSecret()
+      const sealed = yield* box.seal(secret)
+      yield* sql`INSERT INTO organizations (uuid, name, secret_sealed, per_minute, per_week)
+        VALUES (${uuid}::uuid, ${valid.name}, ${sealed}, ${valid.perMinute}, ${valid.perWeek})`.pipe(Effect.orDie)
+      return credentials(uuid, valid.name, secret)
+    })
+
+    const list = Effect.fn("Organizations.list")(function*() {
+      const rows = yield* sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week,
+        created_at, updated_at FROM organizations ORDER BY created_at, uuid`.pipe(Effect.orDie)
+      return rows.map(toOrganization)
+    })
+
+    const show = Effect.fn("Organizations.show")(function*(uuid: string) {
+      return toOrganization(yield* find(uuid))
+    })
+
+    const rotateSecret = Effect.fn("Organizations.rotateSecret")(function*(raw: string) {
+      const row = yield* find(raw)
+      const secret = newSecret()
+      const sealed = yield* box.seal(secret)
+      yield* sql`UPDATE organizations SET secret_sealed = ${sealed}, updated_at = now() WHERE uuid = ${row.uuid}::uuid`
+        .pipe(Effect.orDie)
+      return credentials(row.uuid, row.name, secret)
+    })
+
+    const setActive = Effect.fn("Organizations.setActive")(function*(raw: string, active: boolean) {
+      const row = yield* find(raw)
+      yield* sql`UPDATE organizations SET is_active = ${active}, updated_at = now() WHERE uuid = ${row.uuid}::uuid`
+        .pipe(Effect.orDie)
+      return toOrganization((yield* select(row.uuid))[0]!)
+    })
+
+    const setLimits = Effect.fn("Organizations.setLimits")(function*(raw: string, limits: OrgLimits) {
+      const row = yield* find(raw)
+      yield* validLimits(limits)
+      yield* sql`UPDATE organizations SET
+          per_minute = ${limits.perMinute ?? row.per_minute},
+          per_week = ${limits.perWeek ?? row.per_week},
+          updated_at = now()
+        WHERE uuid = ${row.uuid}::uuid`.pipe(Effect.orDie)
+      return toOrganization((yield* select(row.uuid))[0]!)
+    })
+
+    const secretOf = Effect.fnUntraced(function*(raw: string) {
+      const row = yield* find(raw)
+      const secret = yield* box.open(row.secret_sealed).pipe(Effect.orDie)
+      return { org: toOrganization(row), secret: Redacted.make(secret) }
+    })
+
+    return Organizations.of({ create, list, show, rotateSecret, setActive, setLimits, secretOf })
+  }))
+
+  static readonly layerMemory = Layer.effect(Organizations, Effect.gen(function*() {
+    interface Entry {
+      org: Organization
+      secret: string
+    }
+    const orgs = new Map<string, Entry>()
+    const now = DateTime.nowUnsafe
+
+    const find = Effect.fnUntraced(function*(raw: string) {
+      const uuid = yield* validUuid(raw)
+      const entry = orgs.get(uuid)
+      if (entry === undefined) return yield* notFound(uuid)
+      return entry
+    })
+    const update = (entry: Entry, patch: Partial<Organization>) => {
+      entry.org = new Organization({ ...entry.org, ...patch, updatedAt: now() })
+      return entry.org
+    }
+
+    return Organizations.of({
+      create: Effect.fn("Organizations.create")(function*(input) {
+        const valid = yield* validNew(input)
+        const uuid = randomUUID()
+        const secret = newSecret()
+        const at = now()
+        orgs.set(uuid, {
+          org: new Organization({
+            uuid: OrgUuid.make(uuid),
+            name: valid.name,
+            isActive: true,
+            perMinute: valid.perMinute,
+            perWeek: valid.perWeek,
+            createdAt: at,
+            updatedAt: at
+          }),
+          secret
+        })
+        return credentials(uuid, valid.name, secret)
+      }),
+      list: () => Effect.sync(() => Array.from(orgs.values(), (e) => e.org)),
+      show: (uuid) => Effect.map(find(uuid), (e) => e.org),
+      rotateSecret: Effect.fn("Organizations.rotateSecret")(function*(uuid) {
+        const entry = yield* find(uuid)
+        entry.secret = newSecret()
+        update(entry, {})
+        return credentials(entry.org.uuid, entry.org.name, entry.secret)
+      }),
+      setActive: (uuid, active) => Effect.map(find(uuid), (e) => update(e, { isActive: active })),
+      setLimits: Effect.fn("Organizations.setLimits")(function*(uuid, limits) {
+        const entry = yield* find(uuid)
+        yield* validLimits(limits)
+        return update(entry, {
+          perMinute: limits.perMinute ?? entry.org.perMinute,
+          perWeek: limits.perWeek ?? entry.org.perWeek
+        })
+      }),
+      secretOf: (uuid) => Effect.map(find(uuid), (e) => ({ org: e.org, secret: Redacted.make(e.secret) }))
+    })
+  }))
+}
+
+interface OrgRow {
+  readonly uuid: string
+  readonly name: string
+  readonly secret_sealed: string
+  readonly is_active: boolean
+  readonly per_minute: number
+  readonly per_week: number
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toOrganization = (row: OrgRow) =>
+  new Organization({
+    uuid: OrgUuid.make(row.uuid),
+    name: row.name,
+    isActive: row.is_active,
+    perMinute: row.per_minute,
+    perWeek: row.per_week,
+    createdAt: DateTime.fromDateUnsafe(new Date(row.created_at)),
+    updatedAt: DateTime.fromDateUnsafe(new Date(row.updated_at))
+  })
+
+/** 32 bytes from the CSPRNG as 64 lowercase hex characters. */
+const newSecret = () => randomBytes(32).toString("hex")
+
+const credentials = (uuid: string, name: string, secret: string) =>
+  new OrgCredentials({ uuid: OrgUuid.make(uuid), name, secret, apiKey: formatApiKey(uuid, secret) })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const invalid = (reason: string) => Effect.fail(new OrgError({ reason: new OrgInvalid({ reason }) }))
+const notFound = (uuid: string) => Effect.fail(new OrgError({ reason: new OrgNotFound({ uuid }) }))
+
+const validUuid = (raw: string) =>
+  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`not a UUID: ${JSON.stringify(raw)}`)
+
+const validLimit = (name: string, value: number | undefined) =>
+  value === undefined || (Number.isInteger(value) && value >= 0 && value <= 2_147_483_647)
+    ? Effect.void
+    : invalid(`${name} must be a whole number >= 0 (0 = unlimited), got ${value}`)
+
+const validLimits = (limits: OrgLimits) =>
+  Effect.andThen(validLimit("per-minute limit", limits.perMinute), validLimit("per-week limit", limits.perWeek))
+
+const validNew = Effect.fnUntraced(function*(input: NewOrganization) {
+  const name = input.name.trim()
+  if (name.length === 0 || name.length > 200) return yield* invalid("name must be 1 to 200 characters")
+  yield* validLimits(input)
+  return { name, perMinute: input.perMinute ?? DEFAULT_PER_MINUTE, perWeek: input.perWeek ?? DEFAULT_PER_WEEK }
+})

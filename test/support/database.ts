@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { layerPglite, layerPostgres } from "../../src/db/Database.ts"
+import { MigrationsLayer } from "../../src/db/Migrations.ts"
+
+/** The local PostgreSQL server integration tests run against (trust auth on this machine kind). */
+export const AdminUrl = Config.String("VDB_TEST_PG_URL").pipe(
+  Config.withDefault("postgres://postgres@127.0.0.1:5432/postgres")
+)
+
+const withDatabase = (url: string, name: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+/**
+ * A throwaway database on the local server for the lifetime of the scope:
+ * created empty, dropped (with its connections) when the scope closes.
+ */
+export const throwawayDatabase = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const adminUrl = yield* AdminUrl
+    const name = `vdb_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+    yield* adminQuery(adminUrl, `CREATE DATABASE ${name}`)
+    return { name, url: withDatabase(adminUrl, name), adminUrl }
+  }),
+  ({ adminUrl, name }) => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+)
+
+const adminQuery = (adminUrl: string, statement: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const admin = yield* PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1 })
+    yield* admin.unsafe(statement)
+  })).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+
+/** A migrated throwaway PostgreSQL database. */
+export const PostgresTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> = Layer.unwrap(
+  Effect.map(throwawayDatabase, ({ url }) => layerPostgres(Redacted.make(url), 4))
+).pipe(withMigrations, Layer.orDie)
+
+/** A migrated embedded PGlite in a temporary folder. */
+export const PgliteTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> = Layer.unwrap(
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "vdb-pglite-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ),
+    (dir) => layerPglite(join(dir, "pglite"))
+  )
+).pipe(withMigrations, Layer.orDie)
+
+function withMigrations<E, R>(layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) {
+  return Layer.provideMerge(MigrationsLayer, layer)
+}
+
+/** The same suite runs on both: `describe.each(SqlBackends)`. */
+export const SqlBackends = [
+  { name: "postgresql", layer: PostgresTest },
+  { name: "pglite", layer: PgliteTest }
+] as const
