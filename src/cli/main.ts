@@ -1,5 +1,5 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Layer, Logger, References } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Logger, References } from "effect"
 import { Command } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
@@ -42,5 +42,10 @@ const isCliParseError = (error: unknown) =>
 Command.run(vdb, { version: "0.1.0" }).pipe(
   Effect.catchCause(reportFailure),
   Effect.provide(Layer.mergeAll(NodeServices.layer, Logging)),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // SIGTERM/SIGINT interrupt the main fiber; once finalizers have drained
+    // requests and closed the database, that is a clean exit, not a failure.
+    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? (process.exitCode as number | undefined) ?? 0 : 1)
+  })
 )

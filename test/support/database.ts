@@ -33,7 +33,8 @@ export const throwawayDatabase = Effect.acquireRelease(
   ({ adminUrl, name }) => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
 )
 
-const adminQuery = (adminUrl: string, statement: string) =>
+/** Runs one statement on the maintenance database (CREATE/DROP DATABASE). */
+export const adminQuery = (adminUrl: string, statement: string) =>
   Effect.scoped(Effect.gen(function*() {
     const admin = yield* PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1 })
     yield* admin.unsafe(statement)

@@ -1,0 +1,85 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+
+export const ROOT = resolve(import.meta.dirname, "../..")
+export const VDB = join(ROOT, "bin/vdb")
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `bin/vdb` as a user would, with a controlled environment. */
+export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>, input?: string): Promise<Run> =>
+  new Promise((resolvePromise) => {
+    const child = execFile(VDB, [...args], { env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolvePromise({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }))
+    if (input !== undefined) child.stdin?.end(input)
+    else child.stdin?.end()
+  })
+
+const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" })
+
+export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolvePromise, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolvePromise(typeof address === "object" && address ? address.port : 0))
+    })
+  })
+
+export interface RunningServer {
+  readonly ports: { readonly api: number; readonly gateway: number; readonly site: number; readonly mcp: number }
+  readonly env: Record<string, string>
+  readonly child: ChildProcess
+  readonly output: () => { stdout: string; stderr: string }
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `bin/vdb serve` on free loopback ports and waits until every service is ready. */
+export const startServer = async (env: Record<string, string>, services: ReadonlyArray<string> = []) => {
+  const ports = { api: await freePort(), gateway: await freePort(), site: await freePort(), mcp: await freePort() }
+  const fullEnv = {
+    ...env,
+    VDB_API_PORT: String(ports.api),
+    VDB_GATEWAY_PORT: String(ports.gateway),
+    VDB_SITE_PORT: String(ports.site),
+    VDB_MCP_PORT: String(ports.mcp)
+  }
+  const child = spawn(VDB, ["serve", ...services], { env: { ...baseEnv(), ...fullEnv }, stdio: ["ignore", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d) => (stdout += d))
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
+  const wanted = services.length === 0 ? Object.values(ports) : services.map((s) => ports[s as keyof typeof ports])
+  const deadline = Date.now() + 60_000
+  for (const port of wanted) {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${stderr}`)
+      if (Date.now() > deadline) throw new Error(`server not ready: ${stderr}`)
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)
+      if (ok) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  const server: RunningServer = {
+    ports,
+    env: fullEnv,
+    child,
+    output: () => ({ stdout, stderr }),
+    stop: (signal = "SIGTERM") => {
+      if (child.exitCode === null) child.kill(signal)
+      return exited
+    }
+  }
+  return server
+}
