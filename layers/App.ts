@@ -3,13 +3,17 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { DatabaseError } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
+import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
+import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
 import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
 import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
-export const SqlDomains = Layer.mergeAll(Organizations.layer)
+export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer).pipe(
+  Layer.provideMerge(Organizations.layer)
+)
 
 /**
  * The whole application over one database. Built in order: master key (before

@@ -6,11 +6,17 @@ import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
 import { dbCommand } from "./DbCommand.ts"
 import { orgCommand } from "./OrgCommands.ts"
+import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
+import { gatewayCommand } from "../gateway/GatewayCommands.ts"
 import { serveCommand } from "./ServeCommand.ts"
+
+const viaAdminSocket = AdminClient.layer(Main)
+const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
-  Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(AdminClient.layer(Main)))])
+  Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(viaAdminSocket)),
+    gatewayCommand.pipe(Command.provide(GatewayAdminClientLive))])
 )
 
 /** Logs are JSON lines on stderr, so stdout carries only a command's output. */

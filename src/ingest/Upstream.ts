@@ -67,6 +67,12 @@ export type Normalised =
     readonly record: Record<string, unknown>
     /** Identifiers this record names as aliases (OSV `aliases`, EUVD aliases, GHSA references, …). */
     readonly aliases: ReadonlyArray<string>
+    /**
+     * The subset of `aliases` known only from references to a GitHub advisory page
+     * (CVE records), not from an alias list. manifest.json counts only alias lists:
+     * see docs/sources.md, "Aliases".
+     */
+    readonly referencedAliases?: ReadonlyArray<string>
     readonly counts: RecordCounts
     readonly gcve: boolean
     readonly knownExploited?: KnownExploited

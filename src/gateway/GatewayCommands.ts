@@ -1,0 +1,116 @@
+import { Console, DateTime, Effect, Redacted, Schema, Stdio, Stream } from "effect"
+import { Command, Flag } from "effect/cli"
+import { printJson, printTable } from "../cli/Output.ts"
+import { GatewayAdminClient, GatewayAdminError } from "./GatewayAdminRpcs.ts"
+import { isProviderSlug, PROVIDER_SLUGS } from "./keys/ProviderSlugs.ts"
+
+/**
+ * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
+ * the CLI root prints it and exits non-zero.
+ */
+export class GatewayCommandError extends Schema.TaggedError<GatewayCommandError>()("GatewayCommandError", {
+  message: Schema.String
+}) {}
+
+const fail = (message: string) => Effect.fail(new GatewayCommandError({ message }))
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const org = Flag.String("org").pipe(Flag.withDescription("Organization UUID"))
+const provider = Flag.String("provider").pipe(Flag.withDescription(`Provider slug (${PROVIDER_SLUGS.join(", ")})`))
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false))
+
+const validOrg = (raw: string) =>
+  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw)}`)
+
+const validProvider = (raw: string) =>
+  isProviderSlug(raw)
+    ? Effect.succeed(raw)
+    : fail(`--provider: unknown provider ${JSON.stringify(raw)} (known: ${PROVIDER_SLUGS.join(", ")})`)
+
+/** Server refusals (unknown organization, ...) become the command's one-line error; defects stay defects. */
+const refusal = <A, E, R>(self: Effect.Effect<A, E | GatewayAdminError, R>) =>
+  Effect.catchIf(self, (e): e is GatewayAdminError => e instanceof GatewayAdminError, (e) => fail(e.message))
+
+const MAX_STDIN_BYTES = 64 * 1024
+
+/** The key is read from stdin (never argv, which other users can see in the process list). */
+const readKeyFromStdin = Effect.gen(function*() {
+  const stdio = yield* Stdio.Stdio
+  if (yield* stdio.stdinIsTerminal) yield* Console.error("Paste the provider key, then press Ctrl-D:")
+  const bytes = yield* stdio.stdin.pipe(
+    Stream.runFold(() => [] as Array<Uint8Array>, (chunks, chunk) => {
+      chunks.push(chunk)
+      return chunks
+    }),
+    Effect.mapError(() => new GatewayCommandError({ message: "could not read the provider key from stdin" }))
+  )
+  const buffer = Buffer.concat(bytes)
+  if (buffer.length > MAX_STDIN_BYTES) return yield* fail(`the provider key on stdin is larger than ${MAX_STDIN_BYTES} bytes`)
+  const key = buffer.toString("utf8").trim()
+  if (key.length === 0) return yield* fail("no provider key on stdin (pipe it in: ... provider-key set ... < keyfile)")
+  return Redacted.make(key)
+})
+
+const serviceKeyCommand = (name: "create" | "rotate") =>
+  Command.make(name, { org, json }, Effect.fnUntraced(function*(input) {
+    const client = yield* GatewayAdminClient
+    const uuid = yield* validOrg(input.org)
+    const { key } = yield* (name === "create"
+      ? client.GatewayServiceKeyCreate({ org: uuid })
+      : client.GatewayServiceKeyRotate({ org: uuid })).pipe(refusal)
+    yield* (input.json ? printJson({ key: Redacted.value(key) }) : Console.log(Redacted.value(key)))
+    if (!input.json) yield* Console.error("This key is shown only once; store it now.")
+  })).pipe(
+    Command.withDescription(
+      name === "create"
+        ? "Issue the organization's gateway service API key"
+        : "Replace the organization's gateway service API key (the old one stops working at once)"
+    )
+  )
+
+const providerKeySet = Command.make("set", { org, provider }, Effect.fnUntraced(function*(input) {
+  const client = yield* GatewayAdminClient
+  const uuid = yield* validOrg(input.org)
+  const slug = yield* validProvider(input.provider)
+  const key = yield* readKeyFromStdin
+  yield* client.GatewayProviderKeySet({ org: uuid, provider: slug, key }).pipe(refusal)
+  yield* Console.log(`stored the ${slug} key for ${uuid}`)
+})).pipe(Command.withDescription("Store a provider key (read from stdin), replacing any previous one"))
+
+const providerKeyDelete = Command.make("delete", { org, provider }, Effect.fnUntraced(function*(input) {
+  const client = yield* GatewayAdminClient
+  const uuid = yield* validOrg(input.org)
+  const slug = yield* validProvider(input.provider)
+  const { deleted } = yield* client.GatewayProviderKeyDelete({ org: uuid, provider: slug }).pipe(refusal)
+  yield* Console.log(deleted ? `deleted the ${slug} key for ${uuid}` : `no ${slug} key was stored for ${uuid}`)
+})).pipe(Command.withDescription("Delete a stored provider key"))
+
+const providerKeyList = Command.make("list", { org, json }, Effect.fnUntraced(function*(input) {
+  const client = yield* GatewayAdminClient
+  const uuid = yield* validOrg(input.org)
+  const entries = yield* client.GatewayProviderKeyList({ org: uuid }).pipe(refusal)
+  const rows = entries.map((e) => ({
+    provider: e.provider,
+    createdAt: DateTime.formatIso(e.createdAt),
+    updatedAt: DateTime.formatIso(e.updatedAt)
+  }))
+  if (input.json) return yield* printJson(rows)
+  if (rows.length === 0) return yield* Console.log(`no provider keys stored for ${uuid}`)
+  yield* printTable(["PROVIDER", "CREATED", "UPDATED"], rows.map((r) => [r.provider, r.createdAt, r.updatedAt]))
+})).pipe(Command.withDescription("List stored provider keys (providers and timestamps only)"))
+
+/** `bin/vdb gateway ...`: needs `GatewayAdminClient` (and `Stdio` for `provider-key set`). */
+export const gatewayCommand = Command.make("gateway").pipe(
+  Command.withDescription("AI gateway administration"),
+  Command.withSubcommands([
+    Command.make("service-key").pipe(
+      Command.withDescription("Gateway service API keys"),
+      Command.withSubcommands([serviceKeyCommand("create"), serviceKeyCommand("rotate")])
+    ),
+    Command.make("provider-key").pipe(
+      Command.withDescription("Provider keys in the encrypted vault"),
+      Command.withSubcommands([providerKeySet, providerKeyDelete, providerKeyList])
+    )
+  ])
+)

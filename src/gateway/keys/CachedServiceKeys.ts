@@ -1,0 +1,100 @@
+import { Cache, Cause, Duration, Effect, Exit } from "effect"
+import type { Organizations } from "../../orgs/Organizations.ts"
+import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
+import { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
+import { generateServiceKey, isServiceKeyShaped, serviceKeyVerifier, verifierMatches } from "./ServiceKeyFormat.ts"
+import type { ServiceKeyStore } from "./ServiceKeyStore.ts"
+
+export type ServiceKeyCheck = "valid" | "invalid"
+
+/** What one process believes about an organization, for at most one TTL. */
+interface OrgKeyState {
+  readonly active: boolean
+  readonly verifier: Buffer | undefined
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const INVALID = Effect.succeed<ServiceKeyCheck>("invalid")
+const unavailable = new BackendUnavailable({ backend: "authentication" })
+
+/**
+ * Service-key verification with a per-process cache of each organization's
+ * state (active flag + verifier), keyed by organization rather than by
+ * (organization, presented key): a hit needs no database round trip either
+ * way, and a flood of wrong keys for one organization cannot evict real
+ * entries. Only successful reads are cached; a failed read is retried on the
+ * next request, and any failure (SQL error, timeout, defect) fails closed.
+ */
+export const makeServiceKeys = Effect.fnUntraced(function*(options: {
+  readonly store: ServiceKeyStore
+  readonly orgs: Organizations["Service"]
+  readonly ttl: Duration.Duration
+}) {
+  const { orgs, store, ttl } = options
+
+  const orgActive = (orgUuid: string) =>
+    orgs.show(orgUuid).pipe(
+      Effect.map((org) => org.isActive),
+      Effect.catchTag("OrgError", () => Effect.succeed(false))
+    )
+
+  const readState = (orgUuid: string): Effect.Effect<OrgKeyState, BackendUnavailable> =>
+    Effect.all([orgActive(orgUuid), store.verifierOf(orgUuid)], { concurrency: 2 }).pipe(
+      Effect.map(([active, verifier]): OrgKeyState => ({ active, verifier })),
+      Effect.timeout(BACKEND_TIMEOUT),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.logWarning("gateway service-key backend unavailable").pipe(
+            Effect.annotateLogs("failure", String(Cause.squash(cause))),
+            Effect.andThen(Effect.fail(unavailable))
+          )
+      )
+    )
+
+  const cache = yield* Cache.makeWith(readState, {
+    capacity: KEY_CACHE_CAPACITY,
+    timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
+  })
+
+  const verify = (orgUuid: string, presentedKey: string): Effect.Effect<ServiceKeyCheck, BackendUnavailable> => {
+    // Shape checks first: a provider key, a malformed UUID or junk never reaches the database.
+    if (!UUID.test(orgUuid) || !isServiceKeyShaped(presentedKey)) return INVALID
+    const presented = serviceKeyVerifier(presentedKey)
+    return Effect.map(
+      Cache.get(cache, orgUuid.toLowerCase()),
+      (state): ServiceKeyCheck =>
+        state.active && state.verifier !== undefined && verifierMatches(presented, state.verifier)
+          ? "valid"
+          : "invalid"
+    )
+  }
+
+  const write = Effect.fnUntraced(function*(orgUuid: string, mode: "create" | "replace") {
+    const org = yield* orgs.show(orgUuid).pipe(Effect.mapError(() => new OrgUnknown({ uuid: orgUuid })))
+    const key = generateServiceKey()
+    const written = yield* store.put(org.uuid, serviceKeyVerifier(key), mode)
+    yield* Cache.invalidate(cache, org.uuid)
+    if (!written) return yield* new ServiceKeyExists({ uuid: org.uuid })
+    return { key }
+  })
+
+  const issue = Effect.fn("ServiceKeys.issue")(function*(orgUuid: string) {
+    return yield* write(orgUuid, "replace").pipe(
+      Effect.catchTag("ServiceKeyExists", (e) => Effect.die(e))
+    )
+  })
+
+  const create = Effect.fn("ServiceKeys.create")((orgUuid: string) => write(orgUuid, "create"))
+
+  const revoke = Effect.fn("ServiceKeys.revoke")(function*(orgUuid: string) {
+    const org = yield* orgs.show(orgUuid).pipe(Effect.mapError(() => new OrgUnknown({ uuid: orgUuid })))
+    const removed = yield* store.remove(org.uuid)
+    yield* Cache.invalidate(cache, org.uuid)
+    return removed
+  })
+
+  const invalidate = (orgUuid: string) => Cache.invalidate(cache, orgUuid.toLowerCase())
+
+  return { verify, issue, create, revoke, invalidate }
+})
