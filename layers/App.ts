@@ -6,12 +6,13 @@ import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
+import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
 import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
-export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer).pipe(
+export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, VulnStore.layer).pipe(
   Layer.provideMerge(Organizations.layer)
 )
 

@@ -3,11 +3,12 @@ import { Layer } from "effect"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
+import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Unit tests: every domain in memory, secrets under a throwaway master key. */
-export const Test = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory).pipe(
+export const Test = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, VulnStore.layerMemory).pipe(
   Layer.provideMerge(Organizations.layerMemory),
   Layer.provideMerge(SecretBox.layer),
   Layer.provideMerge(Layer.sync(MasterKey, () => MasterKey.fromBytes(randomBytes(32))))

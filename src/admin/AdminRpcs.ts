@@ -1,11 +1,17 @@
 import { Layer } from "effect"
 import { GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../gateway/GatewayAdminRpcs.ts"
 import { OrgRpcHandlers, OrgRpcs } from "../orgs/OrgRpcs.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { UsageRpcHandlers, UsageRpcs } from "../usage/UsageRpcs.ts"
 
 /**
  * Every administrative operation, one RPC group per domain merged here. The
  * running server serves it on the admin socket; the CLI is its client.
  */
-export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs)
+export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs, UsageRpcs)
 
-export const AdminRpcHandlers = Layer.mergeAll(OrgRpcHandlers, GatewayAdminRpcHandlers)
+export const AdminRpcHandlers = Layer.mergeAll(
+  OrgRpcHandlers,
+  GatewayAdminRpcHandlers,
+  UsageRpcHandlers.pipe(Layer.provide(UsageLog.layer))
+)

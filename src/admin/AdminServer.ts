@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync } from "node:fs"
 import { NodeSocketServer } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import { RpcSerialization, RpcServer } from "effect/rpc"
+import { SocketServer } from "effect/socket"
 import { DataDir } from "../config/AppConfig.ts"
 import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, removeStaleSocket } from "./AdminSocket.ts"
@@ -24,21 +25,26 @@ export class AdminSocketBusy extends Schema.TaggedError<AdminSocketBusy>()("Admi
 }
 
 /**
- * Serves the admin RPC group on `$VDB_DATA_DIR/admin.sock`, mode 0600: the
- * file permissions are the access control.
+ * Listens on `$VDB_DATA_DIR/admin.sock`, mode 0600: the file permissions are
+ * the access control. Built before the database is opened, so a CLI started
+ * while the server is still starting queues on the socket instead of opening
+ * the (single-process) embedded database itself.
  */
-export const AdminServerLayer = Layer.unwrap(Effect.gen(function*() {
+export const AdminSocketListener = Layer.unwrap(Effect.gen(function*() {
   const dataDir = yield* DataDir
   const path = adminSocketPath(dataDir)
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   if (!(yield* removeStaleSocket(path))) return yield* new AdminSocketBusy({ path })
   const restrict = Layer.effectDiscard(Effect.sync(() => chmodSync(path, 0o600)))
-  return RpcServer.layer(AdminRpcs).pipe(
-    Layer.provide(AdminRpcHandlers),
-    Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(RpcSerialization.layerNdjson),
-    Layer.provideMerge(restrict),
-    Layer.provide(NodeSocketServer.layer({ path })),
-    Layer.catchTag("SocketServerError", (cause) => Layer.effectDiscard(Effect.fail(new AdminSocketUnavailable({ path, cause }))))
+  const listen = NodeSocketServer.make({ path }).pipe(
+    Effect.mapError((cause) => new AdminSocketUnavailable({ path, cause }))
   )
+  return restrict.pipe(Layer.provideMerge(Layer.effect(SocketServer.SocketServer, listen)))
 }))
+
+/** Serves the admin RPC group on the listening admin socket. */
+export const AdminRpcServer = RpcServer.layer(AdminRpcs).pipe(
+  Layer.provide(AdminRpcHandlers),
+  Layer.provide(RpcServer.layerProtocolSocketServer),
+  Layer.provide(RpcSerialization.layerNdjson)
+)

@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { Argument, Command } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
+import { AdminSocketListener } from "../admin/AdminServer.ts"
 import { serveLayer } from "../server/Serve.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
 
@@ -13,6 +14,6 @@ export const serveCommand = Command.make(
     )
   },
   ({ services }) =>
-    Layer.launch(serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(Layer.provide(Main)))
+    Layer.launch(serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(Layer.provide(Main), Layer.provide(AdminSocketListener)))
       .pipe(Effect.asVoid)
 ).pipe(Command.withDescription("Run the HTTP services (api, gateway, site, mcp) and the admin socket"))

@@ -4,6 +4,7 @@ import { Command } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
+import { apiCommands, usageCommand } from "../api/ApiCommands.ts"
 import { dbCommand } from "./DbCommand.ts"
 import { orgCommand } from "./OrgCommands.ts"
 import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
@@ -16,7 +17,9 @@ const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pip
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
   Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(viaAdminSocket)),
-    gatewayCommand.pipe(Command.provide(GatewayAdminClientLive))])
+    gatewayCommand.pipe(Command.provide(GatewayAdminClientLive)),
+    ...apiCommands,
+    usageCommand.pipe(Command.provide(viaAdminSocket))])
 )
 
 /** Logs are JSON lines on stderr, so stdout carries only a command's output. */

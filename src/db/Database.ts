@@ -5,6 +5,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
+import { lockDataDir } from "./DataDirLock.ts"
 import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -33,6 +34,7 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): S
 export const layerPglite = (dir: string): SqlLayer =>
   Layer.unwrap(Effect.gen(function*() {
     const absolute = resolve(dir)
+    yield* lockDataDir(`${absolute}.lock`).pipe(Effect.mapError((e) => new DatabaseError({ message: e.message })))
     const server = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {

@@ -3,7 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
-import { AdminServerLayer } from "../admin/AdminServer.ts"
+import { AdminRpcServer } from "../admin/AdminServer.ts"
 import { accessLog } from "./AccessLog.ts"
 import { type ServiceName, serviceRoutes } from "./Services.ts"
 
@@ -33,6 +33,6 @@ export const serveLayer = (names: ReadonlyArray<ServiceName>) =>
       yield* Console.log(`create the first organization: bin/vdb org create --name NAME`)
     }))
     return announce.pipe(
-      Layer.provide(Layer.mergeAll(AdminServerLayer, ...names.map((name) => httpService(name, host, ports[name]))))
+      Layer.provide(Layer.mergeAll(AdminRpcServer, ...names.map((name) => httpService(name, host, ports[name]))))
     )
   }))

@@ -1,0 +1,169 @@
+import { Schema } from "effect"
+
+/**
+ * The gateway's own refusals and failures. Each carries its HTTP status and
+ * the `code` clients see; the two dialect encoders (OpenAI and Anthropic
+ * envelopes) are the only place that renders them.
+ */
+
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {}, { httpApiStatus: 401 }) {
+  get status() { return 401 }
+  get code() { return "invalid_api_key" }
+  // One message for every 401 case, so a caller cannot probe which organizations exist.
+  override get message() { return "invalid API key" }
+}
+
+export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("UnknownProvider", {
+  provider: Schema.String
+}, { httpApiStatus: 404 }) {
+  get status() { return 404 }
+  get code() { return "unknown_provider" }
+  override get message() { return `unknown provider: ${this.provider}` }
+}
+
+export class UnsupportedApi extends Schema.TaggedError<UnsupportedApi>()("UnsupportedApi", {
+  provider: Schema.String,
+  surface: Schema.String,
+  /** The route(s) that serve this provider instead. */
+  use: Schema.String
+}, { httpApiStatus: 404 }) {
+  get status() { return 404 }
+  get code() { return "unsupported_api" }
+  override get message() {
+    return `provider ${this.provider} does not serve the ${this.surface} API; use ${this.use}`
+  }
+}
+
+export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}, { httpApiStatus: 404 }) {
+  get status() { return 404 }
+  get code() { return "not_found" }
+  override get message() { return "no such route" }
+}
+
+export const InvalidRequestReason = Schema.Literals([
+  "could not read request body",
+  "invalid JSON body",
+  "model is required"
+])
+export type InvalidRequestReason = typeof InvalidRequestReason.Type
+
+const invalidRequestCodes: Record<InvalidRequestReason, string> = {
+  "could not read request body": "unreadable_body",
+  "invalid JSON body": "invalid_json",
+  "model is required": "model_required"
+}
+
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  reason: InvalidRequestReason
+}, { httpApiStatus: 400 }) {
+  get status() { return 400 }
+  get code() { return invalidRequestCodes[this.reason] }
+  override get message() { return this.reason }
+}
+
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {}, { httpApiStatus: 413 }) {
+  get status() { return 413 }
+  get code() { return "request_too_large" }
+  override get message() { return "request body exceeds 8 MiB" }
+}
+
+export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
+  provider: Schema.String
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "upstream_unreachable" }
+  override get message() { return `provider ${this.provider} could not be reached` }
+}
+
+export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {
+  provider: Schema.String
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "upstream_timeout" }
+  override get message() { return `provider ${this.provider} did not answer within 120 seconds` }
+}
+
+export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", {
+  feature: Schema.String
+}, { httpApiStatus: 501 }) {
+  get status() { return 501 }
+  get code() { return "not_implemented" }
+  override get message() { return `${this.feature} is not available yet` }
+}
+
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {}, { httpApiStatus: 500 }) {
+  get status() { return 500 }
+  get code() { return "internal_error" }
+  override get message() { return "internal error" }
+}
+
+export type GatewayError =
+  | InvalidApiKey
+  | UnknownProvider
+  | UnsupportedApi
+  | RouteNotFound
+  | InvalidRequest
+  | RequestTooLarge
+  | UpstreamUnreachable
+  | UpstreamTimeout
+  | NotImplemented
+  | InternalError
+
+/** A guardrail or policy violation as shown in block errors; never the matched content. */
+export const Violation = Schema.Struct({
+  policy_uuid: Schema.String,
+  policy_name: Schema.String,
+  rule_type: Schema.String,
+  action: Schema.String,
+  detail: Schema.String
+})
+export type Violation = typeof Violation.Type
+
+/** `{error:{message,type,code}}`: chat, responses and chat-style listings. */
+export const OpenAiErrorEnvelope = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: Schema.String,
+    code: Schema.String,
+    blocked_by: Schema.optional(Schema.String),
+    violations: Schema.optional(Schema.Array(Violation))
+  })
+})
+
+/** `{type:"error", error:{type,code,message}}`: messages and count_tokens. */
+export const AnthropicErrorEnvelope = Schema.Struct({
+  type: Schema.Literal("error"),
+  error: Schema.Struct({
+    type: Schema.String,
+    code: Schema.String,
+    message: Schema.String,
+    blocked_by: Schema.optional(Schema.String),
+    violations: Schema.optional(Schema.Array(Violation))
+  })
+})
+
+export const RefusalCode = Schema.Literals([
+  "request_blocked",
+  "provider_denied",
+  "provider_disabled",
+  "model_denied",
+  "model_not_allowed",
+  "tool_denied",
+  "mcp_denied",
+  "skill_denied",
+  "client_denied",
+  "delimiter_tampered"
+])
+export type RefusalCode = typeof RefusalCode.Type
+
+/** A 403 from the policy and guardrail steps of the pipeline. */
+export class PolicyRefusal extends Schema.TaggedError<PolicyRefusal>()("PolicyRefusal", {
+  refusal: RefusalCode,
+  detail: Schema.String,
+  blockedBy: Schema.optional(Schema.String),
+  violations: Schema.optional(Schema.Array(Violation))
+}, { httpApiStatus: 403 }) {
+  get status() { return 403 }
+  get code() { return this.refusal }
+  override get message() { return this.detail }
+}

@@ -1,0 +1,70 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { CveSummary, VulnRecords } from "../../schema/CveSummary.ts"
+import { BadRequestBody, NotFoundBody } from "../../schema/ErrorBody.ts"
+import { ExploitResponse } from "../../schema/ExploitResponse.ts"
+import { TokenResponse } from "../../schema/TokenResponse.ts"
+import { Authentication, Metering, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
+
+const Identifier = { identifier: Schema.String }
+
+export const EXPLOIT_LIMIT_DEFAULT = 100
+export const EXPLOIT_LIMIT_MAX = 1000
+
+const ExploitQuery = {
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(EXPLOIT_LIMIT_MAX))
+      .annotate({ description: "1..1000, default 100; caps the exploits array only" })
+  ),
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: ">= 0, default 0" })
+  ),
+  include_content: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "include raw bodies (rawContent, moduleContent, ...); default false" })
+  )
+}
+
+export class AuthApi extends HttpApiGroup.make("auth").add(
+  HttpApiEndpoint.get("token", "/auth/token", { success: TokenResponse })
+    .middleware(SignedRequest)
+    .annotate(OpenApi.Description, "Sign in with an AWS4-HMAC-SHA512 signed request; returns a 15-minute JWT."),
+  HttpApiEndpoint.post("tokenPost", "/auth/token", { success: TokenResponse, error: BadRequestBody })
+    .annotate(OpenApi.Description, "Always 400: use GET with the signed Authorization header.")
+) {}
+
+export class VulnApi extends HttpApiGroup.make("vulns").add(
+  HttpApiEndpoint.get("info", "/info/:identifier", {
+    params: Identifier,
+    success: CveSummary,
+    error: NotFoundBody
+  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>)."),
+  HttpApiEndpoint.get("vuln", "/vuln/:identifier", {
+    params: Identifier,
+    success: VulnRecords,
+    error: [BadRequestBody, NotFoundBody]
+  }).annotate(OpenApi.Description, "CVE Record Format 5.1 records, one per source that knows the identifier."),
+  HttpApiEndpoint.get("vulnMissing", "/vuln", {
+    success: VulnRecords,
+    error: BadRequestBody
+  }).annotate(OpenApi.Description, "Always 400: the identifier is missing."),
+  HttpApiEndpoint.get("exploits", "/exploits/:identifier", {
+    params: Identifier,
+    query: ExploitQuery,
+    success: ExploitResponse,
+    error: [BadRequestBody, NotFoundBody]
+  }).annotate(OpenApi.Description, "Exploit, proof-of-concept and sighting records, newest first.")
+).middleware(Authentication) {}
+
+/** The vulnerability data API (spec 1): the single source of routes, OpenAPI, errors and the client. */
+export class Api extends HttpApi.make("vdb")
+  .add(AuthApi)
+  .add(VulnApi)
+  .middleware(RequestValidation)
+  .middleware(Metering)
+  .prefix("/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "vdb vulnerability data API",
+    version: "1.0.0",
+    description: "Errors: every error status answers {\"success\": false, \"error\": \"<message>\"}."
+  }))
+{}

@@ -1,0 +1,129 @@
+import { Console, Effect, Layer, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { FetchHttpClient } from "effect/http"
+import { printFields, printJson, printTable } from "../cli/Output.ts"
+import { AdminClient } from "../admin/AdminClient.ts"
+import { ApiClient, type CredentialMode } from "./ApiClient.ts"
+import { ApiUrl, loadCredentials } from "./ApiCredentials.ts"
+
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Print the response as JSON"), Flag.withDefault(false))
+const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., ..."))
+const jwt = Flag.Boolean("jwt").pipe(
+  Flag.withDescription("Sign in for a short-lived token instead of sending the static API key"),
+  Flag.withDefault(false)
+)
+
+/** The typed client with credentials from the environment or the credentials file. */
+const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const baseUrl = yield* Effect.orDie(ApiUrl)
+    const credentials = yield* loadCredentials
+    return yield* Effect.provide(
+      use,
+      ApiClient.layer({ baseUrl, credentials, mode }).pipe(Layer.provide(FetchHttpClient.layer))
+    )
+  })
+
+const errorText = (e: unknown) =>
+  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+
+/** API errors print their message and exit non-zero, never a stack trace. */
+const reportErrors = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  self.pipe(Effect.mapError((e) => new Error(errorText(e))))
+
+const info = Command.make("info", { identifier, json, jwt }, (input) =>
+  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+    const client = yield* ApiClient
+    const s = yield* client.vulns.info({ params: { identifier: input.identifier } })
+    if (input.json) return yield* printJson(s)
+    yield* printFields([
+      ["identifier", s._identifier],
+      ["sources", s.sources.map((x) => x.processing ? `${x.name} (processing)` : x.name).join(", ")],
+      ["aliases", s.aliases.join(", ") || "-"],
+      ["gcve", s.gcve ? "yes" : "no"],
+      ["references", String(s.references)],
+      ["metrics", String(s.metrics)],
+      ["affected", String(s.affected)],
+      ["cached", s.cache_hit ? "yes" : "no"]
+    ])
+  })))).pipe(Command.withDescription("Coverage and count summary of a CVE"))
+
+const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
+  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+    const client = yield* ApiClient
+    const records = yield* client.vulns.vuln({ params: { identifier: input.identifier } })
+    if (input.json) return yield* printJson(records)
+    yield* printTable(
+      ["source", "id", "title"],
+      records.map((r: any) => [
+        String(r.containers?.adp?.[0]?.x_dataSource ?? "-"),
+        String(r.cveMetadata?.cveId ?? "-"),
+        String(r.containers?.cna?.title ?? "").slice(0, 80)
+      ])
+    )
+  })))).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
+
+const exploits = Command.make("exploits", {
+  identifier,
+  json,
+  jwt,
+  limit: Flag.Int("limit").pipe(Flag.withDescription("1..1000 (default 100)"), Flag.optional),
+  offset: Flag.Int("offset").pipe(Flag.withDescription(">= 0 (default 0)"), Flag.optional),
+  includeContent: Flag.Boolean("include-content").pipe(Flag.withDefault(false))
+}, (input) =>
+  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+    const client = yield* ApiClient
+    const page = yield* client.vulns.exploits({
+      params: { identifier: input.identifier },
+      query: {
+        ...Option.match(input.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
+        ...Option.match(input.offset, { onNone: () => ({}), onSome: (offset) => ({ offset }) }),
+        ...(input.includeContent ? { include_content: true } : {})
+      }
+    })
+    if (input.json) return yield* printJson(page)
+    yield* Console.log(`${page.identifier}: ${page.count} exploit records`)
+    yield* printTable(
+      ["date", "source", "type", "url"],
+      page.exploits.map((e) => [
+        e.createdAt === undefined ? "-" : new Date(e.createdAt * 1000).toISOString().slice(0, 10),
+        e.source ?? "-",
+        e.type ?? "-",
+        e.url ?? "-"
+      ])
+    )
+  })))).pipe(Command.withDescription("Exploit, proof-of-concept and sighting records, newest first"))
+
+const usage = Command.make("usage", {
+  json,
+  org: Flag.String("org").pipe(Flag.withDescription("Only this organization UUID"), Flag.optional),
+  since: Flag.String("since").pipe(Flag.withDescription("Only requests at or after this date (ISO 8601)"), Flag.optional)
+}, (input) =>
+  Effect.gen(function*() {
+    const admin = yield* AdminClient
+    const since = Option.getOrUndefined(input.since)
+    const sinceDate = since === undefined ? undefined : new Date(since)
+    if (sinceDate !== undefined && Number.isNaN(sinceDate.getTime())) {
+      return yield* Effect.andThen(Console.error(`error: --since ${since} is not a date`), Effect.fail("bad --since"))
+    }
+    const summary = yield* admin.UsageSummary({ orgUuid: Option.getOrUndefined(input.org), since: sinceDate?.toISOString() })
+    if (input.json) return yield* printJson(summary)
+    yield* printTable(
+      ["organization", "route", "requests", "errors", "429", "avg ms", "p99 ms", "last"],
+      summary.rows.map((r) => [
+        r.orgUuid ?? "(unauthenticated)",
+        r.route,
+        String(r.requests),
+        String(r.errors),
+        String(r.rateLimited),
+        r.avgLatencyMs.toFixed(1),
+        r.p99LatencyMs.toFixed(1),
+        r.lastAt
+      ])
+    )
+    yield* Console.log(`dropped (queue full): ${summary.dropped}`)
+  })).pipe(Command.withDescription("Summarise the API usage log"))
+
+/** `vdb info|vuln|exploits` (API clients) and `vdb usage` (through the admin socket). */
+export const apiCommands = [info, vuln, exploits] as const
+export const usageCommand = usage

@@ -1,0 +1,35 @@
+import { Layer } from "effect"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { Jwt } from "../auth/Jwt.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { Api } from "./Api.ts"
+import { AuthenticationLive, SignedRequestLive } from "./AuthenticationLive.ts"
+import { AuthHandlers } from "./handlers/AuthHandlers.ts"
+import { VulnHandlers } from "./handlers/VulnHandlers.ts"
+import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
+import { SummaryCache } from "./SummaryCache.ts"
+
+const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
+
+/**
+ * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`) with the
+ * auth, rate-limit, usage-log and cache services built in. Needs
+ * `Organizations`, `VulnStore`, `SecretBox` and a `SqlClient`.
+ */
+export const ApiRoutesWith = <R1, R2>(services: {
+  readonly rateLimiter: Layer.Layer<RateLimiter, never, R1>
+  readonly usageLog: Layer.Layer<UsageLog, never, R2>
+}) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }),
+    HttpApiScalar.layer(Api, { path: "/docs" })
+  ).pipe(
+    Layer.provide([AuthHandlers, VulnHandlers]),
+    Layer.provide(Middleware),
+    Layer.provide(SummaryCache.layer),
+    Layer.provide([Jwt.layer, services.rateLimiter, services.usageLog])
+  )
+
+/** Production: counters and usage log in PostgreSQL. */
+export const ApiRoutes = ApiRoutesWith({ rateLimiter: RateLimiter.layer, usageLog: UsageLog.layer })

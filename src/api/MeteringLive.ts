@@ -1,0 +1,63 @@
+import { Clock, Effect, Layer, Option } from "effect"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
+import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
+import { rateLimitHeaders } from "../ratelimit/Windows.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { Metering, type MeterSlot, RequestMeter, RequestValidation } from "./ApiSecurity.ts"
+
+const MAX_LOGGED = 200
+const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
+
+/**
+ * Registers, at the start of every API request, the pre-response step that
+ * adds the rate-limit headers and hands the finished request to the usage log
+ * (a queue offer: nothing on the response path waits for the database).
+ * Defects become `500 {success:false,error}` without any detail.
+ */
+export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
+  const usage = yield* UsageLog
+  return Metering.of(Effect.fnUntraced(function*(httpEffect, { endpoint }) {
+    const started = performance.now()
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const route = yield* HttpRouter.RouteContext
+    const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
+    yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.sync(() => {
+        usage.record({
+          orgUuid: slot.orgUuid,
+          method: request.method,
+          route: endpoint.path,
+          identifier: clip(route.params.identifier),
+          status: response.status,
+          latencyMs: performance.now() - started,
+          clientAddress: Option.getOrNull(request.remoteAddress),
+          userAgent: clip(request.headers["user-agent"]),
+          at
+        })
+        return slot.decision === null ? response : HttpServerResponse.setHeaders(response, rateLimitHeaders(slot.decision))
+      })
+    )
+    return yield* httpEffect.pipe(
+      Effect.provideService(RequestMeter, slot),
+      Effect.catchDefect((defect) =>
+        Effect.andThen(
+          Effect.logError("API request failed", defect),
+          Effect.fail(new InternalError({ message: "internal server error" }))
+        )
+      )
+    )
+  }))
+}))
+
+/** Request decoding failures as `400 {success:false,error}`; the message names the slot, not the schema. */
+export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
+  RequestValidation,
+  (error) =>
+    error.kind === "Body" || error.kind === "ResponseHeaders"
+      ? Effect.die(error)
+      : Effect.fail(new BadRequest({ message: `invalid ${error.kind.toLowerCase()}: ${summarise(error.cause.message)}` }))
+)
+
+const summarise = (message: string) => message.split("\n").slice(0, 3).join("; ").slice(0, 300)

@@ -1,0 +1,88 @@
+import { Clock, Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
+import type { ExploitItem, ExploitSummary } from "../../../schema/ExploitResponse.ts"
+import type { ExploitRecord } from "../../vulns/VulnStore.ts"
+import { VulnStore } from "../../vulns/VulnStore.ts"
+import { Api, EXPLOIT_LIMIT_DEFAULT } from "../Api.ts"
+import { normaliseCve, normaliseIdentifier } from "../Identifier.ts"
+import { buildSummary, summaryKeys } from "../Summary.ts"
+import { SummaryCache } from "../SummaryCache.ts"
+
+const SUMMARY_KEYS: ReadonlyArray<keyof ExploitSummary> = [
+  "exploitDb",
+  "metasploit",
+  "nuclei",
+  "vulnerabilityLab",
+  "vulnCheckXDB",
+  "vulnCheckReportedExploitation",
+  "crowdSec",
+  "github",
+  "other"
+]
+
+const malformed = (raw: string) =>
+  new BadRequest({ message: `malformed identifier ${JSON.stringify(raw.slice(0, 100))}` })
+const notFound = (id: string) => new NotFound({ message: `${id} is not known to any data source` })
+const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
+
+const toItem = (e: ExploitRecord): ExploitItem => ({
+  ...e.details,
+  uuid: e.uuid,
+  cveId: e.cveId,
+  source: e.source,
+  type: e.type,
+  ...(e.url === undefined ? {} : { url: e.url }),
+  ...(e.title === undefined ? {} : { title: e.title }),
+  ...(e.createdAt === undefined ? {} : { createdAt: e.createdAt })
+})
+
+export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(function*(handlers) {
+  const store = yield* VulnStore
+  const cache = yield* SummaryCache
+
+  return handlers.handleAll({
+    info: Effect.fnUntraced(function*({ params }) {
+      const id = normaliseCve(params.identifier)
+      // /info knows only CVE forms; anything else is in no source (spec 1 lists no 400 here).
+      if (id === undefined) return yield* notFound(params.identifier.slice(0, 100))
+      const cached = yield* cache.get(id)
+      if (cached !== undefined) return { ...cached, _timestamp: yield* nowSeconds, cache_hit: true }
+      const lookup = yield* store.lookup(id)
+      const body = buildSummary(id, lookup)
+      if (body === undefined) return yield* notFound(id)
+      yield* cache.set(id, body, summaryKeys(id, lookup))
+      return { ...body, _timestamp: yield* nowSeconds, cache_hit: false }
+    }),
+
+    vuln: Effect.fnUntraced(function*({ params }) {
+      const id = normaliseIdentifier(params.identifier)
+      if (id === undefined) return yield* malformed(params.identifier)
+      const lookup = yield* store.lookup(id)
+      if (lookup.records.length === 0) return yield* notFound(id)
+      return lookup.records.flatMap((r) => r.record === null ? [] : [r.record])
+    }),
+
+    vulnMissing: () => Effect.fail(new BadRequest({ message: "identifier missing: GET /v1/vuln/{identifier}" })),
+
+    exploits: Effect.fnUntraced(function*({ params, query }) {
+      const id = normaliseIdentifier(params.identifier)
+      if (id === undefined) return yield* malformed(params.identifier)
+      const page = yield* store.exploits(id, {
+        limit: query.limit ?? EXPLOIT_LIMIT_DEFAULT,
+        offset: query.offset ?? 0,
+        includeContent: query.include_content ?? false
+      })
+      // Unknown everywhere (no exploit and no source record) is 404, like /info and /vuln.
+      if (page.count === 0 && (yield* store.lookup(id)).records.length === 0) return yield* notFound(id)
+      const summary = Object.fromEntries(SUMMARY_KEYS.map((k) => [k, page.summary[k] ?? 0])) as unknown as ExploitSummary
+      return {
+        identifier: id,
+        timestamp: yield* nowSeconds,
+        count: page.count,
+        summary,
+        exploits: page.exploits.map(toItem)
+      }
+    })
+  })
+}))

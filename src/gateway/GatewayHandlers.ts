@@ -1,0 +1,258 @@
+import { Cause, Context, Effect } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import { randomUUID } from "node:crypto"
+import { IncomingMessage } from "node:http"
+import { InternalError, NotImplemented, RouteNotFound, UnknownProvider, UnsupportedApi } from "../../schema/GatewayError.ts"
+import { ProviderKeys } from "../vault/ProviderKeys.ts"
+import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
+import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
+import { InferenceLog } from "./InferenceLog.ts"
+import { modelList } from "./ModelList.ts"
+import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
+import { Inspection } from "./pipeline/Inspection.ts"
+import { allowVerdict, type Verdict } from "./pipeline/Verdict.ts"
+import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "./ProviderCatalog.ts"
+import type { Endpoint } from "./providers/ProviderSpec.ts"
+import { countBytes } from "./relay/ByteCounter.ts"
+import { clientResponseHeaders, upstreamRequestHeaders } from "./relay/RelayHeaders.ts"
+import { isStreaming, parseBody, readBody } from "./relay/RequestBody.ts"
+import { UpstreamClient, type UpstreamRequest } from "./relay/UpstreamClient.ts"
+import { firewallHeaders } from "./ResponseHeaders.ts"
+import { Nonces } from "./nonces/Nonces.ts"
+import { ServiceKeys } from "./ServiceKeys.ts"
+
+type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+/** Where a route finds the organization: the path, the legacy header, or nowhere (always 401). */
+export type OrgSource = "path" | "header" | "none"
+
+/** Per-request state the refusal renderer needs. */
+interface Exchange {
+  readonly requestId: string
+  readonly started: number
+  dialect: Dialect
+  verdict: Verdict | undefined
+}
+
+const newExchange = (dialect: Dialect): Exchange => ({
+  requestId: randomUUID(),
+  started: performance.now(),
+  dialect,
+  verdict: undefined
+})
+
+/** Node's own header record: no copy per request. */
+const incomingHeaders = (request: HttpServerRequest): HeaderRecord =>
+  request.source instanceof IncomingMessage ? request.source.headers : request.headers
+
+const queryOf = (url: string): string => {
+  const index = url.indexOf("?")
+  return index === -1 ? "" : url.slice(index)
+}
+
+/** `?count=`: 1 to 64, default 16; anything else is brought into range rather than refused. */
+const nonceCount = (url: string): number => {
+  const raw = new URLSearchParams(queryOf(url)).get("count")
+  const count = raw === null ? 16 : Number.parseInt(raw, 10)
+  return Number.isNaN(count) ? 16 : Math.min(64, Math.max(1, count))
+}
+
+const dialectOfEndpoint = (endpoint: Endpoint): Dialect =>
+  endpoint === "messages" || endpoint === "count_tokens" ? "anthropic" : "openai"
+
+/** Listings and refusals outside a surface route speak the provider's main surface. */
+const dialectOfProvider = (provider: Provider | undefined): Dialect =>
+  provider !== undefined && provider.spec.surfaces[0] === "messages" ? "anthropic" : "openai"
+
+const blockVerdict = (failure: GatewayFailure): Verdict | undefined =>
+  failure._tag === "PolicyRefusal"
+    ? { ...allowVerdict, decision: "block", rules: failure.blockedBy !== undefined ? [failure.blockedBy] : [] }
+    : undefined
+
+/** The one place a failure becomes a response, in the dialect of the route called. */
+const renderFailure = (exchange: Exchange, failure: GatewayFailure): HttpServerResponse.HttpServerResponse => {
+  const view = describeFailure(failure)
+  const headers = firewallHeaders(exchange.requestId, exchange.verdict ?? blockVerdict(failure))
+  // The rest of an oversized body is never read: close rather than drain it.
+  if (view.status === 413) headers["connection"] = "close"
+  return HttpServerResponse.text(encodeFailure(exchange.dialect, view), {
+    status: view.status,
+    headers,
+    contentType: "application/json"
+  })
+}
+
+const internalError = new InternalError()
+
+/** Typed failures and defects alike leave in the route's dialect; interruptions (client gone) propagate. */
+const answering = <R>(
+  exchange: Exchange,
+  effect: Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayFailure, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  Effect.catchCause(effect, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const failure = Cause.findErrorOption(cause)
+    if (failure._tag === "Some") return Effect.succeed(renderFailure(exchange, failure.value))
+    return Effect.as(
+      Effect.logError("gateway request failed", cause),
+      renderFailure(exchange, internalError)
+    )
+  })
+
+export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gateway/GatewayHandlers", {
+  make: Effect.gen(function*() {
+    const catalog = yield* ProviderCatalog
+    const serviceKeys = yield* ServiceKeys
+    const providerKeys = yield* ProviderKeys
+    const inspection = yield* Inspection
+    const upstream = yield* UpstreamClient
+    const inferenceLog = yield* InferenceLog
+    const nonces = yield* Nonces
+
+    const routeParams = Effect.map(HttpRouter.params, (params) => params)
+
+    /** Provider and surface checks, then authentication: shared by every route. */
+    const admit = Effect.fnUntraced(function*(
+      exchange: Exchange,
+      params: Readonly<Record<string, string | undefined>>,
+      headers: HeaderRecord,
+      orgSource: OrgSource,
+      endpoint: Endpoint | undefined
+    ) {
+      const slug = params.provider ?? ""
+      const provider = catalog.lookup(slug)
+      if (endpoint === undefined) exchange.dialect = dialectOfProvider(provider)
+      if (provider === undefined) return yield* new UnknownProvider({ provider: slug })
+      if (endpoint !== undefined && provider.upstreamPaths[endpoint] === undefined) {
+        return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(provider) })
+      }
+      const org = orgSource === "path" ? params.org : orgSource === "header" ? headerOrg(headers) : undefined
+      const orgUuid = yield* authenticate(serviceKeys, org, headers)
+      return { provider, orgUuid }
+    })
+
+    const relay = Effect.fnUntraced(function*(
+      request: HttpServerRequest,
+      exchange: Exchange,
+      endpoint: Endpoint,
+      orgSource: OrgSource
+    ) {
+      const headers = incomingHeaders(request)
+      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, headers, orgSource, endpoint)
+      const body = yield* readBody(request)
+      const { envelope, parsed } = yield* parseBody(body)
+      const verdict = yield* inspection.inspect({
+        requestId: exchange.requestId,
+        orgUuid,
+        provider,
+        endpoint,
+        headers,
+        body,
+        envelope,
+        parsed
+      })
+      exchange.verdict = verdict
+      const providerKey = yield* providerKeys.get(orgUuid, provider.slug)
+      const sent = verdict.body ?? body
+      const upstreamRequest: UpstreamRequest = {
+        provider: provider.slug,
+        origin: provider.origin,
+        path: provider.upstreamPaths[endpoint]! + queryOf(request.url),
+        method: "POST",
+        headers: upstreamRequestHeaders(headers, provider, providerKey),
+        body: sent
+      }
+      const logged = endpoint !== "count_tokens" && (yield* inferenceLog.enabled(orgUuid))
+      const record = (status: number, responseBytes: number) =>
+        inferenceLog.record({
+          requestId: exchange.requestId,
+          orgUuid,
+          provider: provider.slug,
+          surface: surfaceOf(endpoint),
+          model: envelope.model,
+          status,
+          latencyMs: performance.now() - exchange.started,
+          requestBytes: sent.length,
+          responseBytes,
+          decision: verdict.decision
+        })
+
+      if (isStreaming(envelope)) {
+        const response = yield* upstream.stream(upstreamRequest)
+        const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, true))
+        const relayed = logged
+          ? countBytes(response.body, (bytes) => Effect.runSync(record(response.status, bytes)))
+          : response.body
+        return HttpServerResponse.raw(relayed, { status: response.status, headers: out })
+      }
+      const response = yield* upstream.buffered(upstreamRequest)
+      const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, false))
+      if (logged) yield* record(response.status, response.body.length)
+      return HttpServerResponse.uint8Array(response.body, { status: response.status, headers: out })
+    })
+
+    const listModels = Effect.fnUntraced(function*(
+      request: HttpServerRequest,
+      exchange: Exchange,
+      orgSource: OrgSource
+    ) {
+      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, incomingHeaders(request), orgSource, undefined)
+      const models = yield* inspection.visibleModels(orgUuid, provider)
+      exchange.verdict = allowVerdict
+      return HttpServerResponse.text(JSON.stringify(modelList(provider, models)), {
+        headers: firewallHeaders(exchange.requestId, allowVerdict),
+        contentType: "application/json"
+      })
+    })
+
+    const issueNonces = Effect.fnUntraced(function*(request: HttpServerRequest, exchange: Exchange) {
+      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, incomingHeaders(request), "path", undefined)
+      yield* inspection.admitProvider(orgUuid, provider)
+      const issued = yield* nonces.issue(orgUuid, nonceCount(request.url))
+      return HttpServerResponse.text(JSON.stringify(issued), {
+        headers: firewallHeaders(exchange.requestId, undefined),
+        contentType: "application/json"
+      })
+    })
+
+    /** Authenticated routes whose behaviour arrives in a later issue (Kiro). */
+    const notYet = (feature: string, endpoint: Endpoint | undefined) =>
+      Effect.fnUntraced(function*(request: HttpServerRequest, exchange: Exchange) {
+        yield* admit(exchange, yield* routeParams, incomingHeaders(request), "path", endpoint)
+        return yield* new NotImplemented({ feature })
+      })
+
+    return {
+      /** `POST /{provider}/{org}/v1/<surface>` and the legacy/org-less forms. */
+      inference: (endpoint: Endpoint, orgSource: OrgSource) => (request: HttpServerRequest) => {
+        const exchange = newExchange(dialectOfEndpoint(endpoint))
+        return answering(exchange, relay(request, exchange, endpoint, orgSource))
+      },
+      models: (orgSource: OrgSource) => (request: HttpServerRequest) => {
+        const exchange = newExchange("openai")
+        return answering(exchange, listModels(request, exchange, orgSource))
+      },
+      nonces: (request: HttpServerRequest) => {
+        const exchange = newExchange("openai")
+        return answering(exchange, issueNonces(request, exchange))
+      },
+      kiro: (request: HttpServerRequest) => {
+        const exchange = newExchange("openai")
+        return answering(exchange, notYet("the Kiro relay", "kiro")(request, exchange))
+      },
+      /** Any other path: `unknown_provider` unless the first segment is a provider, then `unsupported_api`. */
+      fallback: (request: HttpServerRequest) => {
+        const slug = request.url.split(/[/?]/)[1] ?? ""
+        const provider = catalog.lookup(slug)
+        const exchange = newExchange(dialectOfProvider(provider))
+        const failure: GatewayFailure = slug === ""
+          ? new RouteNotFound()
+          : provider === undefined
+          ? new UnknownProvider({ provider: slug })
+          : new UnsupportedApi({ provider: slug, surface: "requested", use: routesServing(provider) })
+        return Effect.succeed(renderFailure(exchange, failure))
+      }
+    }
+  })
+}) {}

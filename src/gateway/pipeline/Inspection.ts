@@ -1,0 +1,29 @@
+import { Context, Effect, Layer } from "effect"
+import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
+import type { Provider } from "../ProviderCatalog.ts"
+import type { BackendUnavailable } from "../ServiceKeys.ts"
+import { allowVerdict, type InboundRequest, type Verdict } from "./Verdict.ts"
+
+/**
+ * The decision step of the request path, between authentication and the
+ * relay: provider and model policy, sealed blocks, strip rules and
+ * guardrails plug in here (each its own service composed into this one).
+ * Policy must fail closed: an unreachable backend is `BackendUnavailable`.
+ */
+export class Inspection extends Context.Service<Inspection, {
+  inspect(request: InboundRequest): Effect.Effect<Verdict, PolicyRefusal | BackendUnavailable>
+  /** Provider-level policy only (allow/deny list, platform-wide disable), for routes without a model (nonces). */
+  admitProvider(orgUuid: string, provider: Provider): Effect.Effect<void, PolicyRefusal | BackendUnavailable>
+  /** The catalog models the organization may see (`GET .../models`); refuses on an explicit provider deny. */
+  visibleModels(
+    orgUuid: string,
+    provider: Provider
+  ): Effect.Effect<ReadonlyArray<string>, PolicyRefusal | BackendUnavailable>
+}>()("vdb/gateway/Inspection") {
+  /** No policy and no rules yet: everything is allowed and forwarded unchanged. */
+  static readonly allowAll = Layer.succeed(Inspection)(Inspection.of({
+    inspect: () => Effect.succeed(allowVerdict),
+    admitProvider: () => Effect.void,
+    visibleModels: (_orgUuid, provider) => Effect.succeed(provider.spec.models)
+  }))
+}

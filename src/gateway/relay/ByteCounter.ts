@@ -1,0 +1,18 @@
+import { pipeline, type Readable, Transform } from "node:stream"
+
+/**
+ * Passes a streamed body through unchanged while counting its bytes, for the
+ * inference log. Destroying the returned stream (client gone) destroys the
+ * source, which aborts the upstream request.
+ */
+export const countBytes = (source: Readable, onDone: (bytes: number) => void): Readable => {
+  let bytes = 0
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length
+      callback(null, chunk)
+    }
+  })
+  pipeline(source, counter, () => onDone(bytes))
+  return counter
+}

@@ -1,0 +1,106 @@
+import { Effect } from "effect"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import type { IncomingMessage } from "node:http"
+import { Readable } from "node:stream"
+import { InvalidRequest, RequestTooLarge } from "../../../schema/GatewayError.ts"
+import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
+
+/** Transport limit, not a token limit; not configurable. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024
+
+const unreadable = new InvalidRequest({ reason: "could not read request body" })
+const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
+const modelRequired = new InvalidRequest({ reason: "model is required" })
+const tooLarge = new RequestTooLarge()
+
+/**
+ * Reads the body from the Node request, refusing as soon as more than the
+ * limit has arrived: at most `limit` bytes are ever held.
+ */
+export const readBody = (
+  request: HttpServerRequest,
+  limit: number = MAX_BODY_BYTES
+): Effect.Effect<Buffer, InvalidRequest | RequestTooLarge> => {
+  const source = request.source
+  if (!(source instanceof Readable)) {
+    // Not served by the Node server (e.g. a web handler in tests): the platform reader enforces no limit here.
+    return Effect.flatMap(
+      Effect.mapError(request.arrayBuffer, () => unreadable),
+      (bytes) => bytes.byteLength > limit ? Effect.fail(tooLarge) : Effect.succeed(Buffer.from(bytes))
+    )
+  }
+  const message = source as IncomingMessage
+  const declared = message.headers["content-length"]
+  if (declared !== undefined && Number(declared) > limit) return Effect.fail(tooLarge)
+  if (message.readableEnded) return Effect.fail(unreadable)
+  return Effect.callback<Buffer, InvalidRequest | RequestTooLarge>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const cleanup = () => {
+      message.off("data", onData)
+      message.off("end", onEnd)
+      message.off("error", onError)
+      message.off("aborted", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        cleanup()
+        chunks.length = 0
+        // Stop reading; the response carries `connection: close` so the rest is never consumed.
+        message.pause()
+        resume(Effect.fail(tooLarge))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(unreadable))
+    }
+    message.on("data", onData)
+    message.on("end", onEnd)
+    message.on("error", onError)
+    message.on("aborted", onError)
+    return Effect.sync(cleanup)
+  })
+}
+
+/**
+ * Equivalent to decoding `InferenceEnvelope`, by hand: this runs on every
+ * inference, and the schema decoder costs more than the rest of the parse.
+ */
+const envelopeOf = (parsed: Record<string, unknown>): InferenceEnvelope | undefined => {
+  const model = parsed.model
+  if (typeof model !== "string" || model === "") return undefined
+  return { model, stream: parsed.stream, messages: parsed.messages }
+}
+
+export interface ParsedBody {
+  readonly parsed: Record<string, unknown>
+  readonly envelope: InferenceEnvelope
+}
+
+/**
+ * Decodes the gateway's view of the body: a JSON object with a `model`. The
+ * bytes themselves are what goes upstream, so nothing here is re-serialised.
+ */
+export const parseBody = (body: Buffer): Effect.Effect<ParsedBody, InvalidRequest> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body.toString("utf8"))
+  } catch {
+    return Effect.fail(invalidJson)
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return Effect.fail(invalidJson)
+  const envelope = envelopeOf(parsed as Record<string, unknown>)
+  return envelope !== undefined
+    ? Effect.succeed({ parsed: parsed as Record<string, unknown>, envelope })
+    : Effect.fail(modelRequired)
+}
+
+export const isStreaming = (envelope: InferenceEnvelope): boolean => envelope.stream === true

@@ -1,0 +1,122 @@
+import { resolve } from "node:path"
+import type { RpcClientError, RpcGroup } from "effect/rpc"
+import type { RpcClient } from "effect/rpc"
+import { Console, Context, Effect, Option, Schema, Stream } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import type { IngestProgress, IngestSummary } from "./IngestEvents.ts"
+import type { IngestRpcs } from "./IngestRpcs.ts"
+
+/** The ingest operations of the admin RPC client (the lead's `AdminClient` once `IngestRpcs` is merged in). */
+export class IngestClient extends Context.Service<
+  IngestClient,
+  RpcClient.RpcClient<RpcGroup.Rpcs<typeof IngestRpcs>, RpcClientError.RpcClientError>
+>()("vdb/ingest/IngestClient") {}
+
+export class ItemsSkipped extends Schema.TaggedError<ItemsSkipped>()("ItemsSkipped", { skipped: Schema.Int }) {
+  override get message() {
+    return `${this.skipped} item(s) skipped (see the problems above; \`vdb ingest --failed\` lists failed normalisations)`
+  }
+}
+
+const MAX_PROBLEM_LINES = 200
+
+const bar = (p: IngestProgress) => {
+  const width = 24
+  const done = p.totalFiles === 0 ? width : Math.round((p.files / p.totalFiles) * width)
+  const file = p.file.length > 40 ? `…${p.file.slice(-39)}` : p.file
+  return `[${"#".repeat(done)}${".".repeat(width - done)}] ${p.files}/${p.totalFiles} files  ` +
+    `${p.items.toLocaleString("en")} items  ${p.perSecond.toLocaleString("en")}/s  errors ${p.skipped}  ${file}`
+}
+
+const summaryLines = (s: IngestSummary) => [
+  `files: ${s.files}${s.ignoredFiles.length > 0 ? ` (${s.ignoredFiles.length} ignored: not a source)` : ""}`,
+  `items: ${s.items}`,
+  `inserted: ${s.inserted}`,
+  `updated: ${s.updated}`,
+  `unchanged: ${s.unchanged}`,
+  `duplicates: ${s.duplicates}`,
+  `normalised: ${s.normalised}`,
+  `skipped: ${s.skipped}`,
+  ...Object.entries(s.skippedReasons).map(([reason, n]) => `  ${n} × ${reason}`),
+  `elapsed: ${(s.elapsedMs / 1000).toFixed(1)} s`,
+  `records/s: ${s.perSecond}`
+]
+
+const summaryJson = (s: IngestSummary) => {
+  const { _tag, ...rest } = s
+  return rest
+}
+
+const args = Argument.String("args").pipe(
+  Argument.withDescription("SOURCE PATH... (a file, a directory tree, NDJSON, any of them .gz)"),
+  Argument.variadic()
+)
+const all = Flag.String("all").pipe(
+  Flag.withDescription("Ingest a folder laid out like ../shared/data (sources/<source>/…, corpus/<source>/…)"),
+  Flag.optional
+)
+const failed = Flag.Boolean("failed").pipe(Flag.withDescription("List items whose normalisation failed"), Flag.withDefault(false))
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Machine-readable summary on stdout"), Flag.withDefault(false))
+
+export const ingestCommand = Command.make(
+  "ingest",
+  { args, all, failed, json },
+  Effect.fn(function*(input) {
+    const client = yield* IngestClient
+    if (input.failed) {
+      const rows = yield* client.IngestFailed()
+      if (input.json) return yield* Console.log(JSON.stringify(rows, null, 2))
+      if (rows.length === 0) return yield* Console.log("no failed normalisations")
+      for (const r of rows) yield* Console.log(`${r.source}\t${r.identifier}\t${r.position}\t${r.reason}`)
+      return
+    }
+    const [source, ...paths] = input.args
+    // The server resolves nothing against its own working directory: send absolute paths.
+    const request = Option.match(input.all, {
+      onNone: () => ({ source, paths: paths.map((p) => resolve(p)) }),
+      onSome: (dir) => ({ ...(source === undefined ? {} : { source }), paths: paths.map((p) => resolve(p)), all: resolve(dir) })
+    })
+    const tty = process.stderr.isTTY === true
+    let lastLine = 0
+    let problems = 0
+    let summary: IngestSummary | undefined
+    yield* client.IngestRun(request).pipe(
+      Stream.runForEach((event) =>
+        Effect.sync(() => {
+          switch (event._tag) {
+            case "Problem": {
+              problems++
+              if (problems <= MAX_PROBLEM_LINES) {
+                process.stderr.write(`${tty ? "\r\x1b[K" : ""}skipped ${event.position}: ${event.reason}\n`)
+              } else if (problems === MAX_PROBLEM_LINES + 1) process.stderr.write("… further problems not shown\n")
+              return
+            }
+            case "Progress": {
+              if (tty) return void process.stderr.write(`\r\x1b[K${bar(event)}`)
+              const now = Date.now()
+              if (now - lastLine < 1000) return
+              lastLine = now
+              const { _tag, ...rest } = event
+              return void process.stderr.write(`${JSON.stringify({ progress: rest })}\n`)
+            }
+            case "Summary":
+              summary = event
+              if (tty) process.stderr.write("\r\x1b[K")
+          }
+        })
+      )
+    )
+    if (summary === undefined) return
+    if (input.json) yield* Console.log(JSON.stringify(summaryJson(summary), null, 2))
+    else for (const line of summaryLines(summary)) yield* Console.log(line)
+    if (summary.skipped > 0) return yield* new ItemsSkipped({ skipped: summary.skipped })
+  })
+).pipe(
+  Command.withDescription("Ingest upstream vulnerability data: SOURCE PATH..., or --all DIR; --failed lists failures"),
+  Command.withExamples([
+    { command: "vdb ingest mitre ./cvelistV5/cves", description: "One source from a directory tree" },
+    { command: "vdb ingest osv ./pysec.ndjson.gz", description: "NDJSON, gzip-compressed" },
+    { command: "vdb ingest --all ../shared/data", description: "Every source of a data folder" },
+    { command: "vdb ingest --failed", description: "Items whose normalisation failed" }
+  ])
+)

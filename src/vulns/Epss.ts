@@ -1,0 +1,12 @@
+import type { EpssScore } from "../ingest/Upstream.ts"
+
+export type EpssEntry = EpssScore
+
+/**
+ * EPSS arrives from its own file, usually later than the records, so it is
+ * merged into the enrichment containers when read (`withEpss` from the
+ * normalisers, which own the container layout) rather than when written.
+ */
+export { withEpss } from "../ingest/formats/adp.ts"
+
+export const isCve = (identifier: string) => /^CVE-\d{4}-\d+$/i.test(identifier)

@@ -1,0 +1,213 @@
+import { Effect, PubSub, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import type { RecordCounts, SourceName } from "../../schema/Source.ts"
+import { type EpssEntry, isCve, withEpss } from "./Epss.ts"
+import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
+import { putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
+import { RECORD_INGEST_SOURCES, RECORD_SOURCE_OF, toRows, ZERO_COUNTS } from "./StoreRows.ts"
+import type { ExploitRecord, FailedItem, PageRequest, SourceRecord, VulnStore } from "./VulnStore.ts"
+
+/** Alias hops followed from the query: its own aliases, and theirs (a CVE reaches its GHSA and PYSEC ids). */
+export const ALIAS_HOPS = 2
+
+interface RecordRow {
+  source: SourceName
+  identifier: string
+  record: Record<string, unknown>
+  counts: RecordCounts
+  gcve: boolean
+  enriched_at: Date
+  fetched_at: Date
+}
+
+interface ExploitRow {
+  uuid: string
+  origin_source: string
+  origin_identifier: string
+  cve_id: string
+  source: string
+  summary_key: (typeof SUMMARY_KEYS)[number]
+  type: ExploitRecord["type"]
+  url: string | null
+  title: string | null
+  created_at: number | null
+  details: Record<string, Record<string, unknown>>
+}
+
+export const makeSqlVulnStore = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const changes = yield* PubSub.sliding<ReadonlyArray<string>>(1024)
+  const publish = (ids: ReadonlyArray<string>) => ids.length === 0 ? Effect.void : PubSub.publish(changes, ids)
+
+  const resolve = (identifier: string) =>
+    sql<{ id: string }>`
+      WITH RECURSIVE walk(id, depth) AS (
+        SELECT ${identifier}::text, 0
+        UNION
+        SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
+      )
+      SELECT DISTINCT id FROM walk`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
+
+  const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string) {
+    const ids = yield* resolve(identifier)
+    const [records, processing, epss] = yield* Effect.all([
+      sql<RecordRow>`
+        SELECT DISTINCT ON (r.source, r.identifier) r.source, r.identifier, r.record, r.counts, r.gcve,
+          r.enriched_at, raw.fetched_at
+        FROM vuln_records r
+        JOIN vuln_raw raw ON raw.source = r.origin_source AND raw.identifier = r.origin_identifier
+        WHERE r.identifier = ANY(${ids}::text[])
+        ORDER BY r.source, r.identifier, r.rank DESC, r.origin_source DESC, r.origin_identifier`,
+      sql<{ source: string; identifier: string; fetched_at: Date }>`
+        SELECT raw.source, raw.identifier, raw.fetched_at FROM vuln_raw raw
+        WHERE raw.identifier = ANY(${ids}::text[]) AND raw.source = ANY(${RECORD_INGEST_SOURCES}::text[])
+          AND NOT EXISTS (SELECT 1 FROM vuln_records r
+            WHERE r.origin_source = raw.source AND r.origin_identifier = raw.identifier)
+        ORDER BY raw.source, raw.identifier`,
+      sql<{ cve: string; score: number; percentile: number; score_date: string; model_version: string }>`
+        SELECT cve, score, percentile, score_date, model_version FROM vuln_epss WHERE cve = ANY(${ids}::text[])`
+    ], { concurrency: "unbounded" })
+    const scores = new Map<string, EpssEntry>(epss.map((e) => [e.cve, {
+      cve: e.cve,
+      score: e.score,
+      percentile: e.percentile,
+      date: e.score_date,
+      modelVersion: e.model_version
+    }]))
+    return assemble(identifier, ids, records, processing, scores)
+  }, Effect.orDie)
+
+  const exploits = Effect.fn("VulnStore.exploits")(function*(identifier: string, page: PageRequest) {
+    const ids = exploitKeys(identifier, isCve(identifier) ? [identifier] : yield* resolve(identifier))
+    // One row per uuid; when several items produced it, the fullest wins.
+    const collapsed = sql`
+      SELECT DISTINCT ON (uuid) uuid, origin_source, origin_identifier, cve_id, source, summary_key, type, url, title,
+        created_at::float8 AS created_at, details
+      FROM vuln_exploits WHERE cve_id = ANY(${ids}::text[])
+      ORDER BY uuid, length(details::text) DESC, origin_source, origin_identifier`
+    const [counts, rows] = yield* Effect.all([
+      sql<{ summary_key: string; n: number }>`
+        SELECT summary_key, count(*)::int AS n FROM (${collapsed}) e GROUP BY summary_key`,
+      sql<ExploitRow>`
+        SELECT * FROM (${collapsed}) e ORDER BY created_at DESC NULLS LAST, uuid
+        LIMIT ${page.limit} OFFSET ${page.offset}`
+    ], { concurrency: "unbounded" })
+    const summary = emptySummary()
+    let count = 0
+    for (const c of counts) {
+      summary[c.summary_key as keyof typeof summary] += c.n
+      count += c.n
+    }
+    const bodies = new Map<string, string>()
+    if (page.includeContent && rows.length > 0) {
+      const found = yield* sql<{ uuid: string; content: string }>`
+        SELECT c.uuid, c.content FROM vuln_exploit_content c
+        JOIN unnest(${rows.map((r) => r.uuid)}::text[], ${rows.map((r) => r.origin_source)}::text[],
+          ${rows.map((r) => r.origin_identifier)}::text[]) AS k(u, s, i)
+          ON c.uuid = k.u AND c.origin_source = k.s AND c.origin_identifier = k.i`
+      for (const b of found) bodies.set(b.uuid, b.content)
+    }
+    return {
+      count,
+      summary,
+      exploits: rows.map((r): ExploitRecord => {
+        const body = bodies.get(r.uuid)
+        return {
+          uuid: r.uuid,
+          cveId: r.cve_id,
+          source: r.source,
+          type: r.type,
+          ...(r.url === null ? {} : { url: r.url }),
+          ...(r.title === null ? {} : { title: r.title }),
+          ...(r.created_at === null ? {} : { createdAt: r.created_at }),
+          details: body === undefined ? r.details : withContent(r.details, r.summary_key, body)
+        }
+      })
+    }
+  }, Effect.orDie)
+
+  const putRaw = Effect.fn("VulnStore.putRaw")(function*(items: Parameters<VulnStore["Service"]["putRaw"]>[0]) {
+    const results = yield* sql.withTransaction(putRawSql(sql, items))
+    yield* publish(items.filter((_, n) => results[n]!.outcome !== "unchanged").map((i) => i.identifier))
+    return results
+  }, Effect.orDie)
+
+  const putNormalised = Effect.fn("VulnStore.putNormalised")(function*(
+    done: Parameters<VulnStore["Service"]["putNormalised"]>[0],
+    failed: Parameters<VulnStore["Service"]["putNormalised"]>[1]
+  ) {
+    const rows = toRows(done)
+    yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
+    yield* publish([...rows.touched, ...failed.map((f) => f.identifier)])
+  }, Effect.orDie)
+
+  const failed = Effect.fn("VulnStore.failed")(function*() {
+    const rows = yield* sql<{ source: string; identifier: string; content_hash: string; position: string; reason: string; failed_at: Date }>`
+      SELECT source, identifier, content_hash, position, reason, failed_at FROM vuln_failed ORDER BY source, identifier`
+    return rows.map((r): FailedItem => ({
+      source: r.source,
+      identifier: r.identifier,
+      hash: r.content_hash,
+      position: r.position,
+      reason: r.reason,
+      failedAt: r.failed_at
+    }))
+  }, Effect.orDie)
+
+  return {
+    lookup,
+    exploits,
+    touched: Stream.fromPubSub(changes),
+    putRaw,
+    putNormalised,
+    failed
+  } satisfies VulnStore["Service"]
+})
+
+/**
+ * Exploits are filed under CVE ids. A CVE query reads its own only (an alias
+ * walk from a CVE can reach a different CVE, e.g. a rejected duplicate); any
+ * other identifier reads the exploits of the CVEs it is an alias of.
+ */
+export const exploitKeys = (query: string, resolved: ReadonlyArray<string>): ReadonlyArray<string> =>
+  isCve(query) ? [query] : resolved.filter(isCve)
+
+/** Shared by both stores: records with EPSS merged, then processing placeholders for sources with no record yet. */
+export const assemble = (
+  query: string,
+  ids: ReadonlyArray<string>,
+  records: ReadonlyArray<Omit<RecordRow, "enriched_at" | "fetched_at"> & { enriched_at: Date; fetched_at: Date }>,
+  processing: ReadonlyArray<{ source: string; identifier: string; fetched_at: Date }>,
+  scores: ReadonlyMap<string, EpssEntry>
+) => {
+  const cves = ids.filter((id) => isCve(id) && scores.has(id))
+  const fallback = cves.length === 1 ? scores.get(cves[0]!) : undefined
+  const out: Array<SourceRecord> = records.map((r) => {
+    const epss = scores.get(r.identifier) ?? fallback
+    return {
+      source: r.source,
+      identifier: r.identifier,
+      record: epss === undefined ? r.record : withEpss(r.record, epss),
+      counts: r.counts,
+      gcve: r.gcve,
+      fetchedAt: r.fetched_at,
+      enrichedAt: r.enriched_at
+    }
+  })
+  const covered = new Set(out.map((r) => `${r.source}\u0000${r.identifier}`))
+  for (const raw of processing) {
+    const source = RECORD_SOURCE_OF[raw.source]
+    if (source === undefined || covered.has(`${source}\u0000${raw.identifier}`)) continue
+    covered.add(`${source}\u0000${raw.identifier}`)
+    out.push({
+      source,
+      identifier: raw.identifier,
+      record: null,
+      counts: ZERO_COUNTS,
+      gcve: false,
+      fetchedAt: raw.fetched_at,
+      enrichedAt: null
+    })
+  }
+  return { aliases: ids.filter((id) => id !== query).sort(), records: out }
+}

@@ -1,0 +1,175 @@
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { Rows } from "./StoreRows.ts"
+import type { FailedItem, NormalisedItem, RawItem, RawResult } from "./VulnStore.ts"
+
+/**
+ * Multi-row writes for the vulnerability store. Each batch goes in as one
+ * statement per table with `unnest` over array parameters: a handful of round
+ * trips per thousand items, whatever the batch size.
+ */
+
+/** An all-null array cannot be typed by the driver; an empty one is padded with NULLs by multi-argument `unnest`. */
+const nullable = <A>(values: ReadonlyArray<A | null>): ReadonlyArray<A | null> =>
+  values.every((v) => v === null) ? [] : values
+
+const distinct = (values: ReadonlyArray<string>) => [...new Set(values)]
+
+/**
+ * Key conditions for a batch of (source, identifier) pairs. A join against
+ * `unnest` alone is estimated at 100 rows and planned as a hash join over a
+ * sequential scan of the whole table; the `= ANY` pair lets the planner use
+ * the (source, identifier) index, and the join keeps the pairs exact.
+ */
+const byKeys = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  sourceColumn: string,
+  identifierColumn: string,
+  keys: ReadonlyArray<{ readonly source: string; readonly identifier: string }>
+) =>
+  sql`${sql(table)}.${sql(sourceColumn)} = ANY(${distinct(keys.map((k) => k.source))}::text[])
+    AND ${sql(table)}.${sql(identifierColumn)} = ANY(${distinct(keys.map((k) => k.identifier))}::text[])
+    AND (${sql(table)}.${sql(sourceColumn)}, ${sql(table)}.${sql(identifierColumn)}) IN
+      (SELECT * FROM unnest(${keys.map((k) => k.source)}::text[], ${keys.map((k) => k.identifier)}::text[]))`
+
+/**
+ * Batches commit without waiting for the WAL flush: a batch stays atomic, and
+ * one lost to a server crash is simply pending again on the next run (the
+ * content hash says so), which is how an interrupted ingestion converges anyway.
+ */
+const relaxedCommit = (sql: SqlClient.SqlClient) => sql`SET LOCAL synchronous_commit = off`
+
+export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem>) =>
+  Effect.gen(function*() {
+    if (items.length === 0) return [] as ReadonlyArray<RawResult>
+    const existing = yield* sql<{ source: string; identifier: string; content_hash: string; normalised_hash: string | null }>`
+      SELECT vuln_raw.source, vuln_raw.identifier, vuln_raw.content_hash, n.content_hash AS normalised_hash
+      FROM vuln_raw LEFT JOIN vuln_normalised n ON n.source = vuln_raw.source AND n.identifier = vuln_raw.identifier
+      WHERE ${byKeys(sql, "vuln_raw", "source", "identifier", items)}`
+    const known = new Map(existing.map((row) => [`${row.source}\u0000${row.identifier}`, row]))
+    const results: Array<RawResult> = []
+    const changed: Array<RawItem> = []
+    for (const item of items) {
+      const row = known.get(`${item.source}\u0000${item.identifier}`)
+      if (row === undefined) {
+        results.push({ outcome: "inserted", pending: true })
+        changed.push(item)
+      } else if (row.content_hash !== item.hash) {
+        results.push({ outcome: "updated", pending: true })
+        changed.push(item)
+      } else {
+        results.push({ outcome: "unchanged", pending: row.normalised_hash !== item.hash })
+      }
+    }
+    if (changed.length > 0) {
+      yield* relaxedCommit(sql)
+      yield* sql`
+        INSERT INTO vuln_raw (source, identifier, content, content_hash, fetched_at)
+        SELECT s, i, c, h, now()
+        FROM unnest(${changed.map((i) => i.source)}::text[], ${changed.map((i) => i.identifier)}::text[],
+          ${changed.map((i) => i.content)}::text[], ${changed.map((i) => i.hash)}::text[]) AS t(s, i, c, h)
+        ON CONFLICT (source, identifier) DO UPDATE SET content = excluded.content,
+          content_hash = excluded.content_hash, fetched_at = excluded.fetched_at`
+    }
+    return results
+  })
+
+const OUTPUT_TABLES = ["vuln_records", "vuln_aliases", "vuln_epss", "vuln_exploits", "vuln_exploit_content"] as const
+
+export const putNormalisedSql = (
+  sql: SqlClient.SqlClient,
+  done: ReadonlyArray<NormalisedItem>,
+  failed: ReadonlyArray<FailedItem>,
+  rows: Rows
+) =>
+  Effect.gen(function*() {
+    yield* relaxedCommit(sql)
+    // Earlier output of re-normalised items is replaced, not merged: an item
+    // that no longer names an alias or exploit must stop contributing it.
+    const replaced = [...done.filter((d) => d.fresh !== true), ...failed]
+    if (replaced.length > 0) {
+      for (const table of OUTPUT_TABLES) {
+        yield* sql`DELETE FROM ${sql(table)} WHERE ${byKeys(sql, table, "origin_source", "origin_identifier", replaced)}`
+      }
+    }
+    const { aliases, epss, exploits, records } = rows
+    if (records.length > 0) {
+      yield* sql`
+        INSERT INTO vuln_records (source, identifier, origin_source, origin_identifier, record, counts, gcve,
+          known_exploited, rank, enriched_at)
+        SELECT s, i, os, oi, r::jsonb, c::jsonb, g, k::jsonb, rk, now()
+        FROM unnest(${records.map((r) => r.source)}::text[], ${records.map((r) => r.identifier)}::text[],
+          ${records.map((r) => r.origin.source)}::text[], ${records.map((r) => r.origin.identifier)}::text[],
+          ${records.map((r) => JSON.stringify(r.record))}::text[], ${records.map((r) => JSON.stringify(r.counts))}::text[],
+          ${records.map((r) => r.gcve)}::bool[],
+          ${nullable(records.map((r) => r.knownExploited === null ? null : JSON.stringify(r.knownExploited)))}::text[],
+          ${records.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, c, g, k, rk)
+        ON CONFLICT (source, identifier, origin_source, origin_identifier) DO UPDATE SET record = excluded.record,
+          counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
+          rank = excluded.rank, enriched_at = excluded.enriched_at`
+    }
+    if (aliases.length > 0) {
+      yield* sql`
+        INSERT INTO vuln_aliases (identifier, alias, origin_source, origin_identifier)
+        SELECT * FROM unnest(${aliases.map((a) => a.identifier)}::text[], ${aliases.map((a) => a.alias)}::text[],
+          ${aliases.map((a) => a.origin.source)}::text[], ${aliases.map((a) => a.origin.identifier)}::text[])
+        ON CONFLICT DO NOTHING`
+    }
+    if (epss.length > 0) {
+      yield* sql`
+        INSERT INTO vuln_epss (cve, score, percentile, score_date, model_version, origin_source, origin_identifier)
+        SELECT cve, s::float8, p::float8, d, m, os, oi
+        FROM unnest(${epss.map((e) => e.cve)}::text[], ${epss.map((e) => String(e.score))}::text[],
+          ${epss.map((e) => String(e.percentile))}::text[], ${epss.map((e) => e.date)}::text[],
+          ${epss.map((e) => e.modelVersion)}::text[], ${epss.map((e) => e.origin.source)}::text[],
+          ${epss.map((e) => e.origin.identifier)}::text[]) AS t(cve, s, p, d, m, os, oi)
+        ON CONFLICT (cve) DO UPDATE SET score = excluded.score, percentile = excluded.percentile,
+          score_date = excluded.score_date, model_version = excluded.model_version,
+          origin_source = excluded.origin_source, origin_identifier = excluded.origin_identifier`
+    }
+    if (exploits.length > 0) {
+      yield* sql`
+        INSERT INTO vuln_exploits (uuid, origin_source, origin_identifier, cve_id, source, summary_key, type, url,
+          title, created_at, details)
+        SELECT u, os, oi, cve, s, k, ty, url, ti, ca::bigint, d::jsonb
+        FROM unnest(${exploits.map((e) => e.uuid)}::text[], ${exploits.map((e) => e.origin.source)}::text[],
+          ${exploits.map((e) => e.origin.identifier)}::text[], ${exploits.map((e) => e.cveId)}::text[],
+          ${exploits.map((e) => e.source)}::text[], ${exploits.map((e) => e.summaryKey)}::text[],
+          ${exploits.map((e) => e.type)}::text[], ${nullable(exploits.map((e) => e.url))}::text[],
+          ${nullable(exploits.map((e) => e.title))}::text[],
+          ${nullable(exploits.map((e) => e.createdAt === null ? null : String(Math.trunc(e.createdAt))))}::text[],
+          ${exploits.map((e) => JSON.stringify(e.details))}::text[]) AS t(u, os, oi, cve, s, k, ty, url, ti, ca, d)
+        ON CONFLICT (uuid, origin_source, origin_identifier) DO UPDATE SET cve_id = excluded.cve_id,
+          source = excluded.source, summary_key = excluded.summary_key, type = excluded.type, url = excluded.url,
+          title = excluded.title, created_at = excluded.created_at, details = excluded.details`
+      const bodies = exploits.filter((e) => e.content !== undefined)
+      if (bodies.length > 0) {
+        yield* sql`
+          INSERT INTO vuln_exploit_content (uuid, origin_source, origin_identifier, content)
+          SELECT * FROM unnest(${bodies.map((e) => e.uuid)}::text[], ${bodies.map((e) => e.origin.source)}::text[],
+            ${bodies.map((e) => e.origin.identifier)}::text[], ${bodies.map((e) => e.content!)}::text[])
+          ON CONFLICT (uuid, origin_source, origin_identifier) DO UPDATE SET content = excluded.content`
+      }
+    }
+    if (failed.length > 0) {
+      yield* sql`
+        INSERT INTO vuln_failed (source, identifier, content_hash, position, reason, failed_at)
+        SELECT s, i, h, p, r, now()
+        FROM unnest(${failed.map((f) => f.source)}::text[], ${failed.map((f) => f.identifier)}::text[],
+          ${failed.map((f) => f.hash)}::text[], ${failed.map((f) => f.position)}::text[],
+          ${failed.map((f) => f.reason)}::text[]) AS t(s, i, h, p, r)
+        ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash,
+          position = excluded.position, reason = excluded.reason, failed_at = excluded.failed_at`
+    }
+    if (done.length > 0) {
+      const retried = done.filter((d) => d.fresh !== true)
+      if (retried.length > 0) yield* sql`DELETE FROM vuln_failed WHERE ${byKeys(sql, "vuln_failed", "source", "identifier", retried)}`
+      // The hash phase 2 actually worked from: a newer fetch that raced this
+      // batch differs from it and so stays pending.
+      yield* sql`INSERT INTO vuln_normalised (source, identifier, content_hash)
+        SELECT * FROM unnest(${done.map((d) => d.source)}::text[], ${done.map((d) => d.identifier)}::text[],
+          ${done.map((d) => d.hash)}::text[])
+        ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash`
+    }
+  })
