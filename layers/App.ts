@@ -3,6 +3,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { DatabaseError } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
+import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
@@ -12,7 +13,7 @@ import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
-export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, VulnStore.layer).pipe(
+export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, VulnStore.layer, InferenceLog.layer).pipe(
   Layer.provideMerge(Organizations.layer)
 )
 

@@ -1,6 +1,7 @@
 import { Context, DateTime, Effect, Redacted, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import type { RpcClient, RpcClientError } from "effect/rpc"
+import { InferenceLog } from "./InferenceLog.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "./keys/ProviderSlugs.ts"
@@ -71,6 +72,10 @@ export class GatewayAdminRpcs extends RpcGroup.make(
     payload: { org: Schema.String },
     success: Schema.Array(ProviderKeyListing),
     error: GatewayAdminError
+  }),
+  Rpc.make("GatewayInferenceLogSet", {
+    payload: { org: Schema.String, enabled: Schema.Boolean },
+    error: GatewayAdminError
   })
 ) {}
 
@@ -93,6 +98,7 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
   const serviceKeys = yield* ServiceKeys
   const providerKeys = yield* ProviderKeys
   const orgs = yield* Organizations
+  const inferenceLog = yield* InferenceLog
 
   /** The organization's canonical UUID; any unknown or malformed UUID is `OrgUnknown`. */
   const existingOrg = (org: string) =>
@@ -132,6 +138,9 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
       const slug = yield* knownProvider(provider)
       const value = yield* acceptableKey(key)
       yield* providerKeys.set(uuid, slug, value)
+    }),
+    GatewayInferenceLogSet: Effect.fnUntraced(function*({ enabled, org }) {
+      yield* inferenceLog.setEnabled(yield* existingOrg(org), enabled)
     }),
     GatewayProviderKeyDelete: Effect.fnUntraced(function*({ org, provider }) {
       const uuid = yield* existingOrg(org)

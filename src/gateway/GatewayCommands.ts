@@ -100,6 +100,18 @@ const providerKeyList = Command.make("list", { org, json }, Effect.fnUntraced(fu
   yield* printTable(["PROVIDER", "CREATED", "UPDATED"], rows.map((r) => [r.provider, r.createdAt, r.updatedAt]))
 })).pipe(Command.withDescription("List stored provider keys (providers and timestamps only)"))
 
+const inferenceLogCommand = (name: "enable" | "disable") =>
+  Command.make(name, { org }, Effect.fnUntraced(function*(input) {
+    const client = yield* GatewayAdminClient
+    const uuid = yield* validOrg(input.org)
+    yield* client.GatewayInferenceLogSet({ org: uuid, enabled: name === "enable" }).pipe(refusal)
+    yield* Console.log(`inference log ${name}d for ${uuid} (gateways pick it up within 30 s)`)
+  })).pipe(Command.withDescription(
+    name === "enable"
+      ? "Record inference metadata (never prompt or completion text) for an organization"
+      : "Stop recording inference metadata for an organization"
+  ))
+
 /** `bin/vdb gateway ...`: needs `GatewayAdminClient` (and `Stdio` for `provider-key set`). */
 export const gatewayCommand = Command.make("gateway").pipe(
   Command.withDescription("AI gateway administration"),
@@ -111,6 +123,10 @@ export const gatewayCommand = Command.make("gateway").pipe(
     Command.make("provider-key").pipe(
       Command.withDescription("Provider keys in the encrypted vault"),
       Command.withSubcommands([providerKeySet, providerKeyDelete, providerKeyList])
+    ),
+    Command.make("inference-log").pipe(
+      Command.withDescription("Per-organization inference logging (metadata only)"),
+      Command.withSubcommands([inferenceLogCommand("enable"), inferenceLogCommand("disable")])
     )
   ])
 )

@@ -1,7 +1,6 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { GatewayHandlers } from "./GatewayHandlers.ts"
-import { InferenceLog } from "./InferenceLog.ts"
 import { Nonces } from "./nonces/Nonces.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
 import { ProviderCatalog } from "./ProviderCatalog.ts"
@@ -35,7 +34,8 @@ export const GatewayRoutesWith = HttpRouter.use(Effect.fnUntraced(function*(rout
 
 /**
  * Mount on the gateway port (with `/healthz` and `/readyz`). Needs
- * `ServiceKeys`, `ProviderKeys`, `Organizations` and a `SqlClient`.
+ * `ServiceKeys`, `ProviderKeys`, `Organizations`, `InferenceLog` (one per
+ * process, shared with the admin RPCs) and a `SqlClient`.
  * Inspection is allow-all until the policy and guardrail issue replaces it here.
  */
 export const GatewayRoutes = GatewayRoutesWith.pipe(
@@ -43,7 +43,6 @@ export const GatewayRoutes = GatewayRoutesWith.pipe(
     ProviderCatalog.layer,
     UpstreamClient.layer,
     Inspection.allowAll,
-    InferenceLog.layer,
     Nonces.layer
   ])
 )

@@ -5,12 +5,12 @@ import { HttpRouter } from "effect/http"
 import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { AdminRpcServer } from "../admin/AdminServer.ts"
 import { accessLog } from "./AccessLog.ts"
-import { type ServiceName, serviceRoutes } from "./Services.ts"
+import { routesOf, type ServiceName } from "./Services.ts"
 
 const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
 
 const httpService = (name: ServiceName, host: string, port: number) =>
-  HttpRouter.serve(serviceRoutes[name], {
+  HttpRouter.serve(routesOf(name), {
     disableLogger: true,
     disableListenLog: true,
     middleware: accessLog(name)

@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { ApiRoutes } from "../api/ApiRoutes.ts"
+import { GatewayRoutes } from "../gateway/GatewayRoutes.ts"
 import { HealthRoutes } from "./Health.ts"
 
 /** The four HTTP services of `bin/vdb serve`; each later issue mounts its routes here. */
@@ -8,7 +9,13 @@ export type ServiceName = typeof SERVICE_NAMES[number]
 
 export const serviceRoutes = {
   api: Layer.mergeAll(HealthRoutes, ApiRoutes),
-  gateway: HealthRoutes,
+  gateway: Layer.mergeAll(HealthRoutes, GatewayRoutes),
   site: HealthRoutes,
   mcp: HealthRoutes
 } satisfies Record<ServiceName, unknown>
+
+type AnyRoutes = typeof serviceRoutes[ServiceName]
+
+/** One service's routes, typed as the union of what any service needs (the app layer provides it all). */
+export const routesOf = (name: ServiceName): Layer.Layer<never, Layer.Error<AnyRoutes>, Layer.Services<AnyRoutes>> =>
+  serviceRoutes[name]

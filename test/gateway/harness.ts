@@ -1,6 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, type Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
 import { GatewayRoutesWith } from "../../src/gateway/GatewayRoutes.ts"
 import { InferenceLog } from "../../src/gateway/InferenceLog.ts"
@@ -75,7 +75,9 @@ export const startGateway = async (options?: { readonly timeout?: Duration.Input
     ProviderCatalog.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(config)))),
     UpstreamClient.layerWith({ timeout: options?.timeout ?? "120 seconds" })
   )
-  const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
+  // As the server mounts it: beside `/healthz` (the gateway's catch-all must not shadow it).
+  const healthz = HttpRouter.add("GET", "/healthz", HttpServerResponse.text("ok"))
+  const app = HttpRouter.serve(Layer.merge(GatewayRoutesWith, healthz), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
   )

@@ -198,6 +198,17 @@ describe("request validation", () => {
 })
 
 describe("routing and authentication", () => {
+  it("leaves /healthz to the server and answers other paths in dialect", async () => {
+    const health = await send(`${gateway.url}/healthz`, { method: "GET" })
+    expect(health.status).toBe(200)
+    const other = await send(`${gateway.url}/openai/${ORG}/v1/embeddings`, { headers: auth, body: "{}" })
+    expect(other.status).toBe(404)
+    expect(other.json().error.code).toBe("unsupported_api")
+    const root = await send(`${gateway.url}/`, { method: "GET" })
+    expect(root.status).toBe(404)
+    expect(root.json().error.code).toBe("not_found")
+  })
+
   it("gives 404 unknown_provider for an unknown slug", async () => {
     const reply = await send(`${gateway.url}/nope/${ORG}/v1/chat/completions`, { headers: auth, body: "{}" })
     expect(reply.status).toBe(404)

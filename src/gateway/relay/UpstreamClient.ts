@@ -1,5 +1,6 @@
-import { Agent, type Dispatcher } from "@effect/platform-node/Undici"
+import { Agent, type Dispatcher, errors } from "@effect/platform-node/Undici"
 import { Context, Duration, Effect, Layer } from "effect"
+import { EventEmitter } from "node:events"
 import type { IncomingHttpHeaders } from "node:http"
 import type { Readable } from "node:stream"
 import { UpstreamTimeout, UpstreamUnreachable } from "../../../schema/GatewayError.ts"
@@ -47,67 +48,61 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
         Effect.sync(() => new Agent({ keepAliveTimeout: 30_000, pipelining: 1, connect: { timeout: 10_000 } })),
         (agent) => Effect.promise(() => agent.close().catch(() => undefined))
       )
-      const requestOptions = (request: UpstreamRequest, signal: AbortSignal, bounded: boolean): Dispatcher.RequestOptions => ({
+      const requestOptions = (
+        request: UpstreamRequest,
+        signal: EventEmitter,
+        bounded: boolean
+      ): Dispatcher.RequestOptions => ({
         origin: request.origin,
         path: request.path,
         method: request.method,
         headers: request.headers,
         body: request.body,
         signal,
-        // Streams are not bounded in time; buffered calls also get the overall timer below.
+        // Streams are not bounded in time. A buffered call gets the limit for the headers and again
+        // for the body: providers send a non-streamed body at once, so this is the overall bound in
+        // practice, without a timer of our own per request.
         headersTimeout: bounded ? timeoutMs : 0,
         bodyTimeout: bounded ? timeoutMs : 0
       })
+      const failure = (provider: string, error: Error) =>
+        error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError
+          ? new UpstreamTimeout({ provider })
+          : new UpstreamUnreachable({ provider })
 
       return UpstreamClient.of({
         stream: (request) =>
           Effect.callback<StreamedResponse, UpstreamUnreachable>((resume) => {
-            const controller = new AbortController()
-            agent.request(requestOptions(request, controller.signal, false), (error, response) => {
+            // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
+            const abort = new EventEmitter()
+            agent.request(requestOptions(request, abort, false), (error, response) => {
               if (error) resume(Effect.fail(new UpstreamUnreachable({ provider: request.provider })))
               else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
             })
-            return Effect.sync(() => controller.abort())
+            return Effect.sync(() => abort.emit("abort"))
           }),
 
         buffered: (request) =>
           Effect.callback<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>((resume) => {
-            const controller = new AbortController()
-            let timedOut = false
-            const timer = setTimeout(() => {
-              timedOut = true
-              controller.abort()
-            }, timeoutMs)
-            const fail = () => {
-              clearTimeout(timer)
-              resume(Effect.fail(
-                timedOut
-                  ? new UpstreamTimeout({ provider: request.provider })
-                  : new UpstreamUnreachable({ provider: request.provider })
-              ))
-            }
-            agent.request(requestOptions(request, controller.signal, true), (error, response) => {
-              if (error) return fail()
+            const abort = new EventEmitter()
+            agent.request(requestOptions(request, abort, true), (error, response) => {
+              if (error) return resume(Effect.fail(failure(request.provider, error)))
               const chunks: Array<Buffer> = []
               let size = 0
               response.body.on("data", (chunk: Buffer) => {
                 chunks.push(chunk)
                 size += chunk.length
               })
-              response.body.on("error", fail)
-              response.body.on("end", () => {
-                clearTimeout(timer)
+              response.body.on("error", (error) => resume(Effect.fail(failure(request.provider, error))))
+              response.body.on("end", () =>
                 resume(Effect.succeed({
                   status: response.statusCode,
                   headers: response.headers,
                   body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
                 }))
-              })
+              )
             })
-            return Effect.sync(() => {
-              clearTimeout(timer)
-              controller.abort()
-            })
+            return Effect.sync(() => abort.emit("abort"))
           })
       })
     })

@@ -9,12 +9,13 @@ import { RpcClient, RpcSerialization, RpcServer, RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
 import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
 import { gatewayCommand } from "../../../src/gateway/GatewayCommands.ts"
+import { InferenceLog } from "../../../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../../../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 
-const Services = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory).pipe(
+const Services = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, InferenceLog.layerMemory).pipe(
   Layer.provideMerge(Organizations.layerMemory),
   Layer.provideMerge(SecretBoxTest)
 )
