@@ -1,29 +1,51 @@
-// `npm run bench -- vdb`: /v1/vuln/{id} throughput with authentication, rate
-// limiting (limits 0) and the usage log on, against a bare single-row
-// PostgreSQL fetch of the same record, in the same run. Writes bench/results/vdb.json.
+// `npm run bench -- vdb [durationMs] [--rounds N] [--concurrency N] [--profile DIR] [--parts]`:
+// `GET /v1/vuln/{id}` throughput with authentication (ApiKey), rate limiting
+// (limits 0) and the usage log on, against a bare single-row PostgreSQL fetch
+// of the same record, in the same run. Writes bench/results/vdb.json.
+//
+// Three processes, so nothing measured shares an event loop with its load:
+// this one (seeds a throwaway database, orchestrates), the server under test
+// (`bin/vdb serve api`, the real wiring, access log included, written to a
+// file) and the load generator (`bench/vdb/load.ts`), which drives either the
+// API over keep-alive HTTP or the bare fetch over a pool of the server's size,
+// at the same concurrency. Rounds alternate bare/API; each side reports its
+// median round.
+import { spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { writeFileSync, mkdirSync } from "node:fs"
-import { createServer } from "node:http"
-import { Agent, request } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
-import { SqlClient } from "effect/sql"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { ApiRoutes } from "../src/api/ApiRoutes.ts"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
+import type { LoadStats } from "./vdb/load.ts"
 
+const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const CVE = "CVE-2021-44228"
-const DURATION_MS = Number(process.argv[2] ?? 5000)
-const CONCURRENCY = 32
+
+const args = process.argv.slice(2)
+const option = (name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+const DURATION_MS = Number(args.find((a, i) => /^\d+$/.test(a) && !args[i - 1]?.startsWith("--")) ?? 5000)
+const WARMUP_MS = 1500
+const ROUNDS = Number(option("--rounds") ?? 2)
+const CONCURRENCY = Number(option("--concurrency") ?? 32)
+/** The server's pool (`VDB_DATABASE_POOL_SIZE`, default 10) and the bare fetch's. */
 const POOL = 10
+const PROFILE_DIR = option("--profile")
+/** Also measure the store's lookup and the organization read on their own (same pool, same concurrency). */
+const PARTS = args.includes("--parts")
 
 const admin = (statement: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -36,131 +58,189 @@ const record = {
   dataVersion: "5.1",
   cveMetadata: { cveId: CVE, assignerOrgId: "8254265b-2729-46b6-b9e3-3dfca2d5bfca", state: "PUBLISHED" },
   containers: {
-    cna: { title: "Apache Log4j2 JNDI features do not protect against attacker controlled LDAP", descriptions: [{ lang: "en", value: "x".repeat(800) }] },
+    cna: {
+      title: "Apache Log4j2 JNDI features do not protect against attacker controlled LDAP",
+      descriptions: [{ lang: "en", value: "x".repeat(800) }]
+    },
     adp: [{ x_dataSource: "mitre", x_aliases: [] }]
   }
 }
 
-interface Stats {
-  readonly requests: number
-  readonly seconds: number
-  readonly rps: number
-  readonly p50: number
-  readonly p99: number
-}
-
-/** Runs `once` from CONCURRENCY workers for DURATION_MS; latency in ms. */
-const measure = (once: () => Promise<void>): Promise<Stats> =>
-  new Promise((resolve, reject) => {
-    const latencies: Array<number> = []
-    const start = performance.now()
-    const end = start + DURATION_MS
-    let running = CONCURRENCY
-    const worker = async () => {
-      while (performance.now() < end) {
-        const t = performance.now()
-        await once()
-        latencies.push(performance.now() - t)
-      }
-      if (--running === 0) {
-        const seconds = (performance.now() - start) / 1000
-        latencies.sort((a, b) => a - b)
-        const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]! * 100) / 100
-        resolve({ requests: latencies.length, seconds, rps: Math.round(latencies.length / seconds), p50: pct(0.5), p99: pct(0.99) })
-      }
-    }
-    for (let i = 0; i < CONCURRENCY; i++) worker().catch(reject)
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
   })
 
-const main = Effect.gen(function*() {
+/** Seeds the record and an organization with both limits 0; returns its API key. */
+const seed = (url: string, masterKey: Uint8Array) =>
+  Effect.gen(function*() {
+    const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
+    const Sql = layerPostgres(Redacted.make(url), 2).pipe(Layer.orDie)
+    const deps = yield* Layer.build(
+      Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
+        Layer.provideMerge(MigrationsLayer.pipe(Layer.orDie)),
+        Layer.provideMerge(Layer.mergeAll(Sql, Box))
+      )
+    )
+    const store = Context.get(deps, VulnStore)
+    const content = JSON.stringify(record)
+    const hash = createHash("sha256").update(content).digest("hex")
+    yield* store.putRaw([{ source: "mitre", identifier: CVE, content, hash }])
+    yield* store.putNormalised([{
+      source: "mitre",
+      identifier: CVE,
+      hash,
+      fresh: true,
+      outputs: [{
+        kind: "record",
+        source: "mitre",
+        upstream: "mitre" as never,
+        identifier: CVE,
+        record,
+        aliases: [],
+        counts: { references: 1, problemTypes: 1, metrics: 1, affected: 1, impacts: 0, descriptions: 1, scorecards: 0 },
+        gcve: false
+      }]
+    }], [])
+    const org = yield* Context.get(deps, Organizations).create({ name: "bench", perMinute: 0, perWeek: 0 })
+    return { apiKey: org.apiKey, orgUuid: org.uuid }
+  }).pipe(Effect.scoped)
+
+const node = process.execPath
+
+/** `bin/vdb serve api` (what bin/vdb execs), optionally under the CPU profiler. */
+const startServer = async (env: Record<string, string>, dataDir: string, port: number) => {
+  const log = openSync(join(dataDir, "server.log"), "a")
+  const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
+  const child = spawn(node, [...profile, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", log, log]
+  })
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early: ${readFileSync(join(dataDir, "server.log"), "utf8")}`)
+    if (Date.now() > deadline) throw new Error("server not ready within 60 s")
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      return exited
+    }
+  }
+}
+
+const load = <A extends { readonly errors: number } = LoadStats>(
+  mode: "http" | "sql" | "parts",
+  params: ReadonlyArray<string | number>,
+  roles: Record<string, string> = {}
+) =>
+  new Promise<A>((resolve, reject) => {
+    const child = spawn(node, [join(ROOT, "bench/vdb/load.ts"), mode, ...params.map(String)], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...roles }
+    })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.once("exit", (code) => {
+      if (code !== 0) return reject(new Error(`load generator (${mode}) exited with ${code}`))
+      const stats = JSON.parse(out) as A
+      if (stats.errors > 0) return reject(new Error(`${mode}: ${stats.errors} failed requests`))
+      resolve(stats)
+    })
+  })
+
+const median = (rounds: ReadonlyArray<LoadStats>) => [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
+
+const main = async () => {
   const dbName = `vdb_bench_${Date.now().toString(36)}`
-  yield* admin(`CREATE DATABASE ${dbName}`)
-  yield* Effect.addFinalizer(() => admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).pipe(Effect.ignore))
+  await Effect.runPromise(admin(`CREATE DATABASE ${dbName}`))
+  const dataDir = mkdtempSync(join(tmpdir(), "vdb-bench-"))
   const url = new URL(ADMIN_URL)
   url.pathname = `/${dbName}`
+  let server: { readonly pid: number | undefined; stop: () => Promise<number | null> } | undefined
+  try {
+    const masterKey = new Uint8Array(randomBytes(32))
+    const { apiKey, orgUuid } = await Effect.runPromise(seed(url.toString(), masterKey))
+    const port = await freePort()
+    server = await startServer({
+      DATABASE_URL: url.toString(),
+      VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
+      VDB_DATA_DIR: join(dataDir, "data"),
+      VDB_API_PORT: String(port),
+      VDB_DATABASE_POOL_SIZE: String(POOL)
+    }, dataDir, port)
 
-  const Sql = layerPostgres(Redacted.make(url.toString()), POOL).pipe(Layer.orDie)
-  const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(randomBytes(32)))))
-  const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(Sql, Box)),
-    Layer.provideMerge(Layer.effectDiscard(Effect.void))
-  )
-  const deps = yield* Layer.build(Deps)
-  yield* Layer.build(MigrationsLayer.pipe(Layer.provide(Layer.succeedContext(deps)), Layer.orDie))
+    const path = `/v1/vuln/${CVE}`
+    const check = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: apiKey } })
+    const body = await check.json() as Array<{ cveMetadata?: { cveId?: string } }>
+    if (check.status !== 200 || body[0]?.cveMetadata?.cveId !== CVE) {
+      throw new Error(`unexpected response ${check.status}: ${JSON.stringify(body).slice(0, 200)}`)
+    }
 
-  const store = Context.get(deps, VulnStore)
-  const content = JSON.stringify(record)
-  const hash = createHash("sha256").update(content).digest("hex")
-  yield* store.putRaw([{ source: "mitre", identifier: CVE, content, hash }])
-  yield* store.putNormalised([{
-    source: "mitre",
-    identifier: CVE,
-    hash,
-    fresh: true,
-    outputs: [{
-      kind: "record",
-      source: "mitre",
-      upstream: "mitre" as never,
-      identifier: CVE,
-      record,
-      aliases: [],
-      counts: { references: 1, problemTypes: 1, metrics: 1, affected: 1, impacts: 0, descriptions: 1, scorecards: 0 },
-      gcve: false
-    }]
-  }], [])
-  const org = yield* Context.get(deps, Organizations).create({ name: "bench", perMinute: 0, perWeek: 0 })
+    // The load process accounts CPU by role (itself, the server, this database's backends, the rest).
+    const roles = { VDB_BENCH_SERVER_PID: String(server.pid ?? 0), VDB_BENCH_DATABASE: dbName }
+    const measured = (mode: "sql" | "http", params: ReadonlyArray<string | number>) => load(mode, params, roles)
+    const bare: Array<LoadStats> = []
+    const api: Array<LoadStats> = []
+    for (let round = 0; round < ROUNDS; round++) {
+      bare.push(await measured("sql", [url.toString(), CVE, POOL, CONCURRENCY, WARMUP_MS, DURATION_MS]))
+      api.push(await measured("http", [port, path, apiKey, CONCURRENCY, WARMUP_MS, DURATION_MS]))
+    }
+    await server.stop()
+    server = undefined
+    const parts = PARTS
+      ? await load<{ lookup: LoadStats; org: LoadStats; errors: number }>(
+        "parts",
+        [url.toString(), CVE, orgUuid, POOL, CONCURRENCY, WARMUP_MS, DURATION_MS],
+        { VDB_BENCH_DATABASE: dbName }
+      )
+      : undefined
 
-  const server = HttpRouter.serve(ApiRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide(Layer.succeedContext(deps))
-  )
-  const port = (Context.get(yield* Layer.build(server), HttpServer.HttpServer).address as unknown as { port: number }).port
-
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-  const get = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port, path: `/v1/vuln/${CVE}`, agent, headers: { authorization: org.apiKey } }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`))
-        res.resume()
-        res.on("end", () => resolve())
+    const apiStats = median(api)
+    const bareStats = median(bare)
+    const result = {
+      benchmark: "vdb /v1/vuln/{id}",
+      at: new Date().toISOString(),
+      setup: "server (bin/vdb serve api, access log to a file), load generator and PostgreSQL in separate processes; " +
+        "keep-alive HTTP/1.1, one connection per worker",
+      durationMs: DURATION_MS,
+      warmupMs: WARMUP_MS,
+      rounds: ROUNDS,
+      concurrency: CONCURRENCY,
+      pool: POOL,
+      api: { ...apiStats, auth: "ApiKey", rateLimit: "limits 0", usageLog: "on", rounds: api.map((s) => s.rps) },
+      bareFetch: { ...bareStats, rounds: bare.map((s) => s.rps) },
+      ratio: Math.round((apiStats.rps / bareStats.rps) * 1000) / 1000,
+      target: 0.5,
+      ...(parts === undefined ? {} : {
+        parts: {
+          storeLookup: { rps: parts.lookup.rps, p50: parts.lookup.p50, p99: parts.lookup.p99, cpuMsPer1000: parts.lookup.cpuMsPer1000 },
+          orgRead: { rps: parts.org.rps, p50: parts.org.p50, p99: parts.org.p99, cpuMsPer1000: parts.org.cpuMsPer1000 }
+        }
       })
-      req.on("error", reject)
-      req.end()
-    })
-
-  const sql = Context.get(deps, SqlClient.SqlClient)
-  const bare = () =>
-    Effect.runPromise(sql`SELECT record FROM vuln_records WHERE identifier = ${CVE} LIMIT 1`.pipe(Effect.orDie)).then(() => undefined)
-
-  yield* Effect.promise(() => get())
-  if (process.env.VDB_BENCH_PARTS === "1") {
-    const orgs = Context.get(deps, Organizations)
-    console.log("lookup", yield* Effect.promise(() => measure(() => Effect.runPromise(store.lookup(CVE)).then(() => undefined))))
-    console.log("secretOf", yield* Effect.promise(() => measure(() => Effect.runPromise(orgs.secretOf(org.uuid)).then(() => undefined))))
+    }
+    mkdirSync(new URL("./results/", import.meta.url), { recursive: true })
+    writeFileSync(new URL("./results/vdb.json", import.meta.url), JSON.stringify(result, null, 2) + "\n")
+    console.log(JSON.stringify(result, null, 2))
+    console.log(`ratio ${(result.ratio * 100).toFixed(1)} % (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
+      `p50 ${apiStats.p50}/${bareStats.p50} ms, p99 ${apiStats.p99}/${bareStats.p99} ms)`)
+  } finally {
+    await server?.stop()
+    await Effect.runPromise(admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).pipe(Effect.ignore))
+    rmSync(dataDir, { recursive: true, force: true })
   }
-  // Warm both paths, then measure each in turn in this run.
-  yield* Effect.promise(() => measure(bare))
-  const bareStats = yield* Effect.promise(() => measure(bare))
-  const apiStats = yield* Effect.promise(() => measure(get))
-  agent.destroy()
+}
 
-  const result = {
-    benchmark: "vdb /v1/vuln/{id}",
-    at: new Date().toISOString(),
-    durationMs: DURATION_MS,
-    concurrency: CONCURRENCY,
-    pool: POOL,
-    api: { ...apiStats, auth: "ApiKey", rateLimit: "limits 0", usageLog: "on" },
-    bareFetch: bareStats,
-    ratio: Math.round((apiStats.rps / bareStats.rps) * 1000) / 1000,
-    target: 0.5
-  }
-  mkdirSync(new URL("./results/", import.meta.url), { recursive: true })
-  writeFileSync(new URL("./results/vdb.json", import.meta.url), JSON.stringify(result, null, 2) + "\n")
-  console.log(JSON.stringify(result, null, 2))
-})
-
-Effect.runPromise(Effect.scoped(main) as Effect.Effect<void, unknown>).then(() => process.exit(0), (e) => {
+main().then(() => process.exit(0), (e) => {
   console.error(e)
   process.exit(1)
 })

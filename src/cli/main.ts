@@ -5,6 +5,7 @@ import { Main } from "../../layers/Main.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
 import { apiCommands, usageCommand } from "../api/ApiCommands.ts"
+import { IngestClient, ingestCommand } from "../ingest/IngestCommand.ts"
 import { dbCommand } from "./DbCommand.ts"
 import { orgCommand } from "./OrgCommands.ts"
 import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
@@ -14,10 +15,13 @@ import { serveCommand } from "./ServeCommand.ts"
 const viaAdminSocket = AdminClient.layer(Main)
 const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
+const IngestClientLive = Layer.effect(IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
+
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
   Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(viaAdminSocket)),
     gatewayCommand.pipe(Command.provide(GatewayAdminClientLive)),
+    ingestCommand.pipe(Command.provide(IngestClientLive)),
     ...apiCommands,
     usageCommand.pipe(Command.provide(viaAdminSocket))])
 )

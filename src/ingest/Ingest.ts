@@ -18,6 +18,8 @@ export interface FormatReaders {
 export interface IngestOptions {
   /** Items per transaction pair (raw, then normalised). */
   readonly batchSize?: number
+  /** Batches being written at once (raw phases overlap; phase-2 transactions stay one at a time). */
+  readonly inFlight?: number
   readonly formats?: FormatReaders
 }
 
@@ -25,7 +27,9 @@ const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): 
   !Array.isArray(x) && !("raw" in x) && "reason" in x
 
 const DEFAULT_BATCH = 2000
+const DEFAULT_IN_FLIGHT = 2
 const MAX_REASONS = 50
+const MAX_CONFLICTS = 50
 
 const contentHash = (text: string) => createHash("sha256").update(text).digest("base64url")
 
@@ -52,7 +56,7 @@ export const ingest = (
     const store = yield* VulnStore
     return Stream.callback<IngestEvent>(
       (queue) =>
-        run(plan, store, formats, options.batchSize ?? DEFAULT_BATCH, (event) => Queue.offer(queue, event)).pipe(
+        run(plan, store, formats, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event)).pipe(
           Effect.andThen(Queue.end(queue))
         ),
       { bufferSize: 256, strategy: "suspend" }
@@ -64,6 +68,7 @@ const run = Effect.fnUntraced(function*(
   store: VulnStore["Service"],
   formats: FormatReaders,
   batchSize: number,
+  depth: number,
   emit: (event: IngestEvent) => Effect.Effect<unknown>
 ) {
   const started = yield* Clock.currentTimeMillis
@@ -75,14 +80,16 @@ const run = Effect.fnUntraced(function*(
     updated: 0,
     unchanged: 0,
     duplicates: 0,
+    conflicting: 0,
     normalised: 0,
     skipped: 0,
     elapsedMs: 0,
     perSecond: 0
   }
   const reasons: Record<string, number> = {}
-  const seen = new Set<string>()
-  let batch: Array<UpstreamItem> = []
+  const seen = new Map<string, { readonly hash: string; readonly position: string }>()
+  const conflicts: Array<{ source: string; identifier: string; kept: string; dropped: string }> = []
+  let batch: Array<{ readonly item: UpstreamItem; readonly hash: string }> = []
   let current = ""
 
   const stamp = Effect.gen(function*() {
@@ -97,28 +104,28 @@ const run = Effect.fnUntraced(function*(
     return emit(new IngestProblem({ position, reason }))
   }
 
-  // Batches overlap: while batch n's phase 2 is in the database, batch n+1's
-  // raw items go in on another connection and batch n+2 is being read. Phase 2
-  // of a batch waits for the whole previous batch, so two phase-2
-  // transactions never run at once (they may share output keys).
-  let previous: Fiber.Fiber<void> | undefined
-  let beforePrevious: Fiber.Fiber<void> | undefined
+  // Batches overlap: while batch n's phase 2 is in the database, the raw
+  // items of the next batches go in on other connections and the one after is
+  // being read. Phase 2 of a batch waits for the whole previous batch, so two
+  // phase-2 transactions never run at once (they may share output keys).
+  const inFlight: Array<Fiber.Fiber<void>> = []
   const flush = Effect.fnUntraced(function*() {
     if (batch.length === 0) return
     const items = batch
     batch = []
-    if (beforePrevious !== undefined) yield* Fiber.join(beforePrevious)
-    const prior = previous
-    beforePrevious = prior
-    previous = yield* Effect.forkChild(write(items, prior))
+    if (inFlight.length >= depth) yield* Fiber.join(inFlight.shift()!)
+    inFlight.push(yield* Effect.forkChild(write(items, inFlight.at(-1))))
   })
   const drain = Effect.gen(function*() {
-    if (beforePrevious !== undefined) yield* Fiber.join(beforePrevious)
-    if (previous !== undefined) yield* Fiber.join(previous)
+    while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
   })
 
-  const write = Effect.fnUntraced(function*(items: ReadonlyArray<UpstreamItem>, prior: Fiber.Fiber<void> | undefined) {
-    const raws = items.map((i): RawItem => ({ source: i.source, identifier: i.identifier, content: i.raw, hash: contentHash(i.raw) }))
+  const write = Effect.fnUntraced(function*(
+    chunk: ReadonlyArray<{ readonly item: UpstreamItem; readonly hash: string }>,
+    prior: Fiber.Fiber<void> | undefined
+  ) {
+    const items = chunk.map((b) => b.item)
+    const raws = chunk.map(({ hash, item }): RawItem => ({ source: item.source, identifier: item.identifier, content: item.raw, hash }))
     const results = yield* store.putRaw(raws)
     const done: Array<NormalisedItem> = []
     const failed: Array<FailedItem> = []
@@ -170,12 +177,20 @@ const run = Effect.fnUntraced(function*(
         continue
       }
       const key = `${item.source}\u0000${item.identifier}`
-      if (seen.has(key)) {
+      const hash = contentHash(item.raw)
+      const first = seen.get(key)
+      if (first !== undefined) {
         tally.duplicates++
+        if (first.hash !== hash) {
+          tally.conflicting++
+          if (conflicts.length < MAX_CONFLICTS) {
+            conflicts.push({ source: item.source, identifier: item.identifier, kept: first.position, dropped: item.position })
+          }
+        }
         continue
       }
-      seen.add(key)
-      batch.push(item)
+      seen.set(key, { hash, position: item.position })
+      batch.push({ item, hash })
       if (batch.length >= batchSize) yield* flush()
     }
   })
@@ -188,5 +203,5 @@ const run = Effect.fnUntraced(function*(
   yield* flush()
   yield* drain
   yield* stamp
-  yield* emit(new IngestSummary({ ...tally, skippedReasons: reasons, ignoredFiles: plan.ignored }))
+  yield* emit(new IngestSummary({ ...tally, skippedReasons: reasons, conflicts, ignoredFiles: plan.ignored }))
 })

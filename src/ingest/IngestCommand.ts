@@ -34,7 +34,8 @@ const summaryLines = (s: IngestSummary) => [
   `inserted: ${s.inserted}`,
   `updated: ${s.updated}`,
   `unchanged: ${s.unchanged}`,
-  `duplicates: ${s.duplicates}`,
+  `duplicates: ${s.duplicates}${s.conflicting > 0 ? ` (${s.conflicting} with different content; the first read was kept)` : ""}`,
+  ...s.conflicts.map((c) => `  ${c.source} ${c.identifier}: kept ${c.kept}, dropped ${c.dropped}`),
   `normalised: ${s.normalised}`,
   `skipped: ${s.skipped}`,
   ...Object.entries(s.skippedReasons).map(([reason, n]) => `  ${n} × ${reason}`),
@@ -77,34 +78,35 @@ export const ingestCommand = Command.make(
       onSome: (dir) => ({ ...(source === undefined ? {} : { source }), paths: paths.map((p) => resolve(p)), all: resolve(dir) })
     })
     const tty = process.stderr.isTTY === true
+    const clearBar = tty ? Effect.sync(() => void process.stderr.write("\r\x1b[K")) : Effect.void
     let lastLine = 0
     let problems = 0
     let summary: IngestSummary | undefined
     yield* client.IngestRun(request).pipe(
-      Stream.runForEach((event) =>
-        Effect.sync(() => {
-          switch (event._tag) {
-            case "Problem": {
-              problems++
-              if (problems <= MAX_PROBLEM_LINES) {
-                process.stderr.write(`${tty ? "\r\x1b[K" : ""}skipped ${event.position}: ${event.reason}\n`)
-              } else if (problems === MAX_PROBLEM_LINES + 1) process.stderr.write("… further problems not shown\n")
-              return
-            }
-            case "Progress": {
-              if (tty) return void process.stderr.write(`\r\x1b[K${bar(event)}`)
-              const now = Date.now()
-              if (now - lastLine < 1000) return
-              lastLine = now
-              const { _tag, ...rest } = event
-              return void process.stderr.write(`${JSON.stringify({ progress: rest })}\n`)
-            }
-            case "Summary":
-              summary = event
-              if (tty) process.stderr.write("\r\x1b[K")
+      Stream.runForEach((event): Effect.Effect<void> => {
+        switch (event._tag) {
+          case "Problem": {
+            problems++
+            if (problems > MAX_PROBLEM_LINES + 1) return Effect.void
+            const line = problems > MAX_PROBLEM_LINES
+              ? "… further problems not shown"
+              : `skipped ${event.position}: ${event.reason}`
+            return Effect.andThen(clearBar, Console.error(line))
           }
-        })
-      )
+          case "Progress": {
+            // A bar redrawn in place on a terminal; otherwise one JSON line at most every second.
+            if (tty) return Effect.sync(() => void process.stderr.write(`\r\x1b[K${bar(event)}`))
+            const now = Date.now()
+            if (now - lastLine < 1000) return Effect.void
+            lastLine = now
+            const { _tag, ...rest } = event
+            return Console.error(JSON.stringify({ progress: rest }))
+          }
+          case "Summary":
+            summary = event
+            return clearBar
+        }
+      })
     )
     if (summary === undefined) return
     if (input.json) yield* Console.log(JSON.stringify(summaryJson(summary), null, 2))

@@ -18,6 +18,8 @@ const Tally = {
   unchanged: Schema.Int,
   /** The same (source, identifier) again within this run: the first one is kept. */
   duplicates: Schema.Int,
+  /** Of the duplicates, those whose content differed from the kept first one. */
+  conflicting: Schema.Int,
   /** Items normalised by this run (phase 2). */
   normalised: Schema.Int,
   skipped: Schema.Int,
@@ -43,6 +45,13 @@ export class IngestSummary extends Schema.TaggedClass<IngestSummary>()("Summary"
   ...Tally,
   /** Skipped items by reason. */
   skippedReasons: Schema.Record(Schema.String, Schema.Int),
+  /** The first duplicates whose content differed: which position was kept and which dropped. */
+  conflicts: Schema.Array(Schema.Struct({
+    source: Schema.String,
+    identifier: Schema.String,
+    kept: Schema.String,
+    dropped: Schema.String
+  })),
   /** Files under `--all` that belong to no source (README, schemas, cross-check data). */
   ignoredFiles: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String }))
 }) {}

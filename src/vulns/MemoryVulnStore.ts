@@ -1,9 +1,9 @@
-import { Effect, PubSub, Stream } from "effect"
+import { Clock, Effect, PubSub, Stream } from "effect"
 import { type EpssEntry } from "./Epss.ts"
 import { emptySummary, withContent } from "./ExploitSummary.ts"
 import { ALIAS_HOPS, assemble, exploitKeys } from "./SqlVulnStore.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
-import type { ExploitRecord, FailedItem, PageRequest, RawItem, RawResult, VulnStore } from "./VulnStore.ts"
+import type { ExploitRecord, FailedItem, NormalisedItem, PageRequest, RawItem, RawResult, VulnStore } from "./VulnStore.ts"
 
 interface RawState {
   readonly item: RawItem
@@ -110,7 +110,7 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
   })
 
   const putRaw = Effect.fn("VulnStore.putRaw")(function*(items: ReadonlyArray<RawItem>) {
-    const now = new Date()
+    const now = new Date(yield* Clock.currentTimeMillis)
     const results = items.map((item): RawResult => {
       const k = key(item.source, item.identifier)
       const current = raw.get(k)
@@ -125,14 +125,14 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
   })
 
   const putNormalised = Effect.fn("VulnStore.putNormalised")(function*(
-    done: Parameters<VulnStore["Service"]["putNormalised"]>[0],
+    done: ReadonlyArray<NormalisedItem>,
     failed: ReadonlyArray<FailedItem>
   ) {
     const rows = toRows(done)
     const replaced = new Set([...done, ...failed].map((r) => key(r.source, r.identifier)))
     const keep = <A extends { readonly origin: { readonly source: string; readonly identifier: string } }>(a: A) =>
       !replaced.has(originKey(a))
-    const now = new Date()
+    const now = new Date(yield* Clock.currentTimeMillis)
     const recordKey = (r: RecordRow) => key(r.source, r.identifier, originKey(r))
     const fresh = new Set(rows.records.map(recordKey))
     records = [

@@ -5,7 +5,15 @@ import { type EpssEntry, isCve, withEpss } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
 import { putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { RECORD_INGEST_SOURCES, RECORD_SOURCE_OF, toRows, ZERO_COUNTS } from "./StoreRows.ts"
-import type { ExploitRecord, FailedItem, PageRequest, SourceRecord, VulnStore } from "./VulnStore.ts"
+import type {
+  ExploitRecord,
+  FailedItem,
+  NormalisedItem,
+  PageRequest,
+  RawItem,
+  SourceRecord,
+  VulnStore
+} from "./VulnStore.ts"
 
 /** Alias hops followed from the query: its own aliases, and theirs (a CVE reaches its GHSA and PYSEC ids). */
 export const ALIAS_HOPS = 2
@@ -19,6 +27,23 @@ interface RecordRow {
   enriched_at: Date
   fetched_at: Date
 }
+
+interface LookupRow {
+  kind: "id" | "record" | "raw" | "epss"
+  source: string
+  identifier: string
+  record: Record<string, unknown> | null
+  counts: RecordCounts | null
+  gcve: boolean | null
+  enriched_at: Date | null
+  fetched_at: Date | null
+  score: number | null
+  percentile: number | null
+  score_date: string | null
+  model_version: string | null
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 interface ExploitRow {
   uuid: string
@@ -48,32 +73,64 @@ export const makeSqlVulnStore = Effect.gen(function*() {
       )
       SELECT DISTINCT id FROM walk`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
 
+  // The API's hot path: one statement (one round trip, one snapshot) walks the
+  // alias graph and reads records, processing raw items and EPSS scores.
   const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string) {
-    const ids = yield* resolve(identifier)
-    const [records, processing, epss] = yield* Effect.all([
-      sql<RecordRow>`
-        SELECT DISTINCT ON (r.source, r.identifier) r.source, r.identifier, r.record, r.counts, r.gcve,
-          r.enriched_at, raw.fetched_at
-        FROM vuln_records r
+    const rows = yield* sql<LookupRow>`
+      WITH RECURSIVE walk(id, depth) AS (
+        SELECT ${identifier}::text, 0
+        UNION
+        SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
+      ),
+      ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)
+      SELECT 'id' AS kind, id AS source, id AS identifier, NULL::json AS record, NULL::json AS counts,
+        NULL::boolean AS gcve, NULL::timestamptz AS enriched_at, NULL::timestamptz AS fetched_at,
+        NULL::float8 AS score, NULL::float8 AS percentile, NULL::text AS score_date, NULL::text AS model_version
+      FROM ids, unnest(ids.ids) AS id
+      UNION ALL
+      SELECT * FROM (
+        SELECT DISTINCT ON (r.source, r.identifier) 'record', r.source, r.identifier, r.record, r.counts, r.gcve,
+          r.enriched_at, raw.fetched_at, NULL::float8, NULL::float8, NULL, NULL
+        FROM ids, vuln_records r
         JOIN vuln_raw raw ON raw.source = r.origin_source AND raw.identifier = r.origin_identifier
-        WHERE r.identifier = ANY(${ids}::text[])
-        ORDER BY r.source, r.identifier, r.rank DESC, r.origin_source DESC, r.origin_identifier`,
-      sql<{ source: string; identifier: string; fetched_at: Date }>`
-        SELECT raw.source, raw.identifier, raw.fetched_at FROM vuln_raw raw
-        WHERE raw.identifier = ANY(${ids}::text[]) AND raw.source = ANY(${RECORD_INGEST_SOURCES}::text[])
-          AND NOT EXISTS (SELECT 1 FROM vuln_records r
-            WHERE r.origin_source = raw.source AND r.origin_identifier = raw.identifier)
-        ORDER BY raw.source, raw.identifier`,
-      sql<{ cve: string; score: number; percentile: number; score_date: string; model_version: string }>`
-        SELECT cve, score, percentile, score_date, model_version FROM vuln_epss WHERE cve = ANY(${ids}::text[])`
-    ], { concurrency: "unbounded" })
-    const scores = new Map<string, EpssEntry>(epss.map((e) => [e.cve, {
-      cve: e.cve,
-      score: e.score,
-      percentile: e.percentile,
-      date: e.score_date,
-      modelVersion: e.model_version
-    }]))
+        WHERE r.identifier = ANY(ids.ids)
+        ORDER BY r.source, r.identifier, r.rank DESC, r.origin_source DESC, r.origin_identifier
+      ) best
+      UNION ALL
+      SELECT 'raw', raw.source, raw.identifier, NULL, NULL, NULL, NULL, raw.fetched_at, NULL, NULL, NULL, NULL
+      FROM ids, vuln_raw raw
+      WHERE raw.identifier = ANY(ids.ids) AND raw.source = ANY(${RECORD_INGEST_SOURCES}::text[])
+        AND NOT EXISTS (SELECT 1 FROM vuln_records r WHERE r.origin_source = raw.source AND r.origin_identifier = raw.identifier)
+      UNION ALL
+      SELECT 'epss', e.cve, e.cve, NULL, NULL, NULL, NULL, NULL, e.score, e.percentile, e.score_date, e.model_version
+      FROM ids, vuln_epss e WHERE e.cve = ANY(ids.ids)`
+    const ids: Array<string> = []
+    const records: Array<RecordRow> = []
+    const processing: Array<{ source: string; identifier: string; fetched_at: Date }> = []
+    const scores = new Map<string, EpssEntry>()
+    for (const row of rows) {
+      switch (row.kind) {
+        case "id":
+          ids.push(row.identifier)
+          break
+        case "record":
+          records.push(row as unknown as RecordRow)
+          break
+        case "raw":
+          processing.push({ source: row.source, identifier: row.identifier, fetched_at: row.fetched_at! })
+          break
+        case "epss":
+          scores.set(row.identifier, {
+            cve: row.identifier,
+            score: row.score!,
+            percentile: row.percentile!,
+            date: row.score_date!,
+            modelVersion: row.model_version!
+          })
+      }
+    }
+    records.sort((a, b) => compare(a.source, b.source) || compare(a.identifier, b.identifier))
+    processing.sort((a, b) => compare(a.source, b.source) || compare(a.identifier, b.identifier))
     return assemble(identifier, ids, records, processing, scores)
   }, Effect.orDie)
 
@@ -126,15 +183,15 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     }
   }, Effect.orDie)
 
-  const putRaw = Effect.fn("VulnStore.putRaw")(function*(items: Parameters<VulnStore["Service"]["putRaw"]>[0]) {
+  const putRaw = Effect.fn("VulnStore.putRaw")(function*(items: ReadonlyArray<RawItem>) {
     const results = yield* sql.withTransaction(putRawSql(sql, items))
     yield* publish(items.filter((_, n) => results[n]!.outcome !== "unchanged").map((i) => i.identifier))
     return results
   }, Effect.orDie)
 
   const putNormalised = Effect.fn("VulnStore.putNormalised")(function*(
-    done: Parameters<VulnStore["Service"]["putNormalised"]>[0],
-    failed: Parameters<VulnStore["Service"]["putNormalised"]>[1]
+    done: ReadonlyArray<NormalisedItem>,
+    failed: ReadonlyArray<FailedItem>
   ) {
     const rows = toRows(done)
     yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))

@@ -98,14 +98,14 @@ export const putNormalisedSql = (
       yield* sql`
         INSERT INTO vuln_records (source, identifier, origin_source, origin_identifier, record, counts, gcve,
           known_exploited, rank, enriched_at)
-        SELECT s, i, os, oi, r::jsonb, c::jsonb, g, k::jsonb, rk, now()
+        SELECT s, i, os, oi, r::json, c::json, g, k::json, rk, now()
         FROM unnest(${records.map((r) => r.source)}::text[], ${records.map((r) => r.identifier)}::text[],
           ${records.map((r) => r.origin.source)}::text[], ${records.map((r) => r.origin.identifier)}::text[],
           ${records.map((r) => JSON.stringify(r.record))}::text[], ${records.map((r) => JSON.stringify(r.counts))}::text[],
           ${records.map((r) => r.gcve)}::bool[],
           ${nullable(records.map((r) => r.knownExploited === null ? null : JSON.stringify(r.knownExploited)))}::text[],
           ${records.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, c, g, k, rk)
-        ON CONFLICT (source, identifier, origin_source, origin_identifier) DO UPDATE SET record = excluded.record,
+        ON CONFLICT (origin_source, origin_identifier, source, identifier) DO UPDATE SET record = excluded.record,
           counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
           rank = excluded.rank, enriched_at = excluded.enriched_at`
     }
@@ -132,7 +132,7 @@ export const putNormalisedSql = (
       yield* sql`
         INSERT INTO vuln_exploits (uuid, origin_source, origin_identifier, cve_id, source, summary_key, type, url,
           title, created_at, details)
-        SELECT u, os, oi, cve, s, k, ty, url, ti, ca::bigint, d::jsonb
+        SELECT u, os, oi, cve, s, k, ty, url, ti, ca::bigint, d::json
         FROM unnest(${exploits.map((e) => e.uuid)}::text[], ${exploits.map((e) => e.origin.source)}::text[],
           ${exploits.map((e) => e.origin.identifier)}::text[], ${exploits.map((e) => e.cveId)}::text[],
           ${exploits.map((e) => e.source)}::text[], ${exploits.map((e) => e.summaryKey)}::text[],
@@ -140,7 +140,7 @@ export const putNormalisedSql = (
           ${nullable(exploits.map((e) => e.title))}::text[],
           ${nullable(exploits.map((e) => e.createdAt === null ? null : String(Math.trunc(e.createdAt))))}::text[],
           ${exploits.map((e) => JSON.stringify(e.details))}::text[]) AS t(u, os, oi, cve, s, k, ty, url, ti, ca, d)
-        ON CONFLICT (uuid, origin_source, origin_identifier) DO UPDATE SET cve_id = excluded.cve_id,
+        ON CONFLICT (origin_source, origin_identifier, uuid) DO UPDATE SET cve_id = excluded.cve_id,
           source = excluded.source, summary_key = excluded.summary_key, type = excluded.type, url = excluded.url,
           title = excluded.title, created_at = excluded.created_at, details = excluded.details`
       const bodies = exploits.filter((e) => e.content !== undefined)
@@ -149,7 +149,7 @@ export const putNormalisedSql = (
           INSERT INTO vuln_exploit_content (uuid, origin_source, origin_identifier, content)
           SELECT * FROM unnest(${bodies.map((e) => e.uuid)}::text[], ${bodies.map((e) => e.origin.source)}::text[],
             ${bodies.map((e) => e.origin.identifier)}::text[], ${bodies.map((e) => e.content!)}::text[])
-          ON CONFLICT (uuid, origin_source, origin_identifier) DO UPDATE SET content = excluded.content`
+          ON CONFLICT (origin_source, origin_identifier, uuid) DO UPDATE SET content = excluded.content`
       }
     }
     if (failed.length > 0) {

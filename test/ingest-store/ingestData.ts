@@ -2,7 +2,7 @@
  * Ingests a data folder (default ../shared/data) into the database at
  * DATABASE_URL with the real readers, printing one JSON event per line.
  * Run as a child process by the crash test (which SIGKILLs it mid-run).
- *   DATABASE_URL=postgres://… node test/ingest-store/ingestData.ts [DIR] [BATCH]
+ *   DATABASE_URL=postgres://… node test/ingest-store/ingestData.ts [DIR] [BATCH] [IN_FLIGHT]
  */
 import { fileURLToPath } from "node:url"
 import { NodeRuntime } from "@effect/platform-node"
@@ -17,7 +17,8 @@ const DATA = fileURLToPath(new URL("../../../shared/data", import.meta.url))
 const program = Effect.gen(function*() {
   const dir = process.argv[2] ?? DATA
   const batchSize = Number(process.argv[3] ?? 500)
-  yield* ingest({ paths: [], all: dir }, { batchSize }).pipe(
+  const inFlight = Number(process.argv[4] ?? 2)
+  yield* ingest({ paths: [], all: dir }, { batchSize, inFlight }).pipe(
     Stream.runForEach((event) => Effect.sync(() => process.stdout.write(`${JSON.stringify(event)}\n`)))
   )
 })

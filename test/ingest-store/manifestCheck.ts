@@ -33,7 +33,7 @@ export const observe = Effect.fn(function*(id: string) {
   const found = yield* store.lookup(id)
   const page = yield* store.exploits(id, { limit: 1, offset: 0, includeContent: false })
   return {
-    sources: [...new Set(found.records.map((r) => r.source))].sort(),
+    sources: [...new Set(found.records.map((r): string => r.source))].sort(),
     processing: found.records.filter((r) => r.record === null).map((r) => r.source),
     aliases: found.aliases,
     summary: page.summary,

@@ -31,7 +31,7 @@ const run = (request: IngestRequest) =>
 const summaryOf = (events: ReadonlyArray<IngestEvent>) => events.at(-1) as IngestSummary
 
 const backends = [
-  { name: "postgresql", layer: VulnStore.layer.pipe(Layer.provideMerge(SqlBackends[0].layer)) },
+  ...SqlBackends.map(({ layer, name }) => ({ name, layer: VulnStore.layer.pipe(Layer.provideMerge(layer)) })),
   { name: "memory", layer: VulnStore.layerMemory }
 ]
 
@@ -57,6 +57,13 @@ describe.each(backends)("ingest pipeline ($name)", ({ layer: backend }) => {
           [summary.files, summary.items, summary.inserted, summary.updated, summary.unchanged, summary.duplicates, summary.normalised, summary.skipped],
           [2, 6, 4, 0, 0, 1, 3, 2]
         )
+        assert.strictEqual(summary.conflicting, 1, "PYSEC-1 again with other content: the first is kept")
+        assert.deepStrictEqual(summary.conflicts, [{
+          source: "osv",
+          identifier: "PYSEC-1",
+          kept: "sources/osv/a.ndjson:1",
+          dropped: "sources/osv/nested/b.ndjson.gz:2"
+        }])
         assert.deepStrictEqual(summary.skippedReasons, { "malformed JSON": 1, "impossible date": 1 })
         assert.deepStrictEqual(summary.ignoredFiles.map((f) => f.path), ["README.md", "sources/sploitscan/x.json"])
         const problems = first.filter((e) => e._tag === "Problem").map((e) => e._tag === "Problem" && `${e.position} ${e.reason}`)

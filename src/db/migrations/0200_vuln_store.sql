@@ -33,17 +33,18 @@ CREATE TABLE vuln_records (
   identifier text NOT NULL,
   origin_source text NOT NULL,
   origin_identifier text NOT NULL,
-  record jsonb NOT NULL,
-  counts jsonb NOT NULL,
+  record json NOT NULL,
+  counts json NOT NULL,
   gcve boolean NOT NULL DEFAULT false,
-  known_exploited jsonb,
+  known_exploited json,
   rank text NOT NULL DEFAULT '',
   enriched_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (source, identifier, origin_source, origin_identifier)
+  -- Origin first: the key also serves replacing an item's output and the
+  -- processing check, so there is no separate origin index to maintain.
+  PRIMARY KEY (origin_source, origin_identifier, source, identifier)
 );
 CREATE INDEX vuln_records_identifier ON vuln_records (identifier);
 ALTER TABLE vuln_records ALTER COLUMN record SET STORAGE EXTERNAL;
-CREATE INDEX vuln_records_origin ON vuln_records (origin_source, origin_identifier);
 
 -- The alias graph, stored in both directions (OSV aliases are symmetric) so a
 -- walk from any identifier is one index range scan per hop.
@@ -81,21 +82,19 @@ CREATE TABLE vuln_exploits (
   url text,
   title text,
   created_at bigint,
-  details jsonb NOT NULL,
-  PRIMARY KEY (uuid, origin_source, origin_identifier)
+  details json NOT NULL,
+  PRIMARY KEY (origin_source, origin_identifier, uuid)
 );
 CREATE INDEX vuln_exploits_cve ON vuln_exploits (cve_id, created_at DESC);
-CREATE INDEX vuln_exploits_origin ON vuln_exploits (origin_source, origin_identifier);
 
 CREATE TABLE vuln_exploit_content (
   uuid text NOT NULL,
   origin_source text NOT NULL,
   origin_identifier text NOT NULL,
   content text NOT NULL,
-  PRIMARY KEY (uuid, origin_source, origin_identifier)
+  PRIMARY KEY (origin_source, origin_identifier, uuid)
 );
 ALTER TABLE vuln_exploit_content ALTER COLUMN content SET STORAGE EXTERNAL;
-CREATE INDEX vuln_exploit_content_origin ON vuln_exploit_content (origin_source, origin_identifier);
 
 -- Items whose normalisation failed: they stay `processing` and are listed by
 -- `bin/vdb ingest --failed` until a later run normalises them.

@@ -1,0 +1,190 @@
+// Load generator of `npm run bench -- vdb`, run as its own process so it never
+// shares an event loop with what it measures. Two modes, same loop shape
+// (CONCURRENCY workers, each one request at a time, for DURATION ms after a
+// warm-up), one JSON line of statistics on stdout:
+//   node bench/vdb/load.ts http <port> <path> <authorization> <concurrency> <warmupMs> <durationMs>
+//   node bench/vdb/load.ts sql <databaseUrl> <identifier> <pool> <concurrency> <warmupMs> <durationMs>
+//   node bench/vdb/load.ts parts <databaseUrl> <identifier> <orgUuid> <pool> <concurrency> <warmupMs> <durationMs>
+// The HTTP client is a minimal keep-alive HTTP/1.1 client over `node:net` (one
+// connection per worker): it costs far less CPU than `node:http`, so on a small
+// machine the server, not the client, is what gets measured.
+import { connect } from "node:net"
+import { type CpuSplit, snapshot, split } from "./cpu.ts"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql"
+import { makeSqlVulnStore } from "../../src/vulns/SqlVulnStore.ts"
+
+export interface LoadStats {
+  readonly requests: number
+  readonly seconds: number
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  /** CPU milliseconds per 1000 requests over warm-up and measurement, by process role (see cpu.ts). */
+  readonly cpuMsPer1000: CpuSplit
+}
+
+const perKilo = (ms: number, requests: number) => Math.round((ms / requests) * 10_000) / 10
+
+/** Whose CPU is whose: set by the orchestrator. */
+const ROLES = { server: Number(process.env.VDB_BENCH_SERVER_PID ?? 0), database: process.env.VDB_BENCH_DATABASE ?? "" }
+
+const summarise = (latencies: Array<number>, seconds: number, errors: number, cpu: CpuSplit, total: number): LoadStats => {
+  latencies.sort((a, b) => a - b)
+  const pct = (p: number) =>
+    latencies.length === 0
+      ? 0
+      : Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]! * 1000) / 1000
+  return {
+    requests: latencies.length,
+    seconds,
+    rps: Math.round(latencies.length / seconds),
+    p50: pct(0.5),
+    p99: pct(0.99),
+    errors,
+    cpuMsPer1000: {
+      load: perKilo(cpu.load, total),
+      server: perKilo(cpu.server, total),
+      postgres: perKilo(cpu.postgres, total),
+      other: perKilo(cpu.other, total)
+    }
+  }
+}
+
+/**
+ * Runs `once` from `concurrency` workers: warm-up first (not recorded), then
+ * the measured window. Latency in milliseconds.
+ */
+const drive = async (concurrency: number, warmupMs: number, durationMs: number, once: (worker: number) => Promise<boolean>) => {
+  const latencies: Array<number> = []
+  const cpuBefore = snapshot()
+  let total = 0
+  let errors = 0
+  let recording = false
+  const warmEnd = performance.now() + warmupMs
+  let end = warmEnd + durationMs
+  const worker = async (w: number) => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      const ok = await once(w)
+      total++
+      if (!recording) continue
+      latencies.push(performance.now() - t)
+      if (!ok) errors++
+    }
+  }
+  const workers = Array.from({ length: concurrency }, (_, w) => worker(w))
+  await new Promise((r) => setTimeout(r, Math.max(0, warmEnd - performance.now())))
+  recording = true
+  const start = performance.now()
+  end = start + durationMs
+  await Promise.all(workers)
+  const seconds = (performance.now() - start) / 1000
+  return summarise(latencies, seconds, errors, split(cpuBefore, snapshot(), ROLES), total)
+}
+
+const HEADER_END = Buffer.from("\r\n\r\n")
+const CHUNKED_END = Buffer.from("0\r\n\r\n")
+
+/** One keep-alive connection; `get()` resolves with the status of one complete response. */
+const httpConnection = (port: number, request: Buffer) =>
+  new Promise<{ get: () => Promise<number> }>((resolve, reject) => {
+    const socket = connect({ port, host: "127.0.0.1", noDelay: true })
+    let pending: ((status: number) => void) | undefined
+    let buffer = Buffer.alloc(0)
+    socket.on("error", reject)
+    socket.on("data", (chunk) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk])
+      const headerEnd = buffer.indexOf(HEADER_END)
+      if (headerEnd === -1) return
+      const head = buffer.subarray(0, headerEnd).toString("latin1")
+      const status = Number(head.slice(9, 12))
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+      const bodyStart = headerEnd + 4
+      let complete: number
+      if (length !== null) {
+        complete = bodyStart + Number(length[1])
+        if (buffer.length < complete) return
+      } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
+        if (!buffer.subarray(buffer.length - 5).equals(CHUNKED_END)) return
+        complete = buffer.length
+      } else {
+        complete = bodyStart
+      }
+      buffer = buffer.subarray(complete)
+      const done = pending
+      pending = undefined
+      done?.(status)
+    })
+    socket.once("connect", () =>
+      resolve({
+        get: () =>
+          new Promise<number>((r) => {
+            pending = r
+            socket.write(request)
+          })
+      }))
+  })
+
+const runHttp = async (args: ReadonlyArray<string>) => {
+  const [port, path, authorization, concurrency, warmupMs, durationMs] = args as [string, string, string, string, string, string]
+  const request = Buffer.from(
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
+      `User-Agent: vdb-bench\r\nAccept: application/json\r\n\r\n`,
+    "latin1"
+  )
+  const connections = await Promise.all(Array.from({ length: Number(concurrency) }, () => httpConnection(Number(port), request)))
+  return drive(Number(concurrency), Number(warmupMs), Number(durationMs), async (w) => (await connections[w]!.get()) === 200)
+}
+
+/** The baseline: the same record by identifier, one row, over a pool of the server's size, same driver as the server. */
+const runSql = (args: ReadonlyArray<string>) => {
+  const [url, identifier, pool, concurrency, warmupMs, durationMs] = args as [string, string, string, string, string, string]
+  return Effect.gen(function*() {
+    const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
+    const once = () =>
+      Effect.runPromise(sql`SELECT record FROM vuln_records WHERE identifier = ${identifier} LIMIT 1`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        Effect.orElseSucceed(() => false)
+      ))
+    return yield* Effect.promise(() => drive(Number(concurrency), Number(warmupMs), Number(durationMs), once))
+  }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.runPromise)
+}
+
+/**
+ * `--parts`: the API's two statements on their own, same pool and concurrency:
+ * the store's `lookup` (through `VulnStore.layer`) and the organization read.
+ */
+const runParts = (args: ReadonlyArray<string>) => {
+  const [url, identifier, orgUuid, pool, concurrency, warmupMs, durationMs] = args as [
+    string, string, string, string, string, string, string
+  ]
+  return Effect.gen(function*() {
+    const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
+    const store = yield* makeSqlVulnStore.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const run = (effect: Effect.Effect<boolean>) =>
+      Effect.promise(() => drive(Number(concurrency), Number(warmupMs), Number(durationMs), () => Effect.runPromise(effect)))
+    const lookup = yield* run(Effect.map(store.lookup(identifier), (l) => l.records.length > 0))
+    const org = yield* run(sql`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
+        FROM organizations WHERE uuid = ${orgUuid}::uuid`.pipe(Effect.map((rows) => rows.length === 1), Effect.orElseSucceed(() => false)))
+    return { lookup, org, errors: lookup.errors + org.errors }
+  }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.runPromise)
+}
+
+const [mode, ...rest] = process.argv.slice(2)
+const stats = mode === "http"
+  ? await runHttp(rest)
+  : mode === "sql"
+  ? await runSql(rest)
+  : mode === "parts"
+  ? await runParts(rest)
+  : undefined
+if (stats === undefined) {
+  console.error("usage: load.ts http|sql ...")
+  process.exit(2)
+}
+process.stdout.write(JSON.stringify(stats) + "\n")
+process.exit(0)

@@ -1,0 +1,67 @@
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { afterAll, assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Command } from "effect/cli"
+import { RpcTest } from "effect/rpc"
+import { TestConsole } from "effect/testing"
+import { IngestClient, ingestCommand } from "../../src/ingest/IngestCommand.ts"
+import { IngestRpcHandlers, IngestRpcs } from "../../src/ingest/IngestRpcs.ts"
+import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import { DATA } from "./manifestCheck.ts"
+
+const dir = mkdtempSync(join(tmpdir(), "vdb-ingest-cli-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+cpSync(join(DATA, "sources/cisa-kev"), join(dir, "kev"), { recursive: true })
+mkdirSync(join(dir, "bad"))
+writeFileSync(join(dir, "bad/CVE-2024-0001.json"), "{\"cveID\": ")
+
+const Client = Layer.effect(IngestClient, RpcTest.makeClient(IngestRpcs)).pipe(Layer.provide(IngestRpcHandlers))
+const TestLayer = Client.pipe(Layer.provideMerge(VulnStore.layerMemory), Layer.provideMerge(TestConsole.layer))
+
+const cli = Command.runWith(ingestCommand, { version: "test" })
+
+const run = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const before = { out: (yield* TestConsole.logLines).length, err: (yield* TestConsole.errorLines).length }
+    const exit = yield* Effect.exit(cli(args).pipe(Effect.provide(NodeServices.layer)))
+    const out = (yield* TestConsole.logLines).slice(before.out).map(String)
+    const err = (yield* TestConsole.errorLines).slice(before.err).map(String)
+    const error = exit._tag === "Failure" ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message) : undefined
+    return { out, err, error }
+  })
+
+describe("bin/vdb ingest (admin RPCs, in-process)", () => {
+  layer(TestLayer, { excludeTestServices: true })((it) => {
+    it.effect("ingests a source folder, then reports everything unchanged", () =>
+      Effect.gen(function*() {
+        const first = yield* run(["cisa-kev", join(dir, "kev"), "--json"])
+        assert.isUndefined(first.error)
+        const summary = JSON.parse(first.out.join("\n"))
+        assert.deepStrictEqual([summary.files, summary.inserted, summary.skipped], [44, 44, 0])
+        const again = yield* run(["cisa-kev", join(dir, "kev")])
+        assert.isUndefined(again.error)
+        assert.include(again.out, "unchanged: 44")
+        assert.include(again.out, "inserted: 0")
+        const store = yield* VulnStore
+        assert.deepStrictEqual((yield* store.lookup("CVE-2021-44228")).records.map((r) => r.source), ["cisa-kev"])
+      }))
+
+    it.effect("a bad record is reported with its position and the run exits non-zero", () =>
+      Effect.gen(function*() {
+        const bad = yield* run(["cisa-kev", join(dir, "bad")])
+        assert.match(bad.error!, /1 item\(s\) skipped/)
+        assert.isTrue(bad.err.some((l) => l.startsWith(`skipped ${join(dir, "bad")}/CVE-2024-0001.json`)), bad.err.join("\n"))
+        assert.include(bad.out, "skipped: 1")
+      }))
+
+    it.effect("unknown source and unreadable path are clear errors; --failed lists nothing", () =>
+      Effect.gen(function*() {
+        assert.match((yield* run(["nope", dir])).error!, /unknown source "nope"/)
+        assert.match((yield* run(["osv", join(dir, "missing")])).error!, /cannot read .*missing/)
+        assert.deepStrictEqual((yield* run(["--failed"])).out, ["no failed normalisations"])
+      }))
+  })
+})
