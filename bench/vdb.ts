@@ -1,4 +1,5 @@
-// `npm run bench -- vdb [durationMs] [--rounds N] [--concurrency N] [--profile DIR] [--parts]`:
+// `npm run bench -- vdb [durationMs] [--rounds N] [--concurrency N] [--profile DIR] [--parts]
+// [--floor] [--server-log FILE]`:
 // `GET /v1/vuln/{id}` throughput with authentication (ApiKey), rate limiting
 // (limits 0) and the usage log on, against a bare single-row PostgreSQL fetch
 // of the same record, in the same run. Writes bench/results/vdb.json.
@@ -9,10 +10,14 @@
 // file) and the load generator (`bench/vdb/load.ts`), which drives either the
 // API over keep-alive HTTP or the bare fetch over a pool of the server's size,
 // at the same concurrency. Rounds alternate bare/API; each side reports its
-// median round.
+// median round. The load process also accounts CPU time from /proc by role
+// (itself, the server, this database's backends, everything else): `cpuRatio`
+// compares the CPU one request costs on each side, which is what bounds the
+// throughput ratio on a machine whose cores are the limit, and which moves far
+// less than req/s when something else runs on the machine ("other").
 import { spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -39,13 +44,17 @@ const option = (name: string) => {
 }
 const DURATION_MS = Number(args.find((a, i) => /^\d+$/.test(a) && !args[i - 1]?.startsWith("--")) ?? 5000)
 const WARMUP_MS = 1500
-const ROUNDS = Number(option("--rounds") ?? 2)
+const ROUNDS = Number(option("--rounds") ?? 3)
 const CONCURRENCY = Number(option("--concurrency") ?? 32)
 /** The server's pool (`VDB_DATABASE_POOL_SIZE`, default 10) and the bare fetch's. */
 const POOL = 10
 const PROFILE_DIR = option("--profile")
 /** Also measure the store's lookup and the organization read on their own (same pool, same concurrency). */
 const PARTS = args.includes("--parts")
+/** Also measure bench/vdb/floor.ts, the least a server does for this request (see there). */
+const FLOOR = args.includes("--floor")
+/** Keep the server's output (access log included) here. */
+const SERVER_LOG = option("--server-log")
 
 const admin = (statement: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -158,6 +167,30 @@ const load = <A extends { readonly errors: number } = LoadStats>(
     })
   })
 
+/** `--floor`: bench/vdb/floor.ts (plain node:http, org read + record fetch) under the same load, one round. */
+const runFloor = async (databaseUrl: string, orgUuid: string) => {
+  const port = await freePort()
+  const child = spawn(node, [join(ROOT, "bench/vdb/floor.ts"), databaseUrl, String(port), orgUuid, CVE, String(POOL)], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.once("data", () => resolve())
+      child.once("exit", (code) => reject(new Error(`floor server exited with ${code}`)))
+    })
+    return await load("http", [port, `/v1/vuln/${CVE}`, "none", CONCURRENCY, WARMUP_MS, DURATION_MS], {
+      VDB_BENCH_SERVER_PID: String(child.pid ?? 0),
+      VDB_BENCH_DATABASE: new URL(databaseUrl).pathname.slice(1)
+    })
+  } finally {
+    child.kill("SIGTERM")
+  }
+}
+
+const ownCpu = (s: LoadStats) => s.cpuMsPer1000.load + s.cpuMsPer1000.server + s.cpuMsPer1000.postgres
+
+const middle = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
+
 const median = (rounds: ReadonlyArray<LoadStats>) => [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 
 const main = async () => {
@@ -197,6 +230,7 @@ const main = async () => {
     }
     await server.stop()
     server = undefined
+    const floor = FLOOR ? await runFloor(url.toString(), orgUuid) : undefined
     const parts = PARTS
       ? await load<{ lookup: LoadStats; org: LoadStats; errors: number }>(
         "parts",
@@ -220,7 +254,19 @@ const main = async () => {
       api: { ...apiStats, auth: "ApiKey", rateLimit: "limits 0", usageLog: "on", rounds: api.map((s) => s.rps) },
       bareFetch: { ...bareStats, rounds: bare.map((s) => s.rps) },
       ratio: Math.round((apiStats.rps / bareStats.rps) * 1000) / 1000,
+      // The same ratio from CPU cost (load + server + this database's backends per request): what the
+      // throughput ratio is when the machine's cores are the limit, and far less sensitive than rps to
+      // whatever else runs on the machine meanwhile ("other").
+      cpuRatio: Math.round((middle(bare.map(ownCpu)) / middle(api.map(ownCpu))) * 1000) / 1000,
       target: 0.5,
+      ...(floor === undefined ? {} : {
+        floor: {
+          ...floor,
+          ratio: Math.round((floor.rps / bareStats.rps) * 1000) / 1000,
+          cpuRatio: Math.round((middle(bare.map(ownCpu)) / ownCpu(floor)) * 1000) / 1000,
+          what: "bench/vdb/floor.ts"
+        }
+      }),
       ...(parts === undefined ? {} : {
         parts: {
           storeLookup: { rps: parts.lookup.rps, p50: parts.lookup.p50, p99: parts.lookup.p99, cpuMsPer1000: parts.lookup.cpuMsPer1000 },
@@ -231,11 +277,12 @@ const main = async () => {
     mkdirSync(new URL("./results/", import.meta.url), { recursive: true })
     writeFileSync(new URL("./results/vdb.json", import.meta.url), JSON.stringify(result, null, 2) + "\n")
     console.log(JSON.stringify(result, null, 2))
-    console.log(`ratio ${(result.ratio * 100).toFixed(1)} % (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
+    console.log(`ratio ${(result.ratio * 100).toFixed(1)} % by req/s, ${(result.cpuRatio * 100).toFixed(1)} % by CPU per request (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
       `p50 ${apiStats.p50}/${bareStats.p50} ms, p99 ${apiStats.p99}/${bareStats.p99} ms)`)
   } finally {
     await server?.stop()
     await Effect.runPromise(admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).pipe(Effect.ignore))
+    if (SERVER_LOG !== undefined) copyFileSync(join(dataDir, "server.log"), SERVER_LOG)
     rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -12,7 +12,7 @@ import { Authentication, CurrentOrg, RequestMeter, SignedRequest } from "./ApiSe
 const unauthorized = (message: string) => new Unauthorized({ message })
 
 /**
- * The organization is read from the database on every request (no cache), so
+ * The organization's row is read from the database on every request (no cache of the row), so
  * a rotated secret or a deactivation takes effect on the very next request.
  */
 const makeGate = Effect.gen(function*() {
@@ -46,11 +46,23 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
   const { admit, findOrg } = yield* makeGate
   const jwt = yield* Jwt
 
+  // The expected digest of an opened secret (Organizations hands out the same
+  // Redacted while the row is unchanged); a rotated secret is a new object.
+  const digests = new WeakMap<Redacted.Redacted<string>, string>()
+  const expectedDigest = (secret: Redacted.Redacted<string>, orgUuid: string) => {
+    let digest = digests.get(secret)
+    if (digest === undefined) {
+      digest = apiKeyDigest(Redacted.value(secret), orgUuid)
+      digests.set(secret, digest)
+    }
+    return digest
+  }
+
   const viaApiKey = Effect.fnUntraced(function*(header: string) {
     const key = parseApiKey(header)
     if (key === undefined) return yield* unauthorized("malformed ApiKey credential")
     const { org, secret } = yield* findOrg(key.orgUuid)
-    if (!digestMatches(key.digest, apiKeyDigest(Redacted.value(secret), org.uuid))) {
+    if (!digestMatches(key.digest, expectedDigest(secret, org.uuid))) {
       return yield* unauthorized("invalid credentials")
     }
     return yield* admit(org)

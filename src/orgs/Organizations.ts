@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto"
-import { Context, DateTime, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, RequestResolver } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
 import { formatApiKey } from "../auth/ApiKey.ts"
@@ -92,10 +92,37 @@ export class Organizations extends Context.Service<Organizations, {
       return toOrganization((yield* select(row.uuid))[0]!)
     })
 
+    // Authentication's hot path. The row is read on every call; only what is
+    // derived from an identical row (the opened secret, the Organization) is
+    // reused: entries are keyed by the whole row (rotation changes the sealed
+    // text), so a changed row never matches one.
+    const opened = new Map<string, { readonly at: number; readonly value: SecretOf }>()
+    // Concurrent authentications share one read: reads requested in the same
+    // scheduler turn go out as one statement, sent after every one of them was
+    // requested, so each still sees the row as it is after its request arrived.
+    const reads = RequestResolver.make<ReadOrg>((entries) =>
+      Effect.gen(function*() {
+        const uuids = [...new Set(entries.map((e) => e.request.uuid))]
+        const rows = yield* sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week,
+          created_at, updated_at FROM organizations WHERE uuid = ANY(${uuids}::uuid[])`.pipe(Effect.orDie)
+        const byUuid = new Map(rows.map((r) => [r.uuid, r]))
+        for (const entry of entries) entry.completeUnsafe(Exit.succeed(byUuid.get(entry.request.uuid)))
+      })
+    )
     const secretOf = Effect.fnUntraced(function*(raw: string) {
-      const row = yield* find(raw)
+      const uuid = yield* validUuid(raw)
+      const row = yield* Effect.request(ReadOrg({ uuid }), reads)
+      if (row === undefined) return yield* notFound(uuid)
+      const key = openedKey(row)
+      const now = yield* Clock.currentTimeMillis
+      const hit = opened.get(key)
+      if (hit !== undefined && now - hit.at < OPENED_TTL_MILLIS) return hit.value
       const secret = yield* box.open(row.secret_sealed).pipe(Effect.orDie)
-      return { org: toOrganization(row), secret: Redacted.make(secret) }
+      const value: SecretOf = { org: toOrganization(row), secret: Redacted.make(secret) }
+      opened.delete(key)
+      if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!)
+      opened.set(key, { at: now, value })
+      return value
     })
 
     return Organizations.of({ create, list, show, rotateSecret, setActive, setLimits, secretOf })
@@ -161,6 +188,33 @@ export class Organizations extends Context.Service<Organizations, {
     })
   }))
 }
+
+interface ReadOrg extends Request.Request<OrgRow | undefined> {
+  readonly _tag: "ReadOrg"
+  readonly uuid: string
+}
+const ReadOrg = Request.tagged<ReadOrg>("ReadOrg")
+
+interface SecretOf {
+  readonly org: Organization
+  readonly secret: Redacted.Redacted<string>
+}
+
+/** Opened secrets are kept briefly (bounded), so a secret does not live in memory longer than its use. */
+const OPENED_TTL_MILLIS = 60_000
+const OPENED_MAX = 1_000
+
+const openedKey = (row: OrgRow) =>
+  [
+    row.uuid,
+    row.secret_sealed,
+    row.name,
+    row.is_active,
+    row.per_minute,
+    row.per_week,
+    new Date(row.created_at).getTime(),
+    new Date(row.updated_at).getTime()
+  ].join("\u0000")
 
 interface OrgRow {
   readonly uuid: string

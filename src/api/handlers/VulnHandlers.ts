@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
 import type { ExploitItem, ExploitSummary } from "../../../schema/ExploitResponse.ts"
@@ -60,7 +61,15 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
       if (id === undefined) return yield* malformed(params.identifier)
       const lookup = yield* store.lookup(id)
       if (lookup.records.length === 0) return yield* notFound(id)
-      return lookup.records.flatMap((r) => r.record === null ? [] : [r.record])
+      // Records are stored as CVE 5.1 JSON: written through as stored text when the
+      // store gives it (`recordJson`), else serialised as they are. Either is what
+      // encoding through `VulnRecords` (a record of unknowns) produces, without the walk.
+      const parts: Array<string> = []
+      for (const r of lookup.records) {
+        if (typeof r.recordJson === "string") parts.push(r.recordJson)
+        else if (r.record !== null) parts.push(JSON.stringify(r.record))
+      }
+      return HttpServerResponse.text(`[${parts.join(",")}]`, { contentType: "application/json" })
     }),
 
     vulnMissing: () => Effect.fail(new BadRequest({ message: "identifier missing: GET /v1/vuln/{identifier}" })),
