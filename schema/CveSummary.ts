@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { SourceName } from "./Source.ts"
+import { RecordCounts, SourceName } from "./Source.ts"
 
 export const SummarySource = Schema.Struct({
   name: SourceName,
@@ -28,13 +28,7 @@ export const CveSummary = Schema.Struct({
   lastEnrichedAt: Schema.optionalKey(Schema.NullOr(Schema.Int)),
   sources: Schema.Array(SummarySource),
   aliases: Schema.Array(Schema.String),
-  references: Schema.Int,
-  problemTypes: Schema.Int,
-  metrics: Schema.Int,
-  affected: Schema.Int,
-  impacts: Schema.Int,
-  descriptions: Schema.Int,
-  scorecards: Schema.Int,
+  ...RecordCounts.fields,
   links: Schema.Array(SummaryLink)
 })
 export type CveSummary = typeof CveSummary.Type

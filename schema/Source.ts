@@ -37,3 +37,6 @@ export const ExploitSummaryKey = Schema.Literals([
   "other"
 ])
 export type ExploitSummaryKey = typeof ExploitSummaryKey.Type
+
+/** The `/exploits` summary keys, in spec order. */
+export const EXPLOIT_SUMMARY_KEYS: ReadonlyArray<ExploitSummaryKey> = ExploitSummaryKey.literals

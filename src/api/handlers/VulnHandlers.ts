@@ -5,22 +5,12 @@ import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
 import type { ExploitItem, ExploitSummary } from "../../../schema/ExploitResponse.ts"
 import type { ExploitRecord } from "../../vulns/VulnStore.ts"
 import { VulnStore } from "../../vulns/VulnStore.ts"
+import { EXPLOIT_SUMMARY_KEYS } from "../../../schema/Source.ts"
 import { Api, EXPLOIT_LIMIT_DEFAULT } from "../Api.ts"
 import { normaliseCve, normaliseIdentifier } from "../Identifier.ts"
 import { buildSummary, summaryKeys } from "../Summary.ts"
 import { SummaryCache } from "../SummaryCache.ts"
 
-const SUMMARY_KEYS: ReadonlyArray<keyof ExploitSummary> = [
-  "exploitDb",
-  "metasploit",
-  "nuclei",
-  "vulnerabilityLab",
-  "vulnCheckXDB",
-  "vulnCheckReportedExploitation",
-  "crowdSec",
-  "github",
-  "other"
-]
 
 const malformed = (raw: string) =>
   new BadRequest({ message: `malformed identifier ${JSON.stringify(raw.slice(0, 100))}` })
@@ -84,7 +74,7 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
       })
       // Unknown everywhere (no exploit and no source record) is 404, like /info and /vuln.
       if (page.count === 0 && (yield* store.lookup(id)).records.length === 0) return yield* notFound(id)
-      const summary = Object.fromEntries(SUMMARY_KEYS.map((k) => [k, page.summary[k] ?? 0])) as unknown as ExploitSummary
+      const summary = Object.fromEntries(EXPLOIT_SUMMARY_KEYS.map((k) => [k, page.summary[k] ?? 0])) as unknown as ExploitSummary
       return {
         identifier: id,
         timestamp: yield* nowSeconds,
