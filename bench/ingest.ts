@@ -1,11 +1,11 @@
-// `npm run bench -- ingest [COUNT]`: ingests ../shared/data and a generated set
+// `npm run bench -- ingest [COUNT] [WORKERS]`: ingests ../shared/data and a generated set
 // of COUNT (default 300 000) real records cloned under new identifiers into a
 // throwaway PostgreSQL database, then re-ingests the generated set (all
 // unchanged). Baseline, same run, same driver and rows: a bare multi-row
 // INSERT of the generated items' raw text into a table with only a primary
 // key (no parsing, hashing, normalising, indexes or second phase).
 // Writes bench/results/ingest.json.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -16,6 +16,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
+import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import type { IngestSummary } from "../src/ingest/IngestEvents.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { generateClones } from "./ingestClones.ts"
@@ -24,6 +25,8 @@ const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 const COUNT = Number(process.argv[2] ?? 300_000)
+/** Normalising worker threads (default: the pipeline's own default; 0 = inline). */
+const WORKERS = process.argv[3] === undefined ? undefined : Number(process.argv[3])
 const BATCH = 2000
 const TARGET_PER_SECOND = 5000
 
@@ -45,7 +48,7 @@ const figures = (s: IngestSummary) => ({
 })
 
 const runIngest = (all: string) =>
-  ingest({ paths: [], all }, { batchSize: BATCH }).pipe(
+  ingest({ paths: [], all }, { batchSize: BATCH, ...(WORKERS === undefined ? {} : { workers: WORKERS }) }).pipe(
     Stream.runLast,
     Effect.map((last) => {
       if (last._tag !== "Some" || last.value._tag !== "Summary") throw new Error("ingestion ended without a summary")
@@ -53,8 +56,9 @@ const runIngest = (all: string) =>
     })
   )
 
-const baseline = (lines: ReadonlyArray<string>) =>
+const baseline = (files: ReadonlyArray<string>) =>
   Effect.gen(function*() {
+    const lines = files.flatMap((f) => readFileSync(f, "utf8").split("\n").filter((l) => l !== ""))
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE bench_baseline (id integer PRIMARY KEY, content text NOT NULL)`
     const started = performance.now()
@@ -83,18 +87,19 @@ const program = Effect.gen(function*() {
     console.error("ingesting ../shared/data …")
     const corpus = yield* runIngest(DATA)
     console.error(`  ${JSON.stringify(corpus)}`)
-    console.error(`ingesting the generated set (${generated.lines.length} items) …`)
+    console.error(`ingesting the generated set (${generated.count} items) …`)
     const large = yield* runIngest(work)
     console.error(`  ${JSON.stringify(large)}`)
     console.error("re-ingesting the generated set …")
     const again = yield* runIngest(work)
     console.error(`  ${JSON.stringify(again)}`)
     console.error("baseline: bare INSERT of the same rows …")
-    const base = yield* baseline(generated.lines)
+    const base = yield* baseline(generated.files)
     console.error(`  ${JSON.stringify(base)}`)
     const result = {
       date: new Date().toISOString(),
       batchSize: BATCH,
+      workers: WORKERS ?? defaultWorkers(),
       clonedFrom: generated.originals,
       corpus,
       generated: large,

@@ -5,6 +5,7 @@ import { VulnStore } from "../vulns/VulnStore.ts"
 import * as Formats from "./formats/index.ts"
 import type { IngestError } from "./IngestError.ts"
 import { type IngestEvent, IngestProblem, IngestProgress, type IngestRequest, IngestSummary, type Tally } from "./IngestEvents.ts"
+import { defaultWorkers, makeNormalisePool, type NormalisePool, type WorkerResult } from "./NormalisePool.ts"
 import { type Plan, planIngest, readText, type SourceFile } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
 
@@ -21,19 +22,43 @@ export interface IngestOptions {
   /** Batches being written at once (raw phases overlap; phase-2 transactions stay one at a time). */
   readonly inFlight?: number
   readonly formats?: FormatReaders
+  /**
+   * Worker threads normalising (phase 2) off the main thread; 0 normalises
+   * inline. Default: `defaultWorkers()` with the real readers, 0 when a test
+   * swaps them (workers always load the real ones).
+   */
+  readonly workers?: number
 }
 
 const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): x is ItemProblem =>
   !Array.isArray(x) && !("raw" in x) && "reason" in x
 
 const DEFAULT_BATCH = 2000
-const DEFAULT_IN_FLIGHT = 2
+const DEFAULT_IN_FLIGHT = 3
 const MAX_REASONS = 50
 const MAX_CONFLICTS = 50
 
 const contentHash = (text: string) => createHash("sha256").update(text).digest("base64url")
 
 const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
+
+const slim = (item: UpstreamItem): UpstreamItem => ({
+  source: item.source,
+  identifier: item.identifier,
+  raw: item.raw,
+  position: item.position,
+  parsed: undefined
+})
+
+const normaliseInline = (formats: FormatReaders, item: UpstreamItem): WorkerResult => {
+  let outputs: ReturnType<typeof Formats.normalise>
+  try {
+    outputs = formats.normalise(item)
+  } catch (cause) {
+    outputs = { position: item.position, reason: `normaliser failed: ${message(cause)}` }
+  }
+  return isItemProblem(outputs) ? { problem: outputs } : { outputs }
+}
 
 /**
  * Ingests files into the vulnerability store as a stream of events: a
@@ -54,9 +79,13 @@ export const ingest = (
     const formats = options.formats ?? Formats
     const plan = yield* planIngest(request, formats.detectSource)
     const store = yield* VulnStore
+    const workers = options.workers ?? (options.formats === undefined ? defaultWorkers() : 0)
     return Stream.callback<IngestEvent>(
       (queue) =>
-        run(plan, store, formats, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event)).pipe(
+        Effect.scoped(Effect.gen(function*() {
+          const pool = workers > 0 ? yield* makeNormalisePool(workers) : undefined
+          yield* run(plan, store, formats, pool, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event))
+        })).pipe(
           Effect.andThen(Queue.end(queue))
         ),
       { bufferSize: 256, strategy: "suspend" }
@@ -67,6 +96,7 @@ const run = Effect.fnUntraced(function*(
   plan: Plan,
   store: VulnStore["Service"],
   formats: FormatReaders,
+  pool: NormalisePool | undefined,
   batchSize: number,
   depth: number,
   emit: (event: IngestEvent) => Effect.Effect<unknown>
@@ -129,20 +159,22 @@ const run = Effect.fnUntraced(function*(
     const results = yield* store.putRaw(raws)
     const done: Array<NormalisedItem> = []
     const failed: Array<FailedItem> = []
+    const pending: Array<number> = []
     for (let n = 0; n < items.length; n++) {
       const result = results[n]!
       tally[result.outcome]++
-      if (!result.pending) continue
+      if (result.pending) pending.push(n)
+    }
+    const outcomes = pool !== undefined
+      ? yield* pool.normalise(pending.map((n) => items[n]!))
+      : pending.map((n) => normaliseInline(formats, items[n]!))
+    for (let k = 0; k < pending.length; k++) {
+      const n = pending[k]!
       const item = items[n]!
       const key = { source: item.source, identifier: item.identifier, hash: raws[n]!.hash }
-      let outputs: ReturnType<typeof Formats.normalise>
-      try {
-        outputs = formats.normalise(item)
-      } catch (cause) {
-        outputs = { position: item.position, reason: `normaliser failed: ${message(cause)}` }
-      }
-      if (isItemProblem(outputs)) failed.push({ ...key, position: outputs.position, reason: outputs.reason })
-      else done.push({ ...key, outputs, fresh: result.outcome === "inserted" })
+      const outcome = outcomes[k]!
+      if ("problem" in outcome) failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
+      else done.push({ ...key, outputs: outcome.outputs, fresh: results[n]!.outcome === "inserted" })
     }
     if (prior !== undefined) yield* Fiber.join(prior)
     if (done.length > 0 || failed.length > 0) yield* store.putNormalised(done, failed)
@@ -190,7 +222,8 @@ const run = Effect.fnUntraced(function*(
         continue
       }
       seen.set(key, { hash, position: item.position })
-      batch.push({ item, hash })
+      // With workers the parsed document is rebuilt there from `raw`: drop it now, not after the batch.
+      batch.push({ item: pool === undefined ? item : slim(item), hash })
       if (batch.length >= batchSize) yield* flush()
     }
   })

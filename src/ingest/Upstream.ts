@@ -1,4 +1,5 @@
 import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
+import type { RecordText } from "../vulns/RecordText.ts"
 import type { ExploitRecord } from "../vulns/VulnStore.ts"
 
 /** Every source `bin/vdb ingest SOURCE` accepts. */
@@ -65,6 +66,8 @@ export type Normalised =
     readonly updatedAt?: string
     /** CVE Record Format 5.1 with this source's enrichment in `containers.adp`. */
     readonly record: Record<string, unknown>
+    /** The record serialised for storage, when the producer already did it (the ingest workers do). */
+    readonly body?: RecordText
     /** Identifiers this record names as aliases (OSV `aliases`, EUVD aliases, GHSA references, …). */
     readonly aliases: ReadonlyArray<string>
     /**

@@ -1,9 +1,10 @@
 import { Clock, Effect, PubSub, Stream } from "effect"
 import { type EpssEntry } from "./Epss.ts"
 import { emptySummary, withContent } from "./ExploitSummary.ts"
-import { ALIAS_HOPS, assemble, exploitKeys } from "./SqlVulnStore.ts"
+import { assemble } from "./LookupAssembly.ts"
+import { ALIAS_HOPS, exploitKeys } from "./SqlVulnStore.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
-import type { ExploitRecord, FailedItem, NormalisedItem, PageRequest, RawItem, RawResult, VulnStore } from "./VulnStore.ts"
+import type { ExploitRecord, FailedItem, LookupOptions, NormalisedItem, PageRequest, RawItem, RawResult, VulnStore } from "./VulnStore.ts"
 
 interface RawState {
   readonly item: RawItem
@@ -44,7 +45,8 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     return [...seen]
   }
 
-  const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string) {
+  const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string, options?: LookupOptions) {
+    const bodies = options?.bodies ?? true
     const ids = resolve(identifier)
     const wanted = new Set(ids)
     const best = new Map<string, RecordRow & { enrichedAt: Date }>()
@@ -55,21 +57,19 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
       if (current === undefined || preferred(r, current)) best.set(k, r)
     }
     const rows = [...best.values()]
-      .sort((a, b) => a.source.localeCompare(b.source) || a.identifier.localeCompare(b.identifier))
       .map((r) => ({
         source: r.source,
         identifier: r.identifier,
-        record: r.record,
+        body: bodies ? r.body : null,
         counts: r.counts,
         gcve: r.gcve,
-        enriched_at: r.enrichedAt,
-        fetched_at: raw.get(originKey(r))!.fetchedAt
+        enrichedAt: r.enrichedAt,
+        fetchedAt: raw.get(originKey(r))!.fetchedAt
       }))
     const produced = new Set(records.map(originKey))
     const processing = [...raw.values()]
       .filter((s) => wanted.has(s.item.identifier) && !produced.has(key(s.item.source, s.item.identifier)))
-      .map((s) => ({ source: s.item.source, identifier: s.item.identifier, fetched_at: s.fetchedAt }))
-      .sort((a, b) => a.source.localeCompare(b.source) || a.identifier.localeCompare(b.identifier))
+      .map((s) => ({ source: s.item.source, identifier: s.item.identifier, fetchedAt: s.fetchedAt }))
     const scores = new Map<string, EpssEntry>()
     for (const id of ids) {
       const e = epss.get(id)

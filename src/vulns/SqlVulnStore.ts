@@ -1,38 +1,30 @@
 import { Effect, PubSub, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
-import { type EpssEntry, isCve, withEpss } from "./Epss.ts"
+import { type EpssEntry, isCve } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
 import { putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
-import { RECORD_INGEST_SOURCES, RECORD_SOURCE_OF, toRows, ZERO_COUNTS } from "./StoreRows.ts"
+import { assemble, type FoundRecord, type ProcessingItem } from "./LookupAssembly.ts"
+import { RECORD_INGEST_SOURCES, toRows } from "./StoreRows.ts"
 import type {
   ExploitRecord,
   FailedItem,
+  LookupOptions,
   NormalisedItem,
   PageRequest,
   RawItem,
-  SourceRecord,
   VulnStore
 } from "./VulnStore.ts"
 
 /** Alias hops followed from the query: its own aliases, and theirs (a CVE reaches its GHSA and PYSEC ids). */
 export const ALIAS_HOPS = 2
 
-interface RecordRow {
-  source: SourceName
-  identifier: string
-  record: Record<string, unknown>
-  counts: RecordCounts
-  gcve: boolean
-  enriched_at: Date
-  fetched_at: Date
-}
-
-interface LookupRow {
+export interface LookupRow {
   kind: "id" | "record" | "raw" | "epss"
   source: string
   identifier: string
-  record: Record<string, unknown> | null
+  record: string | null
+  splice: string | null
   counts: RecordCounts | null
   gcve: boolean | null
   enriched_at: Date | null
@@ -43,7 +35,9 @@ interface LookupRow {
   model_version: string | null
 }
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+/** `{1,2,3,4}` (int[] as text) → numbers; NULL → null (no splice known). */
+const parseSplice = (text: string | null): ReadonlyArray<number> | null =>
+  text === null ? null : text === "{}" ? [] : text.slice(1, -1).split(",").map(Number)
 
 interface ExploitRow {
   uuid: string
@@ -59,6 +53,43 @@ interface ExploitRow {
   details: Record<string, Record<string, unknown>>
 }
 
+/**
+ * The API's hot path: one statement (one round trip, one snapshot) walks the
+ * alias graph and reads records, processing raw items and EPSS scores. The
+ * record comes back as its stored text, never parsed by the server or here.
+ * Every branch is an index scan (test/ingest-store/store.test.ts EXPLAINs it).
+ */
+export const lookupStatement = (sql: SqlClient.SqlClient, identifier: string, bodies: boolean) =>
+  sql<LookupRow>`
+    WITH RECURSIVE walk(id, depth) AS (
+      SELECT ${identifier}::text, 0
+      UNION
+      SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
+    ),
+    ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)
+    SELECT 'id' AS kind, id AS source, id AS identifier, NULL::text AS record, NULL::text AS splice, NULL::json AS counts,
+      NULL::boolean AS gcve, NULL::timestamptz AS enriched_at, NULL::timestamptz AS fetched_at,
+      NULL::float8 AS score, NULL::float8 AS percentile, NULL::text AS score_date, NULL::text AS model_version
+    FROM ids, unnest(ids.ids) AS id
+    UNION ALL
+    SELECT * FROM (
+      SELECT DISTINCT ON (r.source, r.identifier) 'record', r.source, r.identifier,
+        ${bodies ? sql`r.record, r.epss_splice::text` : sql`NULL::text, NULL::text`}, r.counts, r.gcve,
+        r.enriched_at, raw.fetched_at, NULL::float8, NULL::float8, NULL, NULL
+      FROM ids, vuln_records r
+      JOIN vuln_raw raw ON raw.source = r.origin_source AND raw.identifier = r.origin_identifier
+      WHERE r.identifier = ANY(ids.ids)
+      ORDER BY r.source, r.identifier, r.rank DESC, r.origin_source DESC, r.origin_identifier
+    ) best
+    UNION ALL
+    SELECT 'raw', raw.source, raw.identifier, NULL, NULL, NULL, NULL, NULL, raw.fetched_at, NULL, NULL, NULL, NULL
+    FROM ids, vuln_raw raw
+    WHERE raw.identifier = ANY(ids.ids) AND raw.source = ANY(${RECORD_INGEST_SOURCES}::text[])
+      AND NOT EXISTS (SELECT 1 FROM vuln_records r WHERE r.origin_source = raw.source AND r.origin_identifier = raw.identifier)
+    UNION ALL
+    SELECT 'epss', e.cve, e.cve, NULL, NULL, NULL, NULL, NULL, NULL, e.score, e.percentile, e.score_date, e.model_version
+    FROM ids, vuln_epss e WHERE e.cve = ANY(ids.ids)`
+
 export const makeSqlVulnStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const changes = yield* PubSub.sliding<ReadonlyArray<string>>(1024)
@@ -73,40 +104,11 @@ export const makeSqlVulnStore = Effect.gen(function*() {
       )
       SELECT DISTINCT id FROM walk`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
 
-  // The API's hot path: one statement (one round trip, one snapshot) walks the
-  // alias graph and reads records, processing raw items and EPSS scores.
-  const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string) {
-    const rows = yield* sql<LookupRow>`
-      WITH RECURSIVE walk(id, depth) AS (
-        SELECT ${identifier}::text, 0
-        UNION
-        SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
-      ),
-      ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)
-      SELECT 'id' AS kind, id AS source, id AS identifier, NULL::json AS record, NULL::json AS counts,
-        NULL::boolean AS gcve, NULL::timestamptz AS enriched_at, NULL::timestamptz AS fetched_at,
-        NULL::float8 AS score, NULL::float8 AS percentile, NULL::text AS score_date, NULL::text AS model_version
-      FROM ids, unnest(ids.ids) AS id
-      UNION ALL
-      SELECT * FROM (
-        SELECT DISTINCT ON (r.source, r.identifier) 'record', r.source, r.identifier, r.record, r.counts, r.gcve,
-          r.enriched_at, raw.fetched_at, NULL::float8, NULL::float8, NULL, NULL
-        FROM ids, vuln_records r
-        JOIN vuln_raw raw ON raw.source = r.origin_source AND raw.identifier = r.origin_identifier
-        WHERE r.identifier = ANY(ids.ids)
-        ORDER BY r.source, r.identifier, r.rank DESC, r.origin_source DESC, r.origin_identifier
-      ) best
-      UNION ALL
-      SELECT 'raw', raw.source, raw.identifier, NULL, NULL, NULL, NULL, raw.fetched_at, NULL, NULL, NULL, NULL
-      FROM ids, vuln_raw raw
-      WHERE raw.identifier = ANY(ids.ids) AND raw.source = ANY(${RECORD_INGEST_SOURCES}::text[])
-        AND NOT EXISTS (SELECT 1 FROM vuln_records r WHERE r.origin_source = raw.source AND r.origin_identifier = raw.identifier)
-      UNION ALL
-      SELECT 'epss', e.cve, e.cve, NULL, NULL, NULL, NULL, NULL, e.score, e.percentile, e.score_date, e.model_version
-      FROM ids, vuln_epss e WHERE e.cve = ANY(ids.ids)`
+  const lookup = Effect.fnUntraced(function*(identifier: string, options?: LookupOptions) {
+    const rows = yield* lookupStatement(sql, identifier, options?.bodies ?? true)
     const ids: Array<string> = []
-    const records: Array<RecordRow> = []
-    const processing: Array<{ source: string; identifier: string; fetched_at: Date }> = []
+    const records: Array<FoundRecord> = []
+    const processing: Array<ProcessingItem> = []
     const scores = new Map<string, EpssEntry>()
     for (const row of rows) {
       switch (row.kind) {
@@ -114,10 +116,18 @@ export const makeSqlVulnStore = Effect.gen(function*() {
           ids.push(row.identifier)
           break
         case "record":
-          records.push(row as unknown as RecordRow)
+          records.push({
+            source: row.source as SourceName,
+            identifier: row.identifier,
+            body: row.record === null ? null : { text: row.record, splice: parseSplice(row.splice) },
+            counts: row.counts!,
+            gcve: row.gcve!,
+            enrichedAt: row.enriched_at!,
+            fetchedAt: row.fetched_at!
+          })
           break
         case "raw":
-          processing.push({ source: row.source, identifier: row.identifier, fetched_at: row.fetched_at! })
+          processing.push({ source: row.source, identifier: row.identifier, fetchedAt: row.fetched_at! })
           break
         case "epss":
           scores.set(row.identifier, {
@@ -129,8 +139,6 @@ export const makeSqlVulnStore = Effect.gen(function*() {
           })
       }
     }
-    records.sort((a, b) => compare(a.source, b.source) || compare(a.identifier, b.identifier))
-    processing.sort((a, b) => compare(a.source, b.source) || compare(a.identifier, b.identifier))
     return assemble(identifier, ids, records, processing, scores)
   }, Effect.orDie)
 
@@ -228,43 +236,3 @@ export const makeSqlVulnStore = Effect.gen(function*() {
  */
 export const exploitKeys = (query: string, resolved: ReadonlyArray<string>): ReadonlyArray<string> =>
   isCve(query) ? [query] : resolved.filter(isCve)
-
-/** Shared by both stores: records with EPSS merged, then processing placeholders for sources with no record yet. */
-export const assemble = (
-  query: string,
-  ids: ReadonlyArray<string>,
-  records: ReadonlyArray<Omit<RecordRow, "enriched_at" | "fetched_at"> & { enriched_at: Date; fetched_at: Date }>,
-  processing: ReadonlyArray<{ source: string; identifier: string; fetched_at: Date }>,
-  scores: ReadonlyMap<string, EpssEntry>
-) => {
-  const cves = ids.filter((id) => isCve(id) && scores.has(id))
-  const fallback = cves.length === 1 ? scores.get(cves[0]!) : undefined
-  const out: Array<SourceRecord> = records.map((r) => {
-    const epss = scores.get(r.identifier) ?? fallback
-    return {
-      source: r.source,
-      identifier: r.identifier,
-      record: epss === undefined ? r.record : withEpss(r.record, epss),
-      counts: r.counts,
-      gcve: r.gcve,
-      fetchedAt: r.fetched_at,
-      enrichedAt: r.enriched_at
-    }
-  })
-  const covered = new Set(out.map((r) => `${r.source}\u0000${r.identifier}`))
-  for (const raw of processing) {
-    const source = RECORD_SOURCE_OF[raw.source]
-    if (source === undefined || covered.has(`${source}\u0000${raw.identifier}`)) continue
-    covered.add(`${source}\u0000${raw.identifier}`)
-    out.push({
-      source,
-      identifier: raw.identifier,
-      record: null,
-      counts: ZERO_COUNTS,
-      gcve: false,
-      fetchedAt: raw.fetched_at,
-      enrichedAt: null
-    })
-  }
-  return { aliases: ids.filter((id) => id !== query).sort(), records: out }
-}

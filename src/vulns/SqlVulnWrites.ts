@@ -96,17 +96,19 @@ export const putNormalisedSql = (
     const { aliases, epss, exploits, records } = rows
     if (records.length > 0) {
       yield* sql`
-        INSERT INTO vuln_records (source, identifier, origin_source, origin_identifier, record, counts, gcve,
+        INSERT INTO vuln_records (source, identifier, origin_source, origin_identifier, record, epss_splice, counts, gcve,
           known_exploited, rank, enriched_at)
-        SELECT s, i, os, oi, r::json, c::json, g, k::json, rk, now()
+        SELECT s, i, os, oi, r, sp::int[], c::json, g, k::json, rk, now()
         FROM unnest(${records.map((r) => r.source)}::text[], ${records.map((r) => r.identifier)}::text[],
           ${records.map((r) => r.origin.source)}::text[], ${records.map((r) => r.origin.identifier)}::text[],
-          ${records.map((r) => JSON.stringify(r.record))}::text[], ${records.map((r) => JSON.stringify(r.counts))}::text[],
+          ${records.map((r) => r.body.text)}::text[],
+          ${nullable(records.map((r) => r.body.splice === null ? null : `{${r.body.splice.join(",")}}`))}::text[],
+          ${records.map((r) => JSON.stringify(r.counts))}::text[],
           ${records.map((r) => r.gcve)}::bool[],
           ${nullable(records.map((r) => r.knownExploited === null ? null : JSON.stringify(r.knownExploited)))}::text[],
-          ${records.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, c, g, k, rk)
+          ${records.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, sp, c, g, k, rk)
         ON CONFLICT (origin_source, origin_identifier, source, identifier) DO UPDATE SET record = excluded.record,
-          counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
+          epss_splice = excluded.epss_splice, counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
           rank = excluded.rank, enriched_at = excluded.enriched_at`
     }
     if (aliases.length > 0) {

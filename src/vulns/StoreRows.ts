@@ -2,6 +2,7 @@ import { Predicate } from "effect"
 import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
 import type { KnownExploited } from "../ingest/Upstream.ts"
 import { splitContent, summaryKeyOf } from "./ExploitSummary.ts"
+import { type RecordText, recordText } from "./RecordText.ts"
 import type { NormalisedItem, RawKey } from "./VulnStore.ts"
 
 /** Ingest sources whose items become records of a spec-1 source (`vulnrichment` records are `mitre` ones). */
@@ -32,7 +33,8 @@ export interface RecordRow {
   readonly source: SourceName
   readonly identifier: string
   readonly origin: RawKey
-  readonly record: Record<string, unknown>
+  /** The record as stored: its JSON text and EPSS splice points. */
+  readonly body: RecordText
   readonly counts: RecordCounts
   readonly gcve: boolean
   readonly knownExploited: KnownExploited | null
@@ -78,7 +80,8 @@ export interface Rows {
   readonly touched: ReadonlyArray<string>
 }
 
-const rankOf = (record: Record<string, unknown>): string => {
+/** A record's update time for `rank`: `dateUpdated`, else `datePublished`, else empty. */
+export const rankOf = (record: Record<string, unknown>): string => {
   const meta = record.cveMetadata
   if (!Predicate.isObject(meta)) return ""
   const date = "dateUpdated" in meta && Predicate.isString(meta.dateUpdated)
@@ -111,7 +114,7 @@ export const toRows = (items: ReadonlyArray<NormalisedItem>): Rows => {
             source: out.source,
             identifier: out.identifier,
             origin,
-            record: out.record,
+            body: out.body ?? recordText(out.record),
             counts: out.counts,
             gcve: out.gcve,
             knownExploited: out.knownExploited ?? null,

@@ -10,8 +10,19 @@ export interface SourceRecord {
   readonly source: SourceName
   /** The identifier under which this source published the record (may be an alias of the query). */
   readonly identifier: string
-  /** CVE Record Format 5.1 JSON, with this source's enrichment in `containers.adp`; null while processing. */
+  /**
+   * CVE Record Format 5.1 JSON, with this source's enrichment in `containers.adp`; null while processing
+   * (and when looked up with `bodies: false`). Parsed from `recordJson` on first access.
+   */
   readonly record: Record<string, unknown> | null
+  /**
+   * The same record as the stored JSON text (EPSS merged): write it through as is
+   * (`/vuln` is `[` + the `recordJson`s joined by `,` + `]`). Null when `record` is.
+   * Both stores always set it (optional only so hand-built fixtures need not).
+   */
+  readonly recordJson?: string | null
+  /** Only the raw file is stored so far (phase 2 not done or failed): `/info`'s `processing`. Always set by both stores. */
+  readonly processing?: boolean
   readonly counts: RecordCounts
   readonly gcve: boolean
   readonly fetchedAt: Date
@@ -82,6 +93,14 @@ export interface FailedItem extends RawKey {
   readonly failedAt?: Date
 }
 
+export interface LookupOptions {
+  /**
+   * Read the record bodies (`record`, `recordJson`); default true. `/info` and
+   * existence checks need none of it: false reads only keys, counts and times.
+   */
+  readonly bodies?: boolean
+}
+
 export type PageRequest = { readonly limit: number; readonly offset: number; readonly includeContent: boolean }
 
 /**
@@ -90,7 +109,8 @@ export type PageRequest = { readonly limit: number; readonly offset: number; rea
  * method is one transaction, so no reader sees half a batch.
  */
 export class VulnStore extends Context.Service<VulnStore, {
-  lookup(identifier: string): Effect.Effect<Lookup>
+  /** One statement (one round trip, one snapshot): alias walk, records, processing items and EPSS. */
+  lookup(identifier: string, options?: LookupOptions): Effect.Effect<Lookup>
   exploits(identifier: string, page: PageRequest): Effect.Effect<ExploitPage>
   /** Identifiers whose stored data changed (for cache invalidation). */
   readonly touched: Stream.Stream<ReadonlyArray<string>>

@@ -33,7 +33,12 @@ CREATE TABLE vuln_records (
   identifier text NOT NULL,
   origin_source text NOT NULL,
   origin_identifier text NOT NULL,
-  record json NOT NULL,
+  -- CVE 5.1 JSON, written once (JSON.stringify) and served as is: `text`, not
+  -- `json`, so the server neither re-validates it on every insert nor has
+  -- anything to convert on read. `epss_splice` says where the read-time EPSS
+  -- merge goes in that text (src/vulns/RecordText.ts), NULL when unknown.
+  record text NOT NULL,
+  epss_splice integer[],
   counts json NOT NULL,
   gcve boolean NOT NULL DEFAULT false,
   known_exploited json,

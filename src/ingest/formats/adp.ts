@@ -64,7 +64,8 @@ export const enrichmentContainer = (e: EnrichmentInput): Record<string, unknown>
   ...e.extra
 })
 
-const isOurs = (c: unknown): c is Record<string, unknown> =>
+/** This service's enrichment container (one per source record). */
+export const isOurs = (c: unknown): c is Record<string, unknown> =>
   isRecord(c) && isRecord(c.providerMetadata) && c.providerMetadata.orgId === ORG.vdb.orgId && "x_dataSource" in c
 
 /**

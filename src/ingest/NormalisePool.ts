@@ -1,0 +1,76 @@
+import { availableParallelism } from "node:os"
+import { Worker } from "node:worker_threads"
+import { Effect } from "effect"
+import type { Normalised, UpstreamItem } from "./Upstream.ts"
+
+/** What a worker needs of an item (its parsed form is rebuilt from `raw` there). */
+export type WorkerItem = Pick<UpstreamItem, "source" | "identifier" | "raw" | "position">
+
+export type WorkerResult =
+  | { readonly outputs: ReadonlyArray<Normalised> }
+  | { readonly problem: { readonly position: string; readonly reason: string } }
+
+export interface NormalisePool {
+  /** Normalises a batch on the next worker; results in input order. */
+  readonly normalise: (items: ReadonlyArray<WorkerItem>) => Effect.Effect<ReadonlyArray<WorkerResult>>
+}
+
+/** One worker per core beyond the one running the pipeline (and the database's share): at least one. */
+export const defaultWorkers = () => Math.max(1, Math.min(4, availableParallelism() - 1))
+
+/** A record's JSON parsed on first access (the SQL store never asks: it stores `body.text`). */
+const withLazyRecord = (out: Normalised): Normalised => {
+  if (out.kind !== "record" || out.body === undefined) return out
+  const text = out.body.text
+  let parsed: Record<string, unknown> | undefined
+  return Object.defineProperty(out, "record", {
+    enumerable: true,
+    get: () => (parsed ??= JSON.parse(text) as Record<string, unknown>)
+  })
+}
+
+/**
+ * Worker threads for phase 2. Normalising is pure CPU and most of an
+ * ingestion's JavaScript time; on workers it overlaps the database writes
+ * and the reading of the next batches on the main thread. Scoped: the
+ * workers end with the scope.
+ */
+export const makeNormalisePool = (size: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const pending = new Map<number, (results: ReadonlyArray<WorkerResult> | Error) => void>()
+      const workers = Array.from({ length: size }, () => {
+        const worker = new Worker(new URL("./NormaliseWorker.ts", import.meta.url))
+        worker.on("message", (m: { readonly id: number; readonly results: ReadonlyArray<WorkerResult> }) => {
+          const resume = pending.get(m.id)
+          pending.delete(m.id)
+          resume?.(m.results)
+        })
+        // A worker that dies (out of memory, a bug outside the per-item guard) fails its batches
+        // rather than leaving them waiting: the run stops and a re-run converges.
+        worker.on("error", (cause) => {
+          for (const [id, resume] of pending) {
+            pending.delete(id)
+            resume(cause)
+          }
+        })
+        return worker
+      })
+      return { workers, pending, next: 0, id: 0 }
+    }),
+    (pool) => Effect.promise(() => Promise.all(pool.workers.map((w) => w.terminate())))
+  ).pipe(Effect.map((pool): NormalisePool => ({
+    normalise: (items) =>
+      Effect.callback<ReadonlyArray<WorkerResult>>((resume) => {
+        const id = pool.id++
+        pool.pending.set(id, (results) =>
+          resume(
+            results instanceof Error
+              ? Effect.die(results)
+              : Effect.succeed(results.map((r) => "outputs" in r ? { outputs: r.outputs.map(withLazyRecord) } : r))
+          ))
+        const worker = pool.workers[pool.next]!
+        pool.next = (pool.next + 1) % pool.workers.length
+        worker.postMessage({ id, items: items.map(({ identifier, position, raw, source }) => ({ source, identifier, raw, position })) })
+      })
+  })))
