@@ -44,11 +44,13 @@ export const buildSummary = (identifier: string, lookup: Lookup): SummaryBody | 
   let lastFetched = 0
   let lastEnriched: number | null = null
   for (const r of lookup.records) {
-    processing.set(r.source, (processing.get(r.source) ?? true) && r.record === null)
+    // Looked up without bodies: the store's flag, not a null record, says whether it is still processing.
+    const isProcessing = r.processing
+    processing.set(r.source, (processing.get(r.source) ?? true) && isProcessing)
     gcve ||= r.gcve
     lastFetched = Math.max(lastFetched, seconds(r.fetchedAt))
     if (r.enrichedAt !== null) lastEnriched = Math.max(lastEnriched ?? 0, seconds(r.enrichedAt))
-    if (r.record !== null) {
+    if (!isProcessing) {
       for (const key of Object.keys(counts) as Array<keyof typeof counts>) counts[key] += r.counts[key]
     }
     const link = sourceLink(r.source, r.identifier)

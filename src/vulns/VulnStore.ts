@@ -20,9 +20,9 @@ export interface SourceRecord {
    * (`/vuln` is `[` + the `recordJson`s joined by `,` + `]`). Null when `record` is.
    * Both stores always set it (optional only so hand-built fixtures need not).
    */
-  readonly recordJson?: string | null
+  readonly recordJson: string | null
   /** Only the raw file is stored so far (phase 2 not done or failed): `/info`'s `processing`. Always set by both stores. */
-  readonly processing?: boolean
+  readonly processing: boolean
   readonly counts: RecordCounts
   readonly gcve: boolean
   readonly fetchedAt: Date

@@ -25,6 +25,8 @@ export const record = (source: SourceRecord["source"], identifier: string, proce
   source,
   identifier,
   record: processing ? null : cveRecord(identifier, source),
+  recordJson: processing ? null : JSON.stringify(cveRecord(identifier, source)),
+  processing,
   counts,
   gcve: source === "mitre",
   fetchedAt: new Date("2026-01-10T00:00:00Z"),

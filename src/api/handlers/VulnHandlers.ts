@@ -39,7 +39,7 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
       if (id === undefined) return yield* notFound(params.identifier.slice(0, 100))
       const cached = yield* cache.get(id)
       if (cached !== undefined) return { ...cached, _timestamp: yield* nowSeconds, cache_hit: true }
-      const lookup = yield* store.lookup(id)
+      const lookup = yield* store.lookup(id, { bodies: false })
       const body = buildSummary(id, lookup)
       if (body === undefined) return yield* notFound(id)
       yield* cache.set(id, body, summaryKeys(id, lookup))
@@ -51,14 +51,9 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
       if (id === undefined) return yield* malformed(params.identifier)
       const lookup = yield* store.lookup(id)
       if (lookup.records.length === 0) return yield* notFound(id)
-      // Records are stored as CVE 5.1 JSON: written through as stored text when the
-      // store gives it (`recordJson`), else serialised as they are. Either is what
-      // encoding through `VulnRecords` (a record of unknowns) produces, without the walk.
-      const parts: Array<string> = []
-      for (const r of lookup.records) {
-        if (typeof r.recordJson === "string") parts.push(r.recordJson)
-        else if (r.record !== null) parts.push(JSON.stringify(r.record))
-      }
+      // The store keeps each CVE 5.1 record as JSON text; written through as stored, it is
+      // what encoding through `VulnRecords` (a record of unknowns) would produce, without the walk.
+      const parts = lookup.records.flatMap((r) => r.recordJson === null ? [] : [r.recordJson])
       return HttpServerResponse.text(`[${parts.join(",")}]`, { contentType: "application/json" })
     }),
 
@@ -73,7 +68,7 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
         includeContent: query.include_content ?? false
       })
       // Unknown everywhere (no exploit and no source record) is 404, like /info and /vuln.
-      if (page.count === 0 && (yield* store.lookup(id)).records.length === 0) return yield* notFound(id)
+      if (page.count === 0 && (yield* store.lookup(id, { bodies: false })).records.length === 0) return yield* notFound(id)
       const summary = Object.fromEntries(EXPLOIT_SUMMARY_KEYS.map((k) => [k, page.summary[k] ?? 0])) as unknown as ExploitSummary
       return {
         identifier: id,
