@@ -6,7 +6,7 @@ import { throwawayDatabase } from "../support/database.ts"
 import { digestDatabase } from "./digest.ts"
 
 const SCRIPT = fileURLToPath(new URL("./ingestData.ts", import.meta.url))
-const DATA = fileURLToPath(new URL("../../../shared/data", import.meta.url))
+const DATA = fileURLToPath(new URL("../fixtures/data", import.meta.url))
 
 interface ChildRun {
   readonly completed: boolean
@@ -52,20 +52,20 @@ describe("ingestion killed mid-run", () => {
   it.live("converges to the database a clean run gives", () =>
     Effect.scoped(Effect.gen(function*() {
       const clean = yield* throwawayDatabase
-      const cleanRun = yield* ingestChild(clean.url, 2000)
+      const cleanRun = yield* ingestChild(clean.url, 200)
       assert.isTrue(cleanRun.completed)
       const expected = yield* digestDatabase(clean.url)
       assert.notStrictEqual(expected.vuln_raw!.split(":")[0], "0")
 
       const crashed = yield* throwawayDatabase
-      const first = yield* ingestChild(crashed.url, 1000, 8)
+      const first = yield* ingestChild(crashed.url, 20, 3)
       assert.strictEqual(first.signal, "SIGKILL")
       assert.isFalse(first.completed)
       const partial = yield* digestDatabase(crashed.url)
       assert.notDeepEqual(partial, expected, "the first kill left a partial database")
-      const second = yield* ingestChild(crashed.url, 1000, 30)
+      const second = yield* ingestChild(crashed.url, 20, 10)
       assert.strictEqual(second.signal, "SIGKILL")
-      const last = yield* ingestChild(crashed.url, 1000)
+      const last = yield* ingestChild(crashed.url, 20)
       assert.isTrue(last.completed)
       assert.deepStrictEqual(yield* digestDatabase(crashed.url), expected)
     })), { timeout: 180_000 })

@@ -1,5 +1,5 @@
 /**
- * Ingests a data folder (default ../shared/data) into the database at
+ * Ingests a data folder (default test/fixtures/data) into the database at
  * DATABASE_URL with the real readers, printing one JSON event per line.
  * Run as a child process by the crash test (which SIGKILLs it mid-run).
  *   DATABASE_URL=postgres://… node test/ingest-store/ingestData.ts [DIR] [BATCH] [IN_FLIGHT]
@@ -12,7 +12,7 @@ import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 
-const DATA = fileURLToPath(new URL("../../../shared/data", import.meta.url))
+const DATA = fileURLToPath(new URL("../fixtures/data", import.meta.url))
 
 const program = Effect.gen(function*() {
   const dir = process.argv[2] ?? DATA

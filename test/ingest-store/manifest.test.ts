@@ -5,7 +5,7 @@ import { SqlBackends } from "../support/database.ts"
 import { ingestData, manifest, observe, specSource } from "./manifestCheck.ts"
 
 /**
- * Every identifier of ../shared/data/manifest.json, read back through the
+ * Every identifier of test/fixtures/data/manifest.json (a copy of ../shared/data), read back through the
  * store the API uses. The manifest counts only what names the identifier
  * directly; the store also answers through the alias graph and with the
  * corpus files, so sources and aliases are checked as "at least".

@@ -4,7 +4,7 @@ import { Effect, Stream } from "effect"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 
-export const DATA = fileURLToPath(new URL("../../../shared/data", import.meta.url))
+export const DATA = fileURLToPath(new URL("../fixtures/data", import.meta.url))
 
 export interface ManifestEntry {
   readonly sources: ReadonlyArray<string>
