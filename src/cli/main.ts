@@ -6,24 +6,29 @@ import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
 import { apiCommands, usageCommand } from "../api/ApiCommands.ts"
 import { IngestClient, ingestCommand } from "../ingest/IngestCommand.ts"
-import { dbCommand } from "./DbCommand.ts"
-import { orgCommand } from "./OrgCommands.ts"
 import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
 import { gatewayCommand } from "../gateway/GatewayCommands.ts"
+import { dbCommand } from "./DbCommand.ts"
+import { orgCommand } from "./OrgCommands.ts"
 import { serveCommand } from "./ServeCommand.ts"
 
+/** Administrative commands reach the data through the running server's admin socket, or in-process. */
 const viaAdminSocket = AdminClient.layer(Main)
+// Domain commands name the client of their own RPC group; the merged admin client serves them all.
 const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
-
 const IngestClientLive = Layer.effect(IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
-  Command.withSubcommands([serveCommand, dbCommand, orgCommand.pipe(Command.provide(viaAdminSocket)),
+  Command.withSubcommands([
+    serveCommand,
+    dbCommand,
+    orgCommand.pipe(Command.provide(viaAdminSocket)),
     gatewayCommand.pipe(Command.provide(GatewayAdminClientLive)),
     ingestCommand.pipe(Command.provide(IngestClientLive)),
-    ...apiCommands,
-    usageCommand.pipe(Command.provide(viaAdminSocket))])
+    usageCommand.pipe(Command.provide(viaAdminSocket)),
+    ...apiCommands
+  ])
 )
 
 /** Logs are JSON lines on stderr, so stdout carries only a command's output. */
