@@ -1,9 +1,12 @@
 /**
  * Gateway overhead benchmark (`npm run bench -- gateway`).
  *
- * One process tree on loopback: a local upstream, the gateway (memory-backed
- * keys, allow-all inspection, logging off, request logger off) and a bare Node
- * relay (undici, no policy) in child processes; this process drives the load.
+ * One process tree on loopback: a local upstream, the gateway (fixed-answer
+ * key services, allow-all inspection, logging off, request logger and access
+ * log off) and a bare Node relay (undici, no policy) in child processes; this
+ * process drives the load. Both relay through the same kind of undici pool
+ * (one `Agent`, keep-alive, no pipelining). `BENCH_ACCESS_LOG=1` measures the
+ * gateway with the production access log (JSON lines on stderr).
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
  * and added time to first streamed byte. Writes bench/results/gateway.json.
@@ -138,8 +141,18 @@ const runGateway = async (upstreamPort: number) => {
       VDB_PROVIDER_OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`
     }))))
   )
+  // `BENCH_ACCESS_LOG=1` adds the production access-log middleware, with the production logger
+  // (JSON lines on stderr, as `src/cli/main.ts` installs it).
+  const { accessLog } = await import("../src/server/AccessLog.ts")
+  const { Logger } = await import("effect")
+  const options = { disableLogger: true, disableListenLog: true } as const
   const server = http.createServer({ keepAliveTimeout: 60_000 })
-  const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
+  const served = process.env.BENCH_ACCESS_LOG === "1"
+    ? HttpRouter.serve(GatewayRoutesWith, { ...options, middleware: accessLog("gateway") }).pipe(
+      Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatJson)]))
+    )
+    : HttpRouter.serve(GatewayRoutesWith, options)
+  const app = served.pipe(
     Layer.provide(services),
     Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
   )

@@ -110,7 +110,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const inferenceLog = yield* InferenceLog
     const nonces = yield* Nonces
 
-    const routeParams = Effect.map(HttpRouter.params, (params) => params)
+    const routeParams = HttpRouter.params
 
     /** Provider and surface checks, then authentication: shared by every route. */
     const admit = Effect.fnUntraced(function*(

@@ -17,6 +17,10 @@ export interface InferenceRecord {
   readonly decision: Decision
 }
 
+/** Shared results of `enabled`: the per-request check allocates nothing when the answer is known. */
+const ON = Effect.succeed(true)
+const OFF = Effect.succeed(false)
+
 /** How long an organization's on/off switch is trusted before it is read again. */
 const SETTING_TTL_MS = 30_000
 
@@ -34,7 +38,7 @@ export class InferenceLog extends Context.Service<InferenceLog, {
     const enabled = new Set<string>()
     const entries: Array<InferenceRecord> = []
     return InferenceLog.of({
-      enabled: (orgUuid) => Effect.succeed(enabled.has(orgUuid)),
+      enabled: (orgUuid) => enabled.has(orgUuid) ? ON : OFF,
       record: (entry) => Effect.sync(() => void entries.push(entry)),
       setEnabled: (orgUuid, on) => Effect.sync(() => void (on ? enabled.add(orgUuid) : enabled.delete(orgUuid))),
       recent: (orgUuid, limit) =>
@@ -44,7 +48,7 @@ export class InferenceLog extends Context.Service<InferenceLog, {
 
   /** Logging off for everyone, nothing stored (benchmarks, deployments without the feature). */
   static readonly layerDisabled = Layer.succeed(InferenceLog)(InferenceLog.of({
-    enabled: () => Effect.succeed(false),
+    enabled: () => OFF,
     record: () => Effect.void,
     setEnabled: () => Effect.void,
     recent: () => Effect.succeed([])
@@ -86,7 +90,7 @@ export class InferenceLog extends Context.Service<InferenceLog, {
       enabled: (orgUuid) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const cached = settings.get(orgUuid)
-          if (cached !== undefined && cached.until > now) return Effect.succeed(cached.enabled)
+          if (cached !== undefined && cached.until > now) return cached.enabled ? ON : OFF
           return readSetting(orgUuid).pipe(
             // Logging is not a security check: when the database is unreachable, skip it.
             Effect.catchCause(() => Effect.succeed(false)),

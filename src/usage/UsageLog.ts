@@ -4,6 +4,13 @@ import type { UsageEntry, UsageFilter, UsageSummary } from "./UsageEntry.ts"
 
 export const USAGE_QUEUE_CAPACITY = 10_000
 const BATCH = 500
+/**
+ * After a batch that was not full, the writer lets entries gather this long before
+ * taking the next one: under load a batch then holds tens to hundreds of entries (a
+ * row costs the database about a third of what it costs in a batch of ten), and a
+ * full batch is followed at once, so the writer's throughput has no cap.
+ */
+const LINGER = "50 millis"
 
 /**
  * The request log. `record` never waits: entries go to a bounded in-process
@@ -25,8 +32,20 @@ export class UsageLog extends Context.Service<UsageLog, {
       write: (entries, dropped) =>
         Effect.gen(function*() {
           if (entries.length > 0) {
-            const rows = entries.map(toRow) as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]
-            yield* sql`INSERT INTO usage_log ${sql.insert(rows)}`
+            // One array per column: the statement text (and its prepared plan) is the same for
+            // every batch size, nine parameters instead of nine per row, and half the driver's
+            // encoding work. The driver types an array from its elements: an all-null column goes
+            // as an empty array (unnest pads it with nulls), latencies as text (ints and floats mix).
+            const column = <A>(f: (e: UsageEntry) => A) => entries.map(f)
+            const nullable = <A>(f: (e: UsageEntry) => A | null) => {
+              const values = entries.map(f)
+              return values.every((v) => v === null) ? [] : values
+            }
+            yield* sql`INSERT INTO usage_log (at, org_uuid, method, route, identifier, status, latency_ms, client_address, user_agent)
+              SELECT * FROM unnest(${column((e) => e.at)}::timestamptz[], ${nullable((e) => e.orgUuid)}::uuid[],
+                ${column((e) => e.method)}::text[], ${column((e) => e.route)}::text[], ${nullable((e) => e.identifier)}::text[],
+                ${column((e) => e.status)}::int[], ${column((e) => String(e.latencyMs))}::real[],
+                ${nullable((e) => e.clientAddress)}::text[], ${nullable((e) => e.userAgent)}::text[])`
           }
           if (dropped > 0) {
             yield* sql`INSERT INTO usage_dropped (id, dropped) VALUES (1, ${dropped})
@@ -112,18 +131,6 @@ export class UsageLog extends Context.Service<UsageLog, {
 
 const round = (n: number) => Math.round(n * 100) / 100
 
-const toRow = (e: UsageEntry) => ({
-  at: e.at,
-  org_uuid: e.orgUuid,
-  method: e.method,
-  route: e.route,
-  identifier: e.identifier,
-  status: e.status,
-  latency_ms: e.latencyMs,
-  client_address: e.clientAddress,
-  user_agent: e.userAgent
-})
-
 const makeWriter = Effect.fnUntraced(function*(backend: {
   readonly write: (entries: ReadonlyArray<UsageEntry>, dropped: number) => Effect.Effect<void>
   readonly summary: (filter: UsageFilter) => Effect.Effect<UsageSummary>
@@ -152,8 +159,15 @@ const makeWriter = Effect.fnUntraced(function*(backend: {
     )
 
   // A batch taken is always written, even when the scope closes meanwhile.
+  let full = false
   yield* Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(restore(Queue.takeBetween(queue, 1, BATCH)), writeBatch)
+    Effect.flatMap(
+      restore(full ? Queue.takeBetween(queue, 1, BATCH) : Effect.andThen(Effect.sleep(LINGER), Queue.takeBetween(queue, 1, BATCH))),
+      (entries) => {
+        full = entries.length === BATCH
+        return writeBatch(entries)
+      }
+    )
   ).pipe(Effect.forever, Effect.forkScoped)
 
   // Also waits for a batch the writer fiber is writing (the lock).

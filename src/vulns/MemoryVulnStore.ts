@@ -46,7 +46,8 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
   }
 
   const lookup = Effect.fn("VulnStore.lookup")(function*(identifier: string, options?: LookupOptions) {
-    const bodies = options?.bodies ?? true
+    const recordsOnly = options?.recordsOnly ?? false
+    const bodies = recordsOnly || (options?.bodies ?? true)
     const ids = resolve(identifier)
     const wanted = new Set(ids)
     const best = new Map<string, RecordRow & { enrichedAt: Date }>()
@@ -75,7 +76,8 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
       const e = epss.get(id)
       if (e !== undefined) scores.set(id, { cve: e.cve, score: e.score, percentile: e.percentile, date: e.date, modelVersion: e.modelVersion })
     }
-    return assemble(identifier, ids, rows, processing, scores)
+    const found = assemble(identifier, ids, rows, processing, scores)
+    return recordsOnly ? { aliases: [], records: found.records.filter((r) => !r.processing) } : found
   })
 
   const exploitsOf = Effect.fn("VulnStore.exploits")(function*(identifier: string, page: PageRequest) {

@@ -99,6 +99,11 @@ export interface LookupOptions {
    * existence checks need none of it: false reads only keys, counts and times.
    */
   readonly bodies?: boolean
+  /**
+   * Only the source records (with bodies, EPSS merged): no processing placeholders and
+   * `aliases` empty. What `/vuln` serves, read with a lighter statement; default false.
+   */
+  readonly recordsOnly?: boolean
 }
 
 export type PageRequest = { readonly limit: number; readonly offset: number; readonly includeContent: boolean }

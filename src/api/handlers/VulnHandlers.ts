@@ -49,8 +49,12 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
     vuln: Effect.fnUntraced(function*({ params }) {
       const id = normaliseIdentifier(params.identifier)
       if (id === undefined) return yield* malformed(params.identifier)
-      const lookup = yield* store.lookup(id)
-      if (lookup.records.length === 0) return yield* notFound(id)
+      const lookup = yield* store.lookup(id, { recordsOnly: true })
+      // No record: 404 unless a source still processes the identifier (then `[]`), which only
+      // the full lookup tells; rare, so the common path stays one light statement.
+      if (lookup.records.length === 0 && (yield* store.lookup(id, { bodies: false })).records.length === 0) {
+        return yield* notFound(id)
+      }
       // The store keeps each CVE 5.1 record as JSON text; written through as stored, it is
       // what encoding through `VulnRecords` (a record of unknowns) would produce, without the walk.
       const parts = lookup.records.flatMap((r) => r.recordJson === null ? [] : [r.recordJson])

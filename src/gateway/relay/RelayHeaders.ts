@@ -26,10 +26,15 @@ const CLIENT_ONLY = new Set(["authorization", "x-api-key", "accept-encoding", "h
 
 const isGatewayHeader = (name: string): boolean => name.length >= 10 && name.startsWith("x-gateway-")
 
+const CLOSE: ReadonlySet<string> = new Set(["close"])
+
 /** Header names listed in `Connection`, which are hop-by-hop for this message. */
 const connectionNamed = (headers: HeaderRecord): ReadonlySet<string> | undefined => {
   const value = headers["connection"]
   if (value === undefined) return undefined
+  // The common values, without parsing per request: `keep-alive` names only a header dropped anyway.
+  if (value === "keep-alive") return undefined
+  if (value === "close") return CLOSE
   const list = typeof value === "string" ? value : value.join(",")
   const names = new Set<string>()
   for (const part of list.split(",")) {

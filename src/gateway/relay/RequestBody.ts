@@ -92,7 +92,8 @@ export interface ParsedBody {
 export const parseBody = (body: Buffer): Effect.Effect<ParsedBody, InvalidRequest> => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(body.toString("utf8"))
+    // `toString()` without arguments is the direct UTF-8 decode.
+    parsed = JSON.parse(body.toString())
   } catch {
     return Effect.fail(invalidJson)
   }

@@ -29,11 +29,88 @@ export interface BufferedResponse {
   readonly body: Buffer
 }
 
+const failure = (provider: string, error: Error): UpstreamUnreachable | UpstreamTimeout =>
+  error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError
+    ? new UpstreamTimeout({ provider })
+    : new UpstreamUnreachable({ provider })
+
+/**
+ * A buffered call gets the limit for the headers and again for the body:
+ * providers send a non-streamed body at once, so this is the overall bound in
+ * practice, without a timer of our own per request.
+ */
+const bufferedOptions = (request: UpstreamRequest, timeoutMs: number): Dispatcher.DispatchOptions => ({
+  origin: request.origin,
+  path: request.path,
+  method: request.method,
+  headers: request.headers,
+  body: request.body,
+  headersTimeout: timeoutMs,
+  bodyTimeout: timeoutMs
+})
+
+/**
+ * Collects a whole response straight from undici's dispatch callbacks: no
+ * response stream, no async resource, no promise per request.
+ */
+class BufferingHandler implements Dispatcher.DispatchHandler {
+  readonly provider: string
+  readonly resume: (effect: Effect.Effect<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>) => void
+  controller: Dispatcher.DispatchController | undefined = undefined
+  aborted = false
+  status = 0
+  headers: IncomingHttpHeaders = {}
+  chunks: Array<Buffer> = []
+  size = 0
+
+  constructor(provider: string, resume: BufferingHandler["resume"]) {
+    this.provider = provider
+    this.resume = resume
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController) {
+    if (this.aborted) controller.abort(new errors.RequestAbortedError())
+    else this.controller = controller
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders) {
+    // 1xx interim responses are not the answer.
+    if (statusCode < 200) return
+    this.status = statusCode
+    this.headers = headers
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
+    this.chunks.push(chunk)
+    this.size += chunk.length
+  }
+
+  onResponseEnd() {
+    const chunks = this.chunks
+    this.resume(Effect.succeed({
+      status: this.status,
+      headers: this.headers,
+      body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size)
+    }))
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+    this.resume(Effect.fail(failure(this.provider, error)))
+  }
+
+  /** Interruption: the request is aborted wherever it is (queued, sending or receiving). */
+  abort() {
+    this.aborted = true
+    this.controller?.abort(new errors.RequestAbortedError())
+  }
+}
+
 /**
  * Calls providers through one pooled undici agent (keep-alive, no pipelining).
  * Interrupting a call aborts the upstream request. Written against undici's
- * callback API: this is the hot path, and a promise chain plus a racing
- * timeout fiber per request cost more than the rest of the relay.
+ * callback APIs (`dispatch` for buffered calls): this is the hot path, and a
+ * promise chain plus a racing timeout fiber per request cost more than the
+ * rest of the relay.
  */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
   /** Resolves with the upstream response headers; the body is relayed as it arrives, unbounded in time. */
@@ -48,34 +125,24 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
         Effect.sync(() => new Agent({ keepAliveTimeout: 30_000, pipelining: 1, connect: { timeout: 10_000 } })),
         (agent) => Effect.promise(() => agent.close().catch(() => undefined))
       )
-      const requestOptions = (
-        request: UpstreamRequest,
-        signal: EventEmitter,
-        bounded: boolean
-      ): Dispatcher.RequestOptions => ({
+      // Streams are not bounded in time.
+      const streamOptions = (request: UpstreamRequest, signal: EventEmitter): Dispatcher.RequestOptions => ({
         origin: request.origin,
         path: request.path,
         method: request.method,
         headers: request.headers,
         body: request.body,
         signal,
-        // Streams are not bounded in time. A buffered call gets the limit for the headers and again
-        // for the body: providers send a non-streamed body at once, so this is the overall bound in
-        // practice, without a timer of our own per request.
-        headersTimeout: bounded ? timeoutMs : 0,
-        bodyTimeout: bounded ? timeoutMs : 0
+        headersTimeout: 0,
+        bodyTimeout: 0
       })
-      const failure = (provider: string, error: Error) =>
-        error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError
-          ? new UpstreamTimeout({ provider })
-          : new UpstreamUnreachable({ provider })
 
       return UpstreamClient.of({
         stream: (request) =>
           Effect.callback<StreamedResponse, UpstreamUnreachable>((resume) => {
             // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
             const abort = new EventEmitter()
-            agent.request(requestOptions(request, abort, false), (error, response) => {
+            agent.request(streamOptions(request, abort), (error, response) => {
               if (error) resume(Effect.fail(new UpstreamUnreachable({ provider: request.provider })))
               else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
             })
@@ -84,25 +151,9 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
 
         buffered: (request) =>
           Effect.callback<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>((resume) => {
-            const abort = new EventEmitter()
-            agent.request(requestOptions(request, abort, true), (error, response) => {
-              if (error) return resume(Effect.fail(failure(request.provider, error)))
-              const chunks: Array<Buffer> = []
-              let size = 0
-              response.body.on("data", (chunk: Buffer) => {
-                chunks.push(chunk)
-                size += chunk.length
-              })
-              response.body.on("error", (error) => resume(Effect.fail(failure(request.provider, error))))
-              response.body.on("end", () =>
-                resume(Effect.succeed({
-                  status: response.statusCode,
-                  headers: response.headers,
-                  body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-                }))
-              )
-            })
-            return Effect.sync(() => abort.emit("abort"))
+            const handler = new BufferingHandler(request.provider, resume)
+            agent.dispatch(bufferedOptions(request, timeoutMs), handler)
+            return Effect.sync(() => handler.abort())
           })
       })
     })
