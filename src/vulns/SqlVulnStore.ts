@@ -53,6 +53,15 @@ interface ExploitRow {
   details: Record<string, Record<string, unknown>>
 }
 
+/** `ids`: the identifier and everything within `ALIAS_HOPS` of it in the alias graph (shared by both lookups). */
+const aliasWalk = (sql: SqlClient.SqlClient, identifier: string) =>
+  sql`WITH RECURSIVE walk(id, depth) AS (
+      SELECT ${identifier}::text, 0
+      UNION
+      SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
+    ),
+    ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)`
+
 /**
  * The API's hot path: one statement (one round trip, one snapshot) walks the
  * alias graph and reads records, processing raw items and EPSS scores. The
@@ -61,12 +70,7 @@ interface ExploitRow {
  */
 export const lookupStatement = (sql: SqlClient.SqlClient, identifier: string, bodies: boolean) =>
   sql<LookupRow>`
-    WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${identifier}::text, 0
-      UNION
-      SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
-    ),
-    ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)
+    ${aliasWalk(sql, identifier)}
     SELECT 'id' AS kind, id AS source, id AS identifier, NULL::text AS record, NULL::text AS splice, NULL::json AS counts,
       NULL::boolean AS gcve, NULL::timestamptz AS enriched_at, NULL::timestamptz AS fetched_at,
       NULL::float8 AS score, NULL::float8 AS percentile, NULL::text AS score_date, NULL::text AS model_version
@@ -97,12 +101,7 @@ export const lookupStatement = (sql: SqlClient.SqlClient, identifier: string, bo
  */
 export const recordsStatement = (sql: SqlClient.SqlClient, identifier: string) =>
   sql<LookupRow>`
-    WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${identifier}::text, 0
-      UNION
-      SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
-    ),
-    ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)
+    ${aliasWalk(sql, identifier)}
     SELECT * FROM (
       SELECT DISTINCT ON (r.source, r.identifier) 'record' AS kind, r.source, r.identifier, r.record,
         r.epss_splice::text AS splice, r.counts, r.gcve, r.enriched_at, raw.fetched_at,
