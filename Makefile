@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NODE_ENV_CMD = eval "$$(bin/setup)"
 
-.PHONY: help setup start test typecheck unit postgres bench
+.PHONY: help setup start test typecheck unit postgres chromium bench
 
 help:
 	@echo "make start   install and run every service on the embedded database (.data/)"
@@ -24,10 +24,17 @@ postgres:
 	  for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
 	fi
 
+# The device sign-in browser test drives Debian's Chromium (playwright-core never downloads a browser).
+chromium:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's chromium for the browser test"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 typecheck: setup
 	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json
 
-test: setup postgres
+test: setup postgres chromium
 	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json && echo "typecheck: ok" && npx vitest run
 
 bench: setup postgres

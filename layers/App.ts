@@ -6,6 +6,10 @@ import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
+import { Policies } from "../src/policies/Policies.ts"
+import { DeviceGrants } from "../src/device/DeviceGrants.ts"
+import { Members } from "../src/members/Members.ts"
+import { Sessions } from "../src/members/Sessions.ts"
 import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
@@ -13,7 +17,16 @@ import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
-export const SqlDomains = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, VulnStore.layer, InferenceLog.layer).pipe(
+export const SqlDomains = Layer.mergeAll(
+  ServiceKeys.layer,
+  ProviderKeys.layer,
+  VulnStore.layer,
+  InferenceLog.layer,
+  Policies.layer,
+  DeviceGrants.layer,
+  Sessions.layer
+).pipe(
+  Layer.provideMerge(Members.layer),
   Layer.provideMerge(Organizations.layer)
 )
 

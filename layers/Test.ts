@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { Layer } from "effect"
+import { Invalidation } from "../src/db/Invalidation.ts"
 import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
@@ -8,9 +9,10 @@ import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
-/** Unit tests: every domain in memory, secrets under a throwaway master key. */
+/** Unit tests: every domain in memory over one in-process invalidation bus, secrets under a throwaway master key. */
 export const Test = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, VulnStore.layerMemory, InferenceLog.layerMemory).pipe(
   Layer.provideMerge(Organizations.layerMemory),
   Layer.provideMerge(SecretBox.layer),
+  Layer.provideMerge(Invalidation.layerMemory),
   Layer.provideMerge(Layer.sync(MasterKey, () => MasterKey.fromBytes(randomBytes(32))))
 )

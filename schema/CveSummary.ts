@@ -3,7 +3,10 @@ import { RecordCounts, SourceName } from "./Source.ts"
 
 export const SummarySource = Schema.Struct({
   name: SourceName,
-  /** True while only the raw stored file exists. */
+  /**
+   * True while this source's stored file is not normalised yet: an ingestion between its two phases, the
+   * start-up resume of one a crash interrupted, or a failed normalisation. Its counts are then left out.
+   */
   processing: Schema.Boolean
 })
 

@@ -43,14 +43,16 @@ export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNot
 export const InvalidRequestReason = Schema.Literals([
   "could not read request body",
   "invalid JSON body",
-  "model is required"
+  "model is required",
+  "count must be an integer from 1 to 64"
 ])
 export type InvalidRequestReason = typeof InvalidRequestReason.Type
 
 const invalidRequestCodes: Record<InvalidRequestReason, string> = {
   "could not read request body": "unreadable_body",
   "invalid JSON body": "invalid_json",
-  "model is required": "model_required"
+  "model is required": "model_required",
+  "count must be an integer from 1 to 64": "invalid_count"
 }
 
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {

@@ -3,11 +3,38 @@ import { Schema } from "effect"
 export const OrgUuid = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("OrgUuid"))
 export type OrgUuid = typeof OrgUuid.Type
 
+/** Longest organization name in characters, after surrounding whitespace is trimmed. */
+export const ORG_NAME_MAX_LENGTH = 200
+
+/**
+ * Control characters (a newline breaks `org list` and every log line), line
+ * and paragraph separators, and bidirectional overrides (which make a name
+ * display as something else) are refused.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
+
+/** Why a proposed organization name is refused, or undefined when it is acceptable. */
+export const orgNameProblem = (raw: string): string | undefined => {
+  const name = raw.trim()
+  if (name.length === 0) return "the organization name is empty"
+  if (name.length > ORG_NAME_MAX_LENGTH) {
+    return `the organization name is longer than ${ORG_NAME_MAX_LENGTH} characters`
+  }
+  if (UNPRINTABLE.test(name) || !name.isWellFormed()) {
+    return "the organization name must be printable text (no control characters such as newlines or tabs)"
+  }
+  return undefined
+}
+
+/** A name as given to `org create`: printable, 1 to 200 characters once trimmed. */
+export const OrgName = Schema.String.check(Schema.makeFilter((raw: string) => orgNameProblem(raw)))
+
 /** A per-window request limit; 0 means unlimited. */
 export const RequestLimit = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export class Organization extends Schema.Class<Organization>("Organization")({
   uuid: OrgUuid,
+  // Not OrgName: a name stored before names were validated must still list (the CLI escapes it).
   name: Schema.String,
   isActive: Schema.Boolean,
   perMinute: RequestLimit,

@@ -40,3 +40,22 @@ export type ExploitSummaryKey = typeof ExploitSummaryKey.Type
 
 /** The `/exploits` summary keys, in spec order. */
 export const EXPLOIT_SUMMARY_KEYS: ReadonlyArray<ExploitSummaryKey> = ExploitSummaryKey.literals
+
+/** Every source `bin/vdb ingest SOURCE` accepts. */
+export const INGEST_SOURCES = [
+  "mitre",
+  "nist-nvd",
+  "vulncheck-nvd",
+  "cisa-kev",
+  "vulncheck-kev",
+  "ghsa",
+  "osv",
+  "euvd",
+  "vulnrichment",
+  "epss",
+  "exploit-db",
+  "metasploit",
+  "nuclei",
+  "poc-in-github"
+] as const
+export type IngestSource = typeof INGEST_SOURCES[number]

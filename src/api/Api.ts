@@ -36,8 +36,8 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
   HttpApiEndpoint.get("info", "/info/:identifier", {
     params: Identifier,
     success: CveSummary,
-    error: NotFoundBody
-  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>)."),
+    error: [BadRequestBody, NotFoundBody]
+  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>). 400 for an identifier over 100 characters or with control characters."),
   HttpApiEndpoint.get("vuln", "/vuln/:identifier", {
     params: Identifier,
     success: VulnRecords,

@@ -11,6 +11,17 @@ export interface OrgSecretCredentials {
   readonly secret: Redacted.Redacted<string>
 }
 
+/** What `bin/vdb auth login` stores: the `ApiKey` header value, no secret (so no JWT sign-in). */
+export interface OrgApiKeyCredentials {
+  readonly orgUuid: string
+  /** `ApiKey <uuid>:<hex>`. */
+  readonly apiKey: Redacted.Redacted<string>
+}
+
+export type ClientCredentials = OrgSecretCredentials | OrgApiKeyCredentials
+
+export const hasSecret = (credentials: ClientCredentials): credentials is OrgSecretCredentials => "secret" in credentials
+
 /** `apiKey`: a static `ApiKey` header. `jwt`: sign in with AWS4-HMAC-SHA512, send `Bearer`, refresh before expiry. */
 export type CredentialMode = "apiKey" | "jwt"
 
@@ -46,8 +57,13 @@ export const SignedRequestClient = (credentials: OrgSecretCredentials) =>
       ))
     }))
 
-export const ApiKeyClient = (credentials: OrgSecretCredentials) => {
-  const header = formatApiKey(credentials.orgUuid, Redacted.value(credentials.secret))
+/** Without the secret there is nothing to sign `/auth/token` with: the request goes unsigned (and the server refuses it). */
+const NoSignIn = HttpApiMiddleware.layerClient(SignedRequest, ({ next, request }) => next(request))
+
+export const ApiKeyClient = (credentials: ClientCredentials) => {
+  const header = hasSecret(credentials)
+    ? formatApiKey(credentials.orgUuid, Redacted.value(credentials.secret))
+    : Redacted.value(credentials.apiKey)
   return HttpApiMiddleware.layerClient(Authentication, ({ next, request }) =>
     next(HttpClientRequest.setHeader(request, "authorization", header)))
 }
@@ -67,6 +83,9 @@ export const JwtClient = (credentials: OrgSecretCredentials, baseUrl: string) =>
         const now = yield* Clock.currentTimeMillis
         if (current !== undefined && current.expMillis - now > REFRESH_MARGIN_MILLIS) return current.token
         const issued = yield* auth.token().pipe(
+          // The middleware may only fail with SignInFailed; an unreachable server is not a refused
+          // sign-in, so it stays the HTTP error (a defect here) that the CLI describes as such.
+          Effect.catchTag("HttpClientError", (e) => Effect.die(e)),
           Effect.mapError((e) => new SignInFailed({ message: `sign-in failed: ${"message" in e ? e.message : String(e)}` }))
         )
         current = { token: issued.token, expMillis: issued.exp * 1000 }
@@ -80,15 +99,23 @@ export type VdbClient = HttpApiClient.ForApi<typeof Api>
 
 /** The typed client of the vulnerability data API, derived from the HttpApi. */
 export class ApiClient extends Context.Service<ApiClient, VdbClient>()("vdb/api/ApiClient") {
+  /** JWT mode needs the organization secret; with only an API key it signs every request with the key. */
   static readonly layer = (options: {
     readonly baseUrl: string
-    readonly credentials: OrgSecretCredentials
+    readonly credentials: ClientCredentials
     readonly mode: CredentialMode
-  }) =>
-    Layer.effect(ApiClient, HttpApiClient.make(Api, { baseUrl: clientOrigin(options.baseUrl) })).pipe(
+  }) => {
+    const credentials = options.credentials
+    if (!hasSecret(credentials)) {
+      return Layer.effect(ApiClient, HttpApiClient.make(Api, { baseUrl: clientOrigin(options.baseUrl) })).pipe(
+        Layer.provide([ApiKeyClient(credentials), NoSignIn])
+      )
+    }
+    return Layer.effect(ApiClient, HttpApiClient.make(Api, { baseUrl: clientOrigin(options.baseUrl) })).pipe(
       Layer.provide([
-        options.mode === "apiKey" ? ApiKeyClient(options.credentials) : JwtClient(options.credentials, options.baseUrl),
-        SignedRequestClient(options.credentials)
+        options.mode === "apiKey" ? ApiKeyClient(credentials) : JwtClient(credentials, options.baseUrl),
+        SignedRequestClient(credentials)
       ])
     )
+  }
 }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { Config, Effect, Option, Redacted, Schema } from "effect"
-import type { OrgSecretCredentials } from "./ApiClient.ts"
+import type { ClientCredentials, OrgSecretCredentials } from "./ApiClient.ts"
 
 /** The API base address; it ends in the version segment like the spec's `{base_url}`. */
 export const ApiUrl = Config.String("VDB_API_URL").pipe(Config.withDefault("http://127.0.0.1:8080/v1"))
@@ -16,32 +16,45 @@ export class CredentialsMissing extends Schema.TaggedError<CredentialsMissing>()
   message: Schema.String
 }) {}
 
-export const credentialsFile = () => join(homedir(), ".config", "vdb", "credentials.json")
+const ConfigHome = Config.option(Config.String("XDG_CONFIG_HOME"))
 
-/** Accepts the camelCase and snake_case spellings the device sign-in may write. */
-const fromFile = (path: string): OrgSecretCredentials | undefined => {
+/** `$XDG_CONFIG_HOME/vdb/credentials.json` (an absolute XDG_CONFIG_HOME only), else `~/.config/vdb/credentials.json`. */
+export const credentialsPath = Effect.gen(function*() {
+  const configHome = yield* Effect.orDie(ConfigHome)
+  const base = Option.isSome(configHome) && configHome.value.startsWith("/") ? configHome.value : join(homedir(), ".config")
+  return join(base, "vdb", "credentials.json")
+})
+
+/**
+ * What `bin/vdb auth login` writes (`{type: "apikey", orgUuid, apiKey}`), or a
+ * hand-written `{orgUuid, secret}`; camelCase and snake_case spellings.
+ */
+const fromFile = (path: string): ClientCredentials | undefined => {
   try {
     const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
     const uuid = data.orgUuid ?? data.org_uuid ?? data.uuid
     const secret = data.secret ?? data.orgSecret ?? data.org_secret
-    return typeof uuid === "string" && typeof secret === "string"
-      ? { orgUuid: uuid, secret: Redacted.make(secret) }
-      : undefined
+    const apiKey = data.apiKey ?? data.api_key
+    if (typeof uuid !== "string") return undefined
+    if (typeof secret === "string") return { orgUuid: uuid, secret: Redacted.make(secret) }
+    if (typeof apiKey === "string" && apiKey.startsWith("ApiKey ")) return { orgUuid: uuid, apiKey: Redacted.make(apiKey) }
+    return undefined
   } catch {
     return undefined
   }
 }
 
-/** `VDB_ORG_UUID` + `VDB_ORG_SECRET`, else `~/.config/vdb/credentials.json`. */
-export const loadCredentials = Effect.gen(function*() {
+/** `VDB_ORG_UUID` + `VDB_ORG_SECRET`, else the credentials file (`credentialsPath`). */
+export const loadCredentials: Effect.Effect<ClientCredentials, CredentialsMissing> = Effect.gen(function*() {
   const env = yield* Effect.orDie(EnvCredentials)
   if (Option.isSome(env.orgUuid) && Option.isSome(env.secret)) {
     return { orgUuid: env.orgUuid.value, secret: env.secret.value } satisfies OrgSecretCredentials
   }
-  const path = credentialsFile()
+  const path = yield* credentialsPath
   const stored = fromFile(path)
   if (stored !== undefined) return stored
   return yield* new CredentialsMissing({
-    message: `no credentials: set VDB_ORG_UUID and VDB_ORG_SECRET, or sign in to write ${path}`
+    message: "no credentials: run `bin/vdb auth login`, or set VDB_ORG_UUID and VDB_ORG_SECRET " +
+      `(bin/vdb org create prints both), or write {"orgUuid": ..., "secret": ...} to ${path}`
   })
 })

@@ -8,13 +8,15 @@ import { AuthenticationLive, SignedRequestLive } from "./AuthenticationLive.ts"
 import { AuthHandlers } from "./handlers/AuthHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
+import { RouteFallback } from "./RouteFallback.ts"
 import { SummaryCache } from "./SummaryCache.ts"
 
 const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
 
 /**
  * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`) with the
- * auth, rate-limit, usage-log and cache services built in. Needs
+ * auth, rate-limit, usage-log and cache services built in, and the dialect's
+ * 404/405 for requests no route takes (`RouteFallback`). Needs
  * `Organizations`, `VulnStore`, `SecretBox` and a `SqlClient`.
  */
 export const ApiRoutesWith = <R1, R2>(services: {
@@ -23,7 +25,8 @@ export const ApiRoutesWith = <R1, R2>(services: {
 }) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }),
-    HttpApiScalar.layer(Api, { path: "/docs" })
+    HttpApiScalar.layer(Api, { path: "/docs" }),
+    RouteFallback
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers]),
     Layer.provide(Middleware),

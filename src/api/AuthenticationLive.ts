@@ -69,7 +69,10 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
   })
 
   const viaBearer = Effect.fnUntraced(function*(token: string) {
-    const orgUuid = yield* jwt.verify(token).pipe(Effect.mapError((e) => unauthorized(e.message)))
+    // Spec 1 puts "credentials inactive or expired" under 403: the token was ours and good once.
+    const orgUuid = yield* jwt.verify(token).pipe(
+      Effect.mapError((e) => e.reason === "expired" ? new Forbidden({ message: e.message }) : unauthorized(e.message))
+    )
     const { org } = yield* findOrg(orgUuid)
     return yield* admit(org)
   })

@@ -38,3 +38,18 @@ export const normaliseIdentifier = (raw: string): string | undefined => {
   const other = OTHER.exec(value)
   return other === null ? undefined : `${other[1]!.toUpperCase()}-${other[2]}`
 }
+
+export const MAX_IDENTIFIER_LENGTH = 100
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+/**
+ * Why a path identifier is refused before any lookup (400), or undefined.
+ * Checked in the handlers, so after authentication like any other input;
+ * nothing refused here reaches a query or the usage log unescaped.
+ */
+export const identifierProblem = (raw: string): string | undefined =>
+  raw.length > MAX_IDENTIFIER_LENGTH
+    ? `identifier longer than ${MAX_IDENTIFIER_LENGTH} characters`
+    : CONTROL.test(raw) || !raw.isWellFormed()
+    ? "malformed identifier: control characters are not allowed"
+    : undefined

@@ -4,15 +4,20 @@ import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
-import { Metering, type MeterSlot, RequestMeter, RequestValidation } from "./ApiSecurity.ts"
+import { Metering, type MeterSlot, RequestMeter, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
 
 const MAX_LOGGED = 200
 const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
 
+/** RFC 9110 challenges of a 401: the schemes each kind of endpoint accepts. */
+const CHALLENGE = `ApiKey realm="vdb", Bearer realm="vdb"`
+const SIGNED_CHALLENGE = `AWS4-HMAC-SHA512 realm="vdb"`
+
 /**
  * Registers, at the start of every API request, the pre-response step that
- * adds the rate-limit headers and hands the finished request to the usage log
- * (a queue offer: nothing on the response path waits for the database).
+ * adds the rate-limit headers (and a 401's `WWW-Authenticate`) and hands the
+ * finished request to the usage log (a queue offer: nothing on the response
+ * path waits for the database).
  * Defects become `500 {success:false,error}` without any detail.
  */
 export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
@@ -36,7 +41,10 @@ export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
           userAgent: clip(request.headers["user-agent"]),
           at
         })
-        return slot.decision === null ? response : HttpServerResponse.setHeaders(response, rateLimitHeaders(slot.decision))
+        const challenged = response.status === 401
+          ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
+          : response
+        return slot.decision === null ? challenged : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
       })
     )
     return yield* httpEffect.pipe(

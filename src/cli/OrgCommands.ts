@@ -1,6 +1,6 @@
-import { Console, DateTime, Effect, Option } from "effect"
+import { Console, DateTime, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import type { Organization, OrgCredentials } from "../../schema/Organization.ts"
+import { type Organization, type OrgCredentials, orgNameProblem } from "../../schema/Organization.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { printFields, printJson, printTable } from "./Output.ts"
 
@@ -46,18 +46,37 @@ const printCredentials = (c: OrgCredentials, asJson: boolean) =>
       Console.error("The secret is shown only now; store it safely. Send the apiKey as the Authorization header.")
     )
 
-const optionalInt = (o: Option.Option<number>) => Option.getOrUndefined(o)
+/** Input refused before it reaches the server; `message` is the one line the CLI root prints. */
+export class OrgCommandError extends Schema.TaggedError<OrgCommandError>()("OrgCommandError", {
+  message: Schema.String
+}) {}
+
+const fail = (message: string) => Effect.fail(new OrgCommandError({ message }))
+
+/** The RPC schema refuses a negative limit too, but with a schema path instead of the flag's name. */
+const validLimit = (flag: string, o: Option.Option<number>) =>
+  Option.match(o, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (n) =>
+      Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647
+        ? Effect.succeed(n)
+        : fail(`--${flag} must be a whole number >= 0 (0 = unlimited), got ${n}`)
+  })
+
+const validName = (raw: string) => {
+  const problem = orgNameProblem(raw)
+  return problem === undefined ? Effect.succeed(raw.trim()) : fail(`--name: ${problem}`)
+}
 
 const create = Command.make(
   "create",
-  { name: Flag.String("name").pipe(Flag.withDescription("Organization name")), perMinute, perWeek, json },
+  { name: Flag.String("name").pipe(Flag.withDescription("Organization name: printable text, 1 to 200 characters")), perMinute, perWeek, json },
   Effect.fn(function*(input) {
+    const name = yield* validName(input.name)
+    const perMinute = yield* validLimit("per-minute", input.perMinute)
+    const perWeek = yield* validLimit("per-week", input.perWeek)
     const admin = yield* AdminClient
-    const created = yield* admin.OrgCreate({
-      name: input.name,
-      perMinute: optionalInt(input.perMinute),
-      perWeek: optionalInt(input.perWeek)
-    })
+    const created = yield* admin.OrgCreate({ name, perMinute, perWeek })
     yield* printCredentials(created, input.json)
   })
 ).pipe(Command.withDescription("Create an organization; prints its UUID, secret (once) and API key"))
@@ -117,11 +136,10 @@ const limits = Command.make(
   "limits",
   { uuid, perMinute, perWeek, json },
   Effect.fn(function*(input) {
+    const perMinute = yield* validLimit("per-minute", input.perMinute)
+    const perWeek = yield* validLimit("per-week", input.perWeek)
     const admin = yield* AdminClient
-    const org = yield* admin.OrgSetLimits({
-      uuid: input.uuid,
-      limits: { perMinute: optionalInt(input.perMinute), perWeek: optionalInt(input.perWeek) }
-    })
+    const org = yield* admin.OrgSetLimits({ uuid: input.uuid, limits: { perMinute, perWeek } })
     yield* printOrg(org, input.json)
   })
 ).pipe(Command.withDescription("Show or set the per-minute and per-week request limits (0 = unlimited)"))

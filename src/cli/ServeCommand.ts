@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { Argument, Command } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminSocketListener } from "../admin/AdminServer.ts"
+import { Host, ServicePorts } from "../config/AppConfig.ts"
 import { serveLayer } from "../server/Serve.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
 
@@ -14,6 +15,15 @@ export const serveCommand = Command.make(
     )
   },
   ({ services }) =>
-    Layer.launch(serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(Layer.provide(Main), Layer.provide(AdminSocketListener)))
-      .pipe(Effect.asVoid)
+    Effect.gen(function*() {
+      // A malformed address setting is reported at once, not after the database has opened and migrated.
+      yield* Host
+      yield* ServicePorts
+      yield* Layer.launch(
+        serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(
+          Layer.provide(Main),
+          Layer.provide(AdminSocketListener)
+        )
+      )
+    })
 ).pipe(Command.withDescription("Run the HTTP services (api, gateway, site, mcp) and the admin socket"))

@@ -4,12 +4,16 @@ import { Command } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
-import { apiCommands, usageCommand } from "../api/ApiCommands.ts"
+import { apiCommands, usageCommand } from "./ApiCommands.ts"
 import { IngestClient, ingestCommand } from "../ingest/IngestCommand.ts"
 import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
-import { gatewayCommand } from "../gateway/GatewayCommands.ts"
+import { FirewallAdminClient } from "../gateway/FirewallAdminRpcs.ts"
+import { gatewayCommand } from "./GatewayCommands.ts"
 import { dbCommand } from "./DbCommand.ts"
 import { orgCommand } from "./OrgCommands.ts"
+import { authCommand } from "./AuthCommands.ts"
+import { memberCommand } from "./MemberCommands.ts"
+import { bugStack, describeCause, kindsOf } from "./FailureMessage.ts"
 import { serveCommand } from "./ServeCommand.ts"
 
 /** Administrative commands reach the data through the running server's admin socket, or in-process. */
@@ -17,6 +21,7 @@ const viaAdminSocket = AdminClient.layer(Main)
 // Domain commands name the client of their own RPC group; the merged admin client serves them all.
 const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 const IngestClientLive = Layer.effect(IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
+const FirewallAdminClientLive = Layer.effect(FirewallAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
@@ -24,7 +29,9 @@ const vdb = Command.make("vdb").pipe(
     serveCommand,
     dbCommand,
     orgCommand.pipe(Command.provide(viaAdminSocket)),
-    gatewayCommand.pipe(Command.provide(GatewayAdminClientLive)),
+    memberCommand.pipe(Command.provide(viaAdminSocket)),
+    authCommand,
+    gatewayCommand.pipe(Command.provide(Layer.merge(GatewayAdminClientLive, FirewallAdminClientLive))),
     ingestCommand.pipe(Command.provide(IngestClientLive)),
     usageCommand.pipe(Command.provide(viaAdminSocket)),
     ...apiCommands
@@ -36,17 +43,22 @@ const Logging = Layer.unwrap(Effect.map(LogLevel, (level) =>
   Layer.mergeAll(
     Logger.layer([Logger.withConsoleError(Logger.formatJson)]),
     Layer.succeed(References.MinimumLogLevel, level)
-  ))).pipe(Layer.orDie)
+  )))
 
-/** One clear line on stderr and a non-zero exit; never a stack trace for an expected failure. */
+/**
+ * One clear line on stderr and a non-zero exit; never a stack trace or a
+ * library's internal names for an expected failure (see FailureMessage.ts).
+ * At debug level the error kinds (tags, system and SQLSTATE codes) are logged
+ * too: they say what failed without any message text, which may echo input.
+ */
 const reportFailure = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     if (Cause.hasInterruptsOnly(cause)) return
     const error = Cause.squash(cause)
-    const message = error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
-      ? String((error as { message: unknown }).message)
-      : String(error)
-    if (!isCliParseError(error)) yield* Console.error(`vdb: ${message}`)
+    if (!isCliParseError(error)) {
+      yield* Effect.logDebug("command failed").pipe(Effect.annotateLogs({ kinds: kindsOf(error), stack: bugStack(error) }))
+      yield* Console.error(`vdb: ${describeCause(cause)}`)
+    }
     yield* Effect.sync(() => {
       process.exitCode = 1
     })
@@ -60,6 +72,8 @@ const isCliParseError = (error: unknown) =>
 Command.run(vdb, { version: "0.1.0" }).pipe(
   Effect.catchCause(reportFailure),
   Effect.provide(Layer.mergeAll(NodeServices.layer, Logging)),
+  // The logging configuration itself (VDB_LOG_LEVEL) can be wrong: reported with the default logger.
+  Effect.catchCause(reportFailure),
   NodeRuntime.runMain({
     disableErrorReporting: true,
     // SIGTERM/SIGINT interrupt the main fiber; once finalizers have drained

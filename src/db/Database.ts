@@ -6,6 +6,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { lockDataDir } from "./DataDirLock.ts"
+import { Invalidation } from "./Invalidation.ts"
 import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -23,7 +24,9 @@ const sqlFailure = (what: string) => <A, E extends { readonly message: string },
 /** Real PostgreSQL through a pool. */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): SqlLayer =>
   PgClient.layer({ url, maxConnections, applicationName: "vdb" }).pipe(
-    sqlFailure("cannot connect to PostgreSQL (DATABASE_URL)")
+    sqlFailure("cannot connect to PostgreSQL (DATABASE_URL)"),
+    // Several processes may share this database: cache invalidations travel over LISTEN/NOTIFY.
+    (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerPostgres), sql)
   )
 
 /**
@@ -62,7 +65,11 @@ export const layerPglite = (dir: string): SqlLayer =>
       username: "postgres",
       maxConnections: 1,
       applicationName: "vdb"
-    }).pipe(sqlFailure("cannot connect to the embedded database"))
+    }).pipe(
+      sqlFailure("cannot connect to the embedded database"),
+      // Only this process can open the directory, so its invalidations never leave it.
+      (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerMemory), sql)
+    )
   }))
 
 /** `DATABASE_URL` set: PostgreSQL. Unset: PGlite in `$VDB_DATA_DIR/pglite`. */

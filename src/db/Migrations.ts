@@ -37,9 +37,11 @@ export const runMigrations = migrate({ loader: sqlFileLoader(), table: "vdb_migr
 
 /** Runs the migrations when the layer is built (server start, CLI in-process mode). */
 export const MigrationsLayer = Layer.effectDiscard(
-  runMigrations.pipe(Effect.mapError((e) => new MigrationFailed({ message: `database migration failed: ${e.message}` })))
+  runMigrations.pipe(Effect.mapError((e) => new MigrationFailed({ message: `database migration failed: ${e.message}`, cause: e })))
 )
 
 export class MigrationFailed extends Schema.TaggedError<MigrationFailed>()("MigrationFailed", {
-  message: Schema.String
+  message: Schema.String,
+  // Kept so the CLI can say what went wrong (e.g. cannot connect) in words (src/cli/FailureMessage.ts).
+  cause: Schema.optional(Schema.Defect())
 }) {}

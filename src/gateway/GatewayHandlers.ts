@@ -1,9 +1,9 @@
 import { Cause, Context, Effect } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { randomUUID } from "node:crypto"
 import { IncomingMessage } from "node:http"
-import { InternalError, NotImplemented, RouteNotFound, UnknownProvider, UnsupportedApi } from "../../schema/GatewayError.ts"
+import { InternalError, InvalidRequest, NotImplemented, RouteNotFound, UnknownProvider, UnsupportedApi } from "../../schema/GatewayError.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
 import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
@@ -11,10 +11,11 @@ import { InferenceLog } from "./InferenceLog.ts"
 import { modelList } from "./ModelList.ts"
 import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
-import { allowVerdict, type Verdict } from "./pipeline/Verdict.ts"
+import { allowVerdict, type Verdict, verdictOfRefusal } from "./pipeline/Verdict.ts"
 import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "./ProviderCatalog.ts"
 import type { Endpoint } from "./providers/ProviderSpec.ts"
 import { countBytes } from "./relay/ByteCounter.ts"
+import { compressBody, negotiate } from "./relay/Compression.ts"
 import { clientResponseHeaders, upstreamRequestHeaders } from "./relay/RelayHeaders.ts"
 import { isStreaming, parseBody, readBody } from "./relay/RequestBody.ts"
 import { UpstreamClient, type UpstreamRequest } from "./relay/UpstreamClient.ts"
@@ -23,6 +24,12 @@ import { Nonces } from "./nonces/Nonces.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+/** The path parameters of a gateway route, as `GatewayApi` declares them. */
+export interface RouteParams {
+  readonly provider: string
+  readonly org?: string | undefined
+}
 
 /** Where a route finds the organization: the path, the legacy header, or nowhere (always 401). */
 export type OrgSource = "path" | "header" | "none"
@@ -51,11 +58,15 @@ const queryOf = (url: string): string => {
   return index === -1 ? "" : url.slice(index)
 }
 
-/** `?count=`: 1 to 64, default 16; anything else is brought into range rather than refused. */
-const nonceCount = (url: string): number => {
+const invalidCount = new InvalidRequest({ reason: "count must be an integer from 1 to 64" })
+const COUNT = /^[0-9]{1,3}$/
+
+/** `?count=`: an integer 1 to 64, default 16; anything else (out of range, not an integer) is a 400. */
+const nonceCount = (url: string): Effect.Effect<number, InvalidRequest> => {
   const raw = new URLSearchParams(queryOf(url)).get("count")
-  const count = raw === null ? 16 : Number.parseInt(raw, 10)
-  return Number.isNaN(count) ? 16 : Math.min(64, Math.max(1, count))
+  if (raw === null) return Effect.succeed(16)
+  const count = COUNT.test(raw) ? Number(raw) : 0
+  return count >= 1 && count <= 64 ? Effect.succeed(count) : Effect.fail(invalidCount)
 }
 
 const dialectOfEndpoint = (endpoint: Endpoint): Dialect =>
@@ -65,9 +76,11 @@ const dialectOfEndpoint = (endpoint: Endpoint): Dialect =>
 const dialectOfProvider = (provider: Provider | undefined): Dialect =>
   provider !== undefined && provider.spec.surfaces[0] === "messages" ? "anthropic" : "openai"
 
+/** A refusal carries the firewall headers: what the inspection knew when it refused, else the bare block. */
 const blockVerdict = (failure: GatewayFailure): Verdict | undefined =>
   failure._tag === "PolicyRefusal"
-    ? { ...allowVerdict, decision: "block", rules: failure.blockedBy !== undefined ? [failure.blockedBy] : [] }
+    ? verdictOfRefusal(failure) ??
+      { ...allowVerdict, decision: "block", rules: failure.blockedBy !== undefined ? [failure.blockedBy] : [] }
     : undefined
 
 /** The one place a failure becomes a response, in the dialect of the route called. */
@@ -110,17 +123,15 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const inferenceLog = yield* InferenceLog
     const nonces = yield* Nonces
 
-    const routeParams = HttpRouter.params
-
     /** Provider and surface checks, then authentication: shared by every route. */
     const admit = Effect.fnUntraced(function*(
       exchange: Exchange,
-      params: Readonly<Record<string, string | undefined>>,
+      params: RouteParams,
       headers: HeaderRecord,
       orgSource: OrgSource,
       endpoint: Endpoint | undefined
     ) {
-      const slug = params.provider ?? ""
+      const slug = params.provider
       const provider = catalog.lookup(slug)
       if (endpoint === undefined) exchange.dialect = dialectOfProvider(provider)
       if (provider === undefined) return yield* new UnknownProvider({ provider: slug })
@@ -134,12 +145,13 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
 
     const relay = Effect.fnUntraced(function*(
       request: HttpServerRequest,
+      params: RouteParams,
       exchange: Exchange,
       endpoint: Endpoint,
       orgSource: OrgSource
     ) {
       const headers = incomingHeaders(request)
-      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, headers, orgSource, endpoint)
+      const { orgUuid, provider } = yield* admit(exchange, params, headers, orgSource, endpoint)
       const body = yield* readBody(request)
       const { envelope, parsed } = yield* parseBody(body)
       const verdict = yield* inspection.inspect({
@@ -189,27 +201,31 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       const response = yield* upstream.buffered(upstreamRequest)
       const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, false))
       if (logged) yield* record(response.status, response.body.length)
-      return HttpServerResponse.uint8Array(response.body, { status: response.status, headers: out })
+      const sentBody = yield* compressBody(negotiate(headers["accept-encoding"]), response.body, out)
+      return HttpServerResponse.uint8Array(sentBody, { status: response.status, headers: out })
     })
 
     const listModels = Effect.fnUntraced(function*(
       request: HttpServerRequest,
+      params: RouteParams,
       exchange: Exchange,
       orgSource: OrgSource
     ) {
-      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, incomingHeaders(request), orgSource, undefined)
+      const headers = incomingHeaders(request)
+      const { orgUuid, provider } = yield* admit(exchange, params, headers, orgSource, undefined)
       const models = yield* inspection.visibleModels(orgUuid, provider)
       exchange.verdict = allowVerdict
-      return HttpServerResponse.text(JSON.stringify(modelList(provider, models)), {
-        headers: firewallHeaders(exchange.requestId, allowVerdict),
-        contentType: "application/json"
-      })
+      const out = firewallHeaders(exchange.requestId, allowVerdict, { "content-type": "application/json" })
+      const listing = new TextEncoder().encode(JSON.stringify(modelList(provider, models)))
+      const body = yield* compressBody(negotiate(headers["accept-encoding"]), listing, out)
+      return HttpServerResponse.uint8Array(body, { headers: out, contentType: "application/json" })
     })
 
-    const issueNonces = Effect.fnUntraced(function*(request: HttpServerRequest, exchange: Exchange) {
-      const { orgUuid, provider } = yield* admit(exchange, yield* routeParams, incomingHeaders(request), "path", undefined)
+    const issueNonces = Effect.fnUntraced(function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
+      const { orgUuid, provider } = yield* admit(exchange, params, incomingHeaders(request), "path", undefined)
+      const count = yield* nonceCount(request.url)
       yield* inspection.admitProvider(orgUuid, provider)
-      const issued = yield* nonces.issue(orgUuid, nonceCount(request.url))
+      const issued = yield* nonces.issue(orgUuid, count)
       return HttpServerResponse.text(JSON.stringify(issued), {
         headers: firewallHeaders(exchange.requestId, undefined),
         contentType: "application/json"
@@ -218,28 +234,28 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
 
     /** Authenticated routes whose behaviour arrives in a later issue (Kiro). */
     const notYet = (feature: string, endpoint: Endpoint | undefined) =>
-      Effect.fnUntraced(function*(request: HttpServerRequest, exchange: Exchange) {
-        yield* admit(exchange, yield* routeParams, incomingHeaders(request), "path", endpoint)
+      Effect.fnUntraced(function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
+        yield* admit(exchange, params, incomingHeaders(request), "path", endpoint)
         return yield* new NotImplemented({ feature })
       })
 
     return {
       /** `POST /{provider}/{org}/v1/<surface>` and the legacy/org-less forms. */
-      inference: (endpoint: Endpoint, orgSource: OrgSource) => (request: HttpServerRequest) => {
+      inference: (endpoint: Endpoint, orgSource: OrgSource) => (request: HttpServerRequest, params: RouteParams) => {
         const exchange = newExchange(dialectOfEndpoint(endpoint))
-        return answering(exchange, relay(request, exchange, endpoint, orgSource))
+        return answering(exchange, relay(request, params, exchange, endpoint, orgSource))
       },
-      models: (orgSource: OrgSource) => (request: HttpServerRequest) => {
+      models: (orgSource: OrgSource) => (request: HttpServerRequest, params: RouteParams) => {
         const exchange = newExchange("openai")
-        return answering(exchange, listModels(request, exchange, orgSource))
+        return answering(exchange, listModels(request, params, exchange, orgSource))
       },
-      nonces: (request: HttpServerRequest) => {
+      nonces: (request: HttpServerRequest, params: RouteParams) => {
         const exchange = newExchange("openai")
-        return answering(exchange, issueNonces(request, exchange))
+        return answering(exchange, issueNonces(request, params, exchange))
       },
-      kiro: (request: HttpServerRequest) => {
+      kiro: (request: HttpServerRequest, params: RouteParams) => {
         const exchange = newExchange("openai")
-        return answering(exchange, notYet("the Kiro relay", "kiro")(request, exchange))
+        return answering(exchange, notYet("the Kiro relay", "kiro")(request, params, exchange))
       },
       /** Any other path: `unknown_provider` unless the first segment is a provider, then `unsupported_api`. */
       fallback: (request: HttpServerRequest) => {

@@ -1,5 +1,8 @@
-import { Array as Arr, Clock, Context, Effect, Layer, Queue } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as BatchedWriter from "../db/BatchedWriter.ts"
+import { Invalidation } from "../db/Invalidation.ts"
+import { storableText } from "../db/StorableText.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { Decision } from "./pipeline/Verdict.ts"
 
@@ -21,16 +24,27 @@ export interface InferenceRecord {
 const ON = Effect.succeed(true)
 const OFF = Effect.succeed(false)
 
-/** How long an organization's on/off switch is trusted before it is read again. */
+const QUEUE_CAPACITY = 10_000
+const BATCH = 500
+/** Records gather this long after a batch that was not full: fewer, larger statements under load. */
+const LINGER = "50 millis"
+
+/** Fallback only: a switch change reaches every process through the invalidation bus at once. */
 const SETTING_TTL_MS = 30_000
 
 /**
  * The inference log, for organizations that enabled it. `record` only
- * enqueues: storage happens on a background fiber, off the response path.
+ * enqueues into a bounded queue: a background fiber stores batches off the
+ * response path (`BatchedWriter`: one bad row never loses the others, lost
+ * rows are counted, closing the layer flushes the queue).
  */
 export class InferenceLog extends Context.Service<InferenceLog, {
   enabled(orgUuid: string): Effect.Effect<boolean>
   record(entry: InferenceRecord): Effect.Effect<void>
+  /** Writes everything queued so far (tests, shutdown). */
+  readonly flush: Effect.Effect<void>
+  /** Records dropped by this process since start: queue full, or refused by the database. */
+  readonly droppedCount: Effect.Effect<number>
   setEnabled(orgUuid: string, enabled: boolean): Effect.Effect<void>
   recent(orgUuid: string, limit: number): Effect.Effect<ReadonlyArray<InferenceRecord>>
 }>()("vdb/gateway/InferenceLog") {
@@ -40,6 +54,8 @@ export class InferenceLog extends Context.Service<InferenceLog, {
     return InferenceLog.of({
       enabled: (orgUuid) => enabled.has(orgUuid) ? ON : OFF,
       record: (entry) => Effect.sync(() => void entries.push(entry)),
+      flush: Effect.void,
+      droppedCount: Effect.succeed(0),
       setEnabled: (orgUuid, on) => Effect.sync(() => void (on ? enabled.add(orgUuid) : enabled.delete(orgUuid))),
       recent: (orgUuid, limit) =>
         Effect.sync(() => entries.filter((entry) => entry.orgUuid === orgUuid).slice(-limit).reverse())
@@ -50,6 +66,8 @@ export class InferenceLog extends Context.Service<InferenceLog, {
   static readonly layerDisabled = Layer.succeed(InferenceLog)(InferenceLog.of({
     enabled: () => OFF,
     record: () => Effect.void,
+    flush: Effect.void,
+    droppedCount: Effect.succeed(0),
     setEnabled: () => Effect.void,
     recent: () => Effect.succeed([])
   }))
@@ -57,27 +75,26 @@ export class InferenceLog extends Context.Service<InferenceLog, {
   static readonly layer = Layer.effect(InferenceLog)(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const settings = new Map<string, { readonly enabled: boolean; readonly until: number }>()
-    const queue = yield* Queue.unbounded<InferenceRecord>()
-
-    const write = (batch: Arr.NonEmptyReadonlyArray<InferenceRecord>) =>
-      sql`INSERT INTO gateway_inference_log ${
-        sql.insert(Arr.map(batch, (entry) => ({
-          request_id: entry.requestId,
-          org_uuid: entry.orgUuid,
-          provider: entry.provider,
-          surface: entry.surface,
-          model: entry.model,
-          status: entry.status,
-          latency_ms: entry.latencyMs,
-          request_bytes: entry.requestBytes,
-          response_bytes: entry.responseBytes,
-          decision: entry.decision
-        })))
-      } ON CONFLICT (request_id) DO NOTHING`.pipe(
-        // A lost log line must never take the gateway down.
-        Effect.catchCause((cause) => Effect.logWarning("inference log write failed", cause))
-      )
-    yield* Queue.takeAll(queue).pipe(Effect.flatMap(write), Effect.forever, Effect.forkScoped)
+    const bus = yield* Invalidation
+    yield* bus.subscribe("inference-settings", (event) =>
+      Effect.sync(() => void (event._tag === "All" ? settings.clear() : settings.delete(event.key))))
+    const writer = yield* BatchedWriter.make<InferenceRecord>({
+      name: "inference log",
+      capacity: QUEUE_CAPACITY,
+      batchSize: BATCH,
+      linger: LINGER,
+      // One array per column: ten parameters whatever the batch size (PostgreSQL allows 65535).
+      // Numbers that may be fractional or exceed int4 go as text, which the casts parse.
+      write: (batch) =>
+        sql`INSERT INTO gateway_inference_log (request_id, org_uuid, provider, surface, model, status, latency_ms,
+            request_bytes, response_bytes, decision)
+          SELECT * FROM unnest(${batch.map((e) => e.requestId)}::uuid[], ${batch.map((e) => e.orgUuid)}::uuid[],
+            ${batch.map((e) => storableText(e.provider))}::text[], ${batch.map((e) => storableText(e.surface))}::text[],
+            ${batch.map((e) => storableText(e.model))}::text[], ${batch.map((e) => e.status)}::int[],
+            ${batch.map((e) => String(e.latencyMs))}::float8[], ${batch.map((e) => String(e.requestBytes))}::int8[],
+            ${batch.map((e) => String(e.responseBytes))}::int8[], ${batch.map((e) => storableText(e.decision))}::text[])
+          ON CONFLICT (request_id) DO NOTHING`
+    })
 
     const readSetting = Effect.fn("InferenceLog.readSetting")(function*(orgUuid: string) {
       const rows = yield* sql<{ enabled: boolean }>`
@@ -97,13 +114,15 @@ export class InferenceLog extends Context.Service<InferenceLog, {
             Effect.tap((enabled) => Effect.sync(() => settings.set(orgUuid, { enabled, until: now + SETTING_TTL_MS })))
           )
         }),
-      record: (entry) => Effect.sync(() => void Queue.offerUnsafe(queue, entry)),
+      record: (entry) => Effect.sync(() => void writer.offer(entry)),
+      flush: writer.flush,
+      droppedCount: writer.dropped,
       setEnabled: Effect.fn("InferenceLog.setEnabled")(function*(orgUuid: string, enabled: boolean) {
         yield* sql`
           INSERT INTO gateway_inference_settings (org_uuid, enabled) VALUES (${orgUuid}, ${enabled})
           ON CONFLICT (org_uuid) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()
         `.pipe(Effect.orDie)
-        settings.delete(orgUuid)
+        yield* bus.publish("inference-settings", orgUuid)
       }),
       recent: Effect.fn("InferenceLog.recent")(function*(orgUuid: string, limit: number) {
         const rows = yield* sql<{

@@ -1,4 +1,5 @@
 import { Context, Effect, Layer } from "effect"
+import { Invalidation } from "../db/Invalidation.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { makeServiceKeys, type ServiceKeyCheck } from "./keys/CachedServiceKeys.ts"
 import { keyCacheTtl } from "./keys/KeyCacheTtl.ts"
@@ -11,9 +12,10 @@ export type { ServiceKeyCheck } from "./keys/CachedServiceKeys.ts"
 /**
  * Each organization's gateway service API key (`vdb_sk_...`). Only a verifier
  * (SHA-256) is stored, never the key; issuing or rotating returns the key once.
- * Verification caches each organization's state for `VDB_GATEWAY_KEY_CACHE_TTL`
- * (default 30 s, at most 60 s), so changes made in another process arrive
- * within that bound; changes made through this instance apply at once.
+ * Verification caches each organization's state until a key or organization
+ * change is published on the invalidation bus (any process: at once), and at
+ * most `VDB_GATEWAY_KEY_CACHE_TTL` (default 30 s, at most 60 s) should a
+ * notification be lost.
  */
 export class ServiceKeys extends Context.Service<ServiceKeys, {
   /**
@@ -28,8 +30,6 @@ export class ServiceKeys extends Context.Service<ServiceKeys, {
   create(orgUuid: string): Effect.Effect<{ readonly key: string }, OrgUnknown | ServiceKeyExists>
   /** Removes the key; the organization is then refused until a new key is issued. */
   revoke(orgUuid: string): Effect.Effect<boolean, OrgUnknown>
-  /** Drops what this process cached about an organization (e.g. after a local deactivation). */
-  invalidate(orgUuid: string): Effect.Effect<void>
 }>()("vdb/gateway/ServiceKeys") {
   static readonly layer = Layer.effect(
     ServiceKeys,
@@ -37,7 +37,8 @@ export class ServiceKeys extends Context.Service<ServiceKeys, {
       return ServiceKeys.of(yield* makeServiceKeys({
         store: yield* sqlServiceKeyStore,
         orgs: yield* Organizations,
-        ttl: yield* keyCacheTtl
+        ttl: yield* keyCacheTtl,
+        bus: yield* Invalidation
       }))
     })
   )
@@ -48,7 +49,8 @@ export class ServiceKeys extends Context.Service<ServiceKeys, {
       return ServiceKeys.of(yield* makeServiceKeys({
         store: memoryServiceKeyStore(),
         orgs: yield* Organizations,
-        ttl: yield* keyCacheTtl
+        ttl: yield* keyCacheTtl,
+        bus: yield* Invalidation
       }))
     })
   )

@@ -2,19 +2,42 @@ import { createHash } from "node:crypto"
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
+import { fileBytes, type FileUnreadable } from "./FileBytes.ts"
 import * as Formats from "./formats/index.ts"
 import type { IngestError } from "./IngestError.ts"
-import { type IngestEvent, IngestProblem, IngestProgress, type IngestRequest, IngestSummary, type Tally } from "./IngestEvents.ts"
+import {
+  type IngestEvent,
+  type IngestFile,
+  IngestProblem,
+  IngestProgress,
+  type IngestRequest,
+  IngestSummary,
+  type Tally
+} from "./IngestEvents.ts"
 import { defaultWorkers, makeNormalisePool, type NormalisePool, type WorkerResult } from "./NormalisePool.ts"
-import { type Plan, planIngest, readText, type SourceFile } from "./SourceFiles.ts"
+import { planIngest } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
 
-/** The format readers: the real ones unless a test swaps them. */
+/**
+ * The format readers: the real ones unless a test swaps them. `openReader`
+ * reads a file incrementally; a stand-in with only `readItems` gets the
+ * file's whole text (up to the per-record cap).
+ */
 export interface FormatReaders {
   readonly readItems: typeof Formats.readItems
+  readonly openReader?: typeof Formats.openReader
   readonly normalise: typeof Formats.normalise
   readonly detectSource: typeof Formats.detectSource
 }
+
+/** What a run ingests: the files (in order) and, under `--all`, those that belong to no source. */
+export interface IngestPlan {
+  readonly files: ReadonlyArray<IngestFile>
+  readonly ignored: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+}
+
+/** The bytes of the plan's file number `index`, uncompressed, in chunks. */
+export type OpenFile = (index: number) => Stream.Stream<Uint8Array, FileUnreadable>
 
 export interface IngestOptions {
   /** Items per transaction pair (raw, then normalised). */
@@ -35,6 +58,26 @@ const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): 
 
 const DEFAULT_BATCH = 2000
 const DEFAULT_IN_FLIGHT = 3
+/** A batch is also written once its items' raw text passes this, so big records never pile up 2,000 deep. */
+const MAX_BATCH_BYTES = 32 * 1024 * 1024
+/**
+ * Problems sent as events per run; past it they are only counted (the summary
+ * has them by reason). Random bytes read as NDJSON give one per line: millions.
+ */
+const MAX_PROBLEM_EVENTS = 1000
+/**
+ * Items of a run remembered for duplicate detection (about 200 bytes each).
+ * Past this many, new keys are no longer remembered, so memory stays bounded
+ * whatever the input: a later copy of such an item is written over the
+ * earlier one (reported `updated` or `unchanged`) instead of being dropped.
+ */
+const MAX_SEEN = 1_000_000
+/** Reads handled between two yields to the other fibers (HTTP requests among them). */
+const READS_PER_STEP = 32
+/** Milliseconds of reading between two yields, whatever the number of reads. */
+const STEP_MS = 1
+/** While a file gives no batch to write, progress still goes out this often. */
+const PROGRESS_EVERY_MS = 1000
 const MAX_REASONS = 50
 const MAX_CONFLICTS = 50
 
@@ -60,31 +103,65 @@ const normaliseInline = (formats: FormatReaders, item: UpstreamItem): WorkerResu
   return isItemProblem(outputs) ? { problem: outputs } : { outputs }
 }
 
+/** A whole-text reader (a test's stand-in) as an incremental one: it gets the file's text at its end. */
+const wholeTextReader = (readItems: typeof Formats.readItems): typeof Formats.openReader => (source, fileName) => {
+  const pieces: Array<Uint8Array> = []
+  let size = 0
+  return {
+    push(bytes) {
+      size += bytes.length
+      if (size <= Formats.MAX_RECORD_BYTES) pieces.push(bytes)
+      return []
+    },
+    end: () =>
+      size > Formats.MAX_RECORD_BYTES
+        ? [{ position: fileName, reason: "file over the per-record cap" }]
+        : readItems(source, fileName, Buffer.concat(pieces).toString("utf8"))
+  }
+}
+
+/**
+ * Ingests files read in this process (tests, benchmarks, the CLI without a
+ * server): the request is planned here (sources, readable regular files)
+ * before the stream writes anything; a bad request fails the stream with
+ * `IngestError`. The CLI with a server running sends the same bytes over the
+ * admin socket to `ingestFiles` instead (`IngestRpcs`).
+ */
+export const ingest = (
+  request: IngestRequest,
+  options: IngestOptions = {}
+): Stream.Stream<IngestEvent, IngestError, VulnStore> =>
+  Stream.unwrap(Effect.map(
+    planIngest(request, (options.formats ?? Formats).detectSource),
+    (plan) => ingestFiles(plan, (index) => fileBytes(plan.files[index]!), options)
+  ))
+
 /**
  * Ingests files into the vulnerability store as a stream of events: a
- * `Problem` for every skipped item, a `Progress` after every batch, then one
- * `Summary`. The request is checked (sources, readable paths) before the
- * stream writes anything; a bad request fails the stream with `IngestError`.
+ * `Problem` for every skipped item (the first thousand; the rest are
+ * counted), a `Progress` after every batch, then one `Summary`. Each file's
+ * bytes come from `open`, chunk by chunk, and are parsed as they arrive
+ * (`formats/reader.ts`), so nothing holds a whole file.
  *
  * Each batch is two transactions: the raw items (phase 1), then what they
  * normalise to (phase 2). Unchanged items (same content hash, already
  * normalised) cost one indexed look-up and nothing else, so a re-run is
  * cheap and a run killed at any point converges when run again.
  */
-export const ingest = (
-  request: IngestRequest,
+export const ingestFiles = (
+  plan: IngestPlan,
+  open: OpenFile,
   options: IngestOptions = {}
-): Stream.Stream<IngestEvent, IngestError, VulnStore> =>
+): Stream.Stream<IngestEvent, never, VulnStore> =>
   Stream.unwrap(Effect.gen(function*() {
     const formats = options.formats ?? Formats
-    const plan = yield* planIngest(request, formats.detectSource)
     const store = yield* VulnStore
     const workers = options.workers ?? (options.formats === undefined ? defaultWorkers() : 0)
     return Stream.callback<IngestEvent>(
       (queue) =>
         Effect.scoped(Effect.gen(function*() {
           const pool = workers > 0 ? yield* makeNormalisePool(workers) : undefined
-          yield* run(plan, store, formats, pool, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event))
+          yield* run(plan, open, store, formats, pool, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event))
         })).pipe(
           Effect.andThen(Queue.end(queue))
         ),
@@ -93,7 +170,8 @@ export const ingest = (
   }))
 
 const run = Effect.fnUntraced(function*(
-  plan: Plan,
+  plan: IngestPlan,
+  open: OpenFile,
   store: VulnStore["Service"],
   formats: FormatReaders,
   pool: NormalisePool | undefined,
@@ -120,19 +198,33 @@ const run = Effect.fnUntraced(function*(
   const seen = new Map<string, { readonly hash: string; readonly position: string }>()
   const conflicts: Array<{ source: string; identifier: string; kept: string; dropped: string }> = []
   let batch: Array<{ readonly item: UpstreamItem; readonly hash: string }> = []
+  let batchBytes = 0
   let current = ""
+  let problemEvents = 0
+  let progressAt = started
+  const openReader = formats.openReader ?? wholeTextReader(formats.readItems)
+  let stepStarted = performance.now()
 
   const stamp = Effect.gen(function*() {
     tally.elapsedMs = (yield* Clock.currentTimeMillis) - started
     tally.perSecond = tally.elapsedMs > 0 ? Math.round((tally.items * 1000) / tally.elapsedMs) : 0
   })
 
+  let reasonKeys = 0
   const skip = (position: string, reason: string) => {
     tally.skipped++
-    const bucket = reason in reasons || Object.keys(reasons).length < MAX_REASONS ? reason : "other reasons"
+    const known = Object.hasOwn(reasons, reason)
+    const bucket = known || reasonKeys < MAX_REASONS ? reason : "other reasons"
+    if (!known && bucket === reason) reasonKeys++
     reasons[bucket] = (reasons[bucket] ?? 0) + 1
-    return emit(new IngestProblem({ position, reason }))
+    return problemEvents++ < MAX_PROBLEM_EVENTS ? emit(new IngestProblem({ position, reason })) : Effect.void
   }
+
+  const progress = Effect.gen(function*() {
+    yield* stamp
+    progressAt = started + tally.elapsedMs
+    yield* emit(new IngestProgress({ ...tally, file: current }))
+  })
 
   // Batches overlap: while batch n's phase 2 is in the database, the raw
   // items of the next batches go in on other connections and the one after is
@@ -143,6 +235,7 @@ const run = Effect.fnUntraced(function*(
     if (batch.length === 0) return
     const items = batch
     batch = []
+    batchBytes = 0
     if (inFlight.length >= depth) yield* Fiber.join(inFlight.shift()!)
     inFlight.push(yield* Effect.forkChild(write(items, inFlight.at(-1))))
   })
@@ -180,20 +273,19 @@ const run = Effect.fnUntraced(function*(
     if (done.length > 0 || failed.length > 0) yield* store.putNormalised(done, failed)
     tally.normalised += done.length
     for (const f of failed) yield* skip(f.position, f.reason)
-    yield* stamp
-    yield* emit(new IngestProgress({ ...tally, file: current }))
+    yield* progress
   })
 
-  const readFile = Effect.fnUntraced(function*(file: SourceFile) {
-    let text: string
-    try {
-      text = readText(file)
-    } catch (cause) {
-      tally.items++
-      return yield* skip(file.display, `unreadable file: ${message(cause)}`)
-    }
-    const iterator = formats.readItems(file.source, file.display, text)[Symbol.iterator]()
+  const consume = Effect.fnUntraced(function*(file: IngestFile, reads: Iterable<UpstreamItem | ItemProblem>) {
+    const iterator = reads[Symbol.iterator]()
+    let steps = 0
     while (true) {
+      // Bounded steps: a chunk of tiny records (or of garbage lines) is thousands of reads, and a
+      // request waiting for the event loop waits for at most one step.
+      if (++steps % READS_PER_STEP === 0 && performance.now() - stepStarted >= STEP_MS) {
+        yield* Effect.yieldNow
+        stepStarted = performance.now()
+      }
       let next: IteratorResult<UpstreamItem | ItemProblem>
       try {
         next = iterator.next()
@@ -221,17 +313,37 @@ const run = Effect.fnUntraced(function*(
         }
         continue
       }
-      seen.set(key, { hash, position: item.position })
+      if (seen.size < MAX_SEEN) seen.set(key, { hash, position: item.position })
       // With workers the parsed document is rebuilt there from `raw`: drop it now, not after the batch.
       batch.push({ item: pool === undefined ? item : slim(item), hash })
-      if (batch.length >= batchSize) yield* flush()
+      batchBytes += item.raw.length
+      if (batch.length >= batchSize || batchBytes >= MAX_BATCH_BYTES) yield* flush()
     }
   })
 
-  for (const file of plan.files) {
+  // Chunk by chunk: parse what arrived, hand full batches to the writers, then
+  // yield, so the API and gateway answer between chunks whatever the input.
+  const readFile = Effect.fnUntraced(function*(file: IngestFile, index: number) {
+    const reader = openReader(file.source, file.display, file.format)
+    const read = yield* Stream.runForEach(open(index), (bytes) =>
+      Effect.gen(function*() {
+        yield* consume(file, reader.push(bytes))
+        if ((yield* Clock.currentTimeMillis) - progressAt >= PROGRESS_EVERY_MS) yield* progress
+        yield* Effect.yieldNow
+        stepStarted = performance.now()
+      })).pipe(Effect.exit)
+    if (read._tag === "Failure") {
+      const reason = read.cause.reasons[0]
+      tally.items++
+      return yield* skip(file.display, `unreadable file: ${reason !== undefined && "error" in reason ? reason.error.message : "interrupted"}`)
+    }
+    yield* consume(file, reader.end())
+  })
+
+  for (const [index, file] of plan.files.entries()) {
     tally.files++
     current = file.display
-    yield* readFile(file)
+    yield* readFile(file, index)
   }
   yield* flush()
   yield* drain

@@ -1,10 +1,13 @@
-import { resolve } from "node:path"
 import type { RpcClientError, RpcGroup } from "effect/rpc"
 import type { RpcClient } from "effect/rpc"
 import { Console, Context, Effect, Option, Schema, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { detectSource, INGEST_FORMATS } from "./formats/index.ts"
+import { IngestInterrupted } from "./IngestError.ts"
 import type { IngestProgress, IngestSummary } from "./IngestEvents.ts"
 import type { IngestRpcs } from "./IngestRpcs.ts"
+import { uploadRun } from "./IngestUpload.ts"
+import { planIngest } from "./SourceFiles.ts"
 
 /** The ingest operations of the admin RPC client (the lead's `AdminClient` once `IngestRpcs` is merged in). */
 export class IngestClient extends Context.Service<
@@ -49,7 +52,7 @@ const summaryJson = (s: IngestSummary) => {
 }
 
 const args = Argument.String("args").pipe(
-  Argument.withDescription("SOURCE PATH... (a file, a directory tree, NDJSON, any of them .gz)"),
+  Argument.withDescription("SOURCE PATH... (a file, a directory tree, NDJSON, any of them .gz; - is standard input)"),
   Argument.variadic()
 )
 const all = Flag.String("all").pipe(
@@ -57,11 +60,15 @@ const all = Flag.String("all").pipe(
   Flag.optional
 )
 const failed = Flag.Boolean("failed").pipe(Flag.withDescription("List items whose normalisation failed"), Flag.withDefault(false))
+const format = Flag.Literals("format", INGEST_FORMATS).pipe(
+  Flag.withDescription("Read every PATH (and -) as this format instead of by its name: JSON or NDJSON are told apart by content"),
+  Flag.optional
+)
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Machine-readable summary on stdout"), Flag.withDefault(false))
 
 export const ingestCommand = Command.make(
   "ingest",
-  { args, all, failed, json },
+  { args, all, failed, format, json },
   Effect.fn(function*(input) {
     const client = yield* IngestClient
     if (input.failed) {
@@ -72,17 +79,22 @@ export const ingestCommand = Command.make(
       return
     }
     const [source, ...paths] = input.args
-    // The server resolves nothing against its own working directory: send absolute paths.
-    const request = Option.match(input.all, {
-      onNone: () => ({ source, paths: paths.map((p) => resolve(p)) }),
-      onSome: (dir) => ({ ...(source === undefined ? {} : { source }), paths: paths.map((p) => resolve(p)), all: resolve(dir) })
-    })
+    // Paths are opened here, against the user's working directory; the server only ever sees bytes.
+    const plan = yield* planIngest({
+      source,
+      paths,
+      all: Option.getOrUndefined(input.all),
+      format: Option.getOrUndefined(input.format)
+    }, detectSource)
+    if (plan.files.some((f) => f.path === undefined) && process.stdin.isTTY === true) {
+      yield* Console.error("reading standard input (end it with Ctrl-D; pipe a file in instead: zcat x.ndjson.gz | vdb ingest SOURCE -)")
+    }
     const tty = process.stderr.isTTY === true
     const clearBar = tty ? Effect.sync(() => void process.stderr.write("\r\x1b[K")) : Effect.void
     let lastLine = 0
     let problems = 0
     let summary: IngestSummary | undefined
-    yield* client.IngestRun(request).pipe(
+    yield* uploadRun(client, plan).pipe(
       Stream.runForEach((event): Effect.Effect<void> => {
         switch (event._tag) {
           case "Problem": {
@@ -106,9 +118,12 @@ export const ingestCommand = Command.make(
             summary = event
             return clearBar
         }
-      })
+      }),
+      // The socket closed under a run: the server stopped; what it stored stays, and a re-run resumes.
+      Effect.catchTag("RpcClientError", () => Effect.andThen(clearBar, Effect.fail(new IngestInterrupted())))
     )
-    if (summary === undefined) return
+    // A run always ends with its summary; without one the server went away mid-run.
+    if (summary === undefined) return yield* new IngestInterrupted()
     if (input.json) yield* Console.log(JSON.stringify(summaryJson(summary), null, 2))
     else for (const line of summaryLines(summary)) yield* Console.log(line)
     if (summary.skipped > 0) return yield* new ItemsSkipped({ skipped: summary.skipped })
@@ -118,6 +133,7 @@ export const ingestCommand = Command.make(
   Command.withExamples([
     { command: "vdb ingest mitre ./cvelistV5/cves", description: "One source from a directory tree" },
     { command: "vdb ingest osv ./pysec.ndjson.gz", description: "NDJSON, gzip-compressed" },
+    { command: "zcat x.ndjson.gz | vdb ingest osv -", description: "Standard input (gzip and JSON/NDJSON are recognised; else --format)" },
     { command: "vdb ingest --all ../shared/data", description: "Every source of a data folder" },
     { command: "vdb ingest --failed", description: "Items whose normalisation failed" }
   ])

@@ -1,12 +1,50 @@
 import { Schema } from "effect"
+import { INGEST_FORMATS } from "./formats/itemReader.ts"
+import { INGEST_SOURCES } from "./Upstream.ts"
 
-/** What `bin/vdb ingest` is asked to do; `all` is a folder laid out like `../shared/data`. */
-export const IngestRequest = Schema.Struct({
-  source: Schema.optional(Schema.String),
-  paths: Schema.Array(Schema.String),
-  all: Schema.optional(Schema.String)
+/**
+ * What `bin/vdb ingest` is asked to do, in the CLI's own process: `all` is a
+ * folder laid out like `../shared/data`; a path `-` is standard input;
+ * `format` overrides the format a file's name gives.
+ */
+export interface IngestRequest {
+  readonly source?: string | undefined
+  readonly paths: ReadonlyArray<string>
+  readonly all?: string | undefined
+  readonly format?: typeof INGEST_FORMATS[number] | undefined
+}
+
+/** One file of an ingest run as the server sees it: never a path, only what its bytes are and the name positions use. */
+export const IngestFile = Schema.Struct({
+  source: Schema.Literals(INGEST_SOURCES),
+  display: Schema.String,
+  format: Schema.optional(Schema.Literals(INGEST_FORMATS))
 })
-export type IngestRequest = typeof IngestRequest.Type
+export type IngestFile = typeof IngestFile.Type
+
+export const IgnoredFile = Schema.Struct({ path: Schema.String, reason: Schema.String })
+
+/** Opens a run: the files whose bytes follow as `IngestChunk`s, in order. `run` is chosen by the client. */
+export const IngestBegin = Schema.Struct({
+  run: Schema.String,
+  files: Schema.Array(IngestFile),
+  ignored: Schema.Array(IgnoredFile)
+})
+export type IngestBegin = typeof IngestBegin.Type
+
+/**
+ * Bytes of file `file` (an index into the run's files), uncompressed, at most
+ * `CHUNK_BYTES`. `last` ends the file; `error` says the client could not read
+ * it to the end (reported as a problem of that file, and the run goes on).
+ */
+export const IngestChunk = Schema.Struct({
+  run: Schema.String,
+  file: Schema.Int,
+  bytes: Schema.Uint8Array,
+  last: Schema.Boolean,
+  error: Schema.optional(Schema.String)
+})
+export type IngestChunk = typeof IngestChunk.Type
 
 const Tally = {
   files: Schema.Int,
@@ -53,11 +91,19 @@ export class IngestSummary extends Schema.TaggedClass<IngestSummary>()("Summary"
     dropped: Schema.String
   })),
   /** Files under `--all` that belong to no source (README, schemas, cross-check data). */
-  ignoredFiles: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String }))
+  ignoredFiles: Schema.Array(IgnoredFile)
 }) {}
 
 export const IngestEvent = Schema.Union([IngestProgress, IngestProblem, IngestSummary])
 export type IngestEvent = typeof IngestEvent.Type
+
+/** The first event of a run on the admin socket: the server takes chunks from now on. */
+export class IngestReady extends Schema.TaggedClass<IngestReady>()("Ready", {
+  run: Schema.String
+}) {}
+
+export const IngestRunEvent = Schema.Union([IngestReady, IngestProgress, IngestProblem, IngestSummary])
+export type IngestRunEvent = typeof IngestRunEvent.Type
 
 export const FailedNormalisation = Schema.Struct({
   source: Schema.String,

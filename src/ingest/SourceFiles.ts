@@ -1,17 +1,19 @@
-import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs"
-import { join, relative, sep } from "node:path"
+import { accessSync, constants, readdirSync, readFileSync, statSync, type Stats } from "node:fs"
+import { join, relative, resolve, sep } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { Effect } from "effect"
 import type { detectSource as DetectSource } from "./formats/index.ts"
-import { IngestError, InvalidRequest, UnknownSource, UnreadablePath } from "./IngestError.ts"
-import type { IngestRequest } from "./IngestEvents.ts"
+import { IngestError, InvalidRequest, UnknownSource, UnreadablePath, UnsupportedPath } from "./IngestError.ts"
+import type { IngestFile, IngestRequest } from "./IngestEvents.ts"
 import { INGEST_SOURCES, type IngestSource } from "./Upstream.ts"
 
-/** One file to ingest: its source, where it is, and the name reported in positions. */
-export interface SourceFile {
-  readonly source: IngestSource
-  readonly path: string
-  readonly display: string
+/**
+ * One file to ingest, on the client's side: where its bytes come from (a
+ * path, or standard input when `path` is undefined), its source and the name
+ * reported in positions. Only the `IngestFile` part goes to the server.
+ */
+export interface SourceFile extends IngestFile {
+  readonly path: string | undefined
 }
 
 export interface Plan {
@@ -19,70 +21,116 @@ export interface Plan {
   readonly ignored: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }
 
+/** The name standard input (`-`) gets in positions and progress. */
+export const STDIN_NAME = "stdin"
+
 const fail = (reason: IngestError["reason"]) => Effect.fail(new IngestError({ reason }))
 
 const isSource = (s: string): s is IngestSource => (INGEST_SOURCES as ReadonlyArray<string>).includes(s)
 
-/** Every file under `root`, sorted, so a run always meets items in the same order. */
-const walk = (root: string): Array<string> => {
-  const stat = statSync(root)
-  if (!stat.isDirectory()) return [root]
-  return readdirSync(root, { withFileTypes: true })
-    .filter((entry) => !entry.name.startsWith("."))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .flatMap((entry) => walk(join(root, entry.name)))
+const kindOf = (stat: Stats) =>
+  stat.isFIFO()
+    ? "FIFO (named pipe, or a process substitution like <(zcat f))"
+    : stat.isCharacterDevice()
+    ? "character device"
+    : stat.isBlockDevice()
+    ? "block device"
+    : stat.isSocket()
+    ? "socket"
+    : "special file"
+
+class Refused {
+  readonly reason: IngestError["reason"]
+  constructor(reason: IngestError["reason"]) {
+    this.reason = reason
+  }
 }
 
-const readable = (path: string) =>
+const statOf = (path: string, shown: string): Stats => {
+  try {
+    accessSync(path, constants.R_OK)
+    return statSync(path)
+  } catch (cause) {
+    throw new Refused(
+      new UnreadablePath({ path: shown, reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause) })
+    )
+  }
+}
+
+/**
+ * Every regular file under `root`, sorted, dotfiles skipped, so a run always
+ * meets items in the same order. Anything that is neither a regular file nor
+ * a directory (a FIFO could block forever, a device never ends) refuses the
+ * whole request before a byte is sent.
+ */
+const walk = (root: string, shown: string): Array<string> => {
+  const stat = statOf(root, shown)
+  if (stat.isFile()) return [root]
+  if (!stat.isDirectory()) throw new Refused(new UnsupportedPath({ path: shown, kind: kindOf(stat) }))
+  return readdirSync(root)
+    .filter((name) => !name.startsWith("."))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap((name) => walk(join(root, name), join(shown, name)))
+}
+
+const files = (root: string, shown: string) =>
   Effect.try({
-    try: () => {
-      accessSync(path, constants.R_OK)
-      const files = walk(path)
-      for (const file of files) accessSync(file, constants.R_OK)
-      return files
-    },
-    catch: (cause) =>
-      new IngestError({
-        reason: new UnreadablePath({ path, reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause) })
-      })
+    try: () => walk(root, shown),
+    catch: (e) => e instanceof Refused ? new IngestError({ reason: e.reason }) : new IngestError({ reason: new UnreadablePath({ path: shown, reason: String(e) }) })
   })
 
 /**
- * Resolves a request to the files it covers, checking the source names and
- * that every path is readable: all of it before anything is written.
+ * Resolves a request to the files it covers, in the CLI's own process and
+ * against its working directory (`cwd`): checks the source names, that every
+ * path is a readable regular file or directory (or `-`), and detects sources
+ * under `--all`; all of it before anything is sent or written.
  */
-export const planIngest = Effect.fn("Ingest.plan")(function*(request: IngestRequest, detectSource: typeof DetectSource) {
+export const planIngest = Effect.fn("Ingest.plan")(function*(
+  request: IngestRequest,
+  detectSource: typeof DetectSource,
+  cwd: string = process.cwd()
+) {
+  const format = request.format === undefined ? {} : { format: request.format }
   if (request.all !== undefined) {
     if (request.source !== undefined || request.paths.length > 0) {
       return yield* fail(new InvalidRequest({ reason: "--all DIR takes no SOURCE or PATH" }))
     }
-    const files: Array<SourceFile> = []
+    const root = resolve(cwd, request.all)
+    const planned: Array<SourceFile> = []
     const ignored: Array<{ path: string; reason: string }> = []
-    for (const path of yield* readable(request.all)) {
-      const rel = relative(request.all, path).split(sep).join("/")
+    for (const path of yield* files(root, request.all)) {
+      const rel = relative(root, path).split(sep).join("/")
       const detected = detectSource(rel)
-      if (detected.kind === "source") files.push({ source: detected.source, path, display: rel })
+      if (detected.kind === "source") planned.push({ source: detected.source, path, display: rel, ...format })
       else ignored.push({ path: rel, reason: detected.reason })
     }
-    return { files, ignored } satisfies Plan
+    return { files: planned, ignored } satisfies Plan
   }
   if (request.source === undefined) return yield* fail(new InvalidRequest({ reason: "give a SOURCE and PATH..., or --all DIR" }))
   const source = request.source
   if (!isSource(source)) return yield* fail(new UnknownSource({ source, known: [...INGEST_SOURCES] }))
-  if (request.paths.length === 0) return yield* fail(new InvalidRequest({ reason: `no PATH given for ${source}` }))
-  const files: Array<SourceFile> = []
-  for (const root of request.paths) {
-    for (const path of yield* readable(root)) {
+  if (request.paths.length === 0) return yield* fail(new InvalidRequest({ reason: `no PATH given for ${source} (- reads standard input)` }))
+  if (request.paths.filter((p) => p === "-").length > 1) {
+    return yield* fail(new InvalidRequest({ reason: "standard input (-) can be given once" }))
+  }
+  const planned: Array<SourceFile> = []
+  for (const given of request.paths) {
+    if (given === "-") {
+      planned.push({ source, path: undefined, display: STDIN_NAME, ...format })
+      continue
+    }
+    const root = resolve(cwd, given)
+    for (const path of yield* files(root, given)) {
       const rel = relative(root, path)
-      files.push({ source, path, display: rel === "" ? path : join(root, rel) })
+      planned.push({ source, path, display: rel === "" ? given : join(given, rel), ...format })
     }
   }
-  return { files, ignored: [] } satisfies Plan
+  return { files: planned, ignored: [] } satisfies Plan
 })
 
-/** A file's text, gunzipped when it is `.gz` (whatever the inner format: JSON, NDJSON, CSV, YAML). */
+/** A local file's whole text, gunzipped when it is `.gz` (benchmarks that rewrite a corpus; ingestion streams instead). */
 export const readText = (file: SourceFile): string => {
+  if (file.path === undefined) throw new Error("standard input has no whole text")
   const bytes = readFileSync(file.path)
-  const plain = file.path.endsWith(".gz") ? gunzipSync(bytes) : bytes
-  return plain.toString("utf8")
+  return (file.path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8")
 }

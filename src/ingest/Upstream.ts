@@ -1,25 +1,6 @@
-import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
-import type { RecordText } from "../vulns/RecordText.ts"
-import type { ExploitRecord } from "../vulns/VulnStore.ts"
-
-/** Every source `bin/vdb ingest SOURCE` accepts. */
-export const INGEST_SOURCES = [
-  "mitre",
-  "nist-nvd",
-  "vulncheck-nvd",
-  "cisa-kev",
-  "vulncheck-kev",
-  "ghsa",
-  "osv",
-  "euvd",
-  "vulnrichment",
-  "epss",
-  "exploit-db",
-  "metasploit",
-  "nuclei",
-  "poc-in-github"
-] as const
-export type IngestSource = typeof INGEST_SOURCES[number]
+export { INGEST_SOURCES, type IngestSource } from "../../schema/Source.ts"
+import type { IngestSource } from "../../schema/Source.ts"
+export type { EpssScore, KnownExploited, Normalised } from "../vulns/Normalised.ts"
 
 /** One upstream item as read from a file, before normalisation: stored raw first (phase 1). */
 export interface UpstreamItem {
@@ -38,52 +19,3 @@ export interface ItemProblem {
   readonly position: string
   readonly reason: string
 }
-
-export interface EpssScore {
-  readonly cve: string
-  readonly score: number
-  readonly percentile: number
-  readonly date: string
-  readonly modelVersion: string
-}
-
-export interface KnownExploited {
-  readonly cve: string
-  readonly dateAdded: string
-  readonly knownRansomwareCampaignUse: string
-}
-
-/** What phase 2 makes of one upstream item. */
-export type Normalised =
-  | {
-    readonly kind: "record"
-    /** `vulnrichment` records are stored under `mitre` (spec 1 names no such source); see docs/sources.md. */
-    readonly source: SourceName
-    /** The upstream the record came from (`vulnrichment` and `mitre` both store under `mitre`). */
-    readonly upstream: IngestSource
-    readonly identifier: string
-    /** The record's own last-update time (ISO 8601) when it has one: picks the newer of two upstreams for one key. */
-    readonly updatedAt?: string
-    /** CVE Record Format 5.1 with this source's enrichment in `containers.adp`. */
-    readonly record: Record<string, unknown>
-    /** The record serialised for storage, when the producer already did it (the ingest workers do). */
-    readonly body?: RecordText
-    /** Identifiers this record names as aliases (OSV `aliases`, EUVD aliases, GHSA references, …). */
-    readonly aliases: ReadonlyArray<string>
-    /**
-     * The subset of `aliases` known only from references to a GitHub advisory page
-     * (CVE records), not from an alias list. manifest.json counts only alias lists:
-     * see docs/sources.md, "Aliases".
-     */
-    readonly referencedAliases?: ReadonlyArray<string>
-    readonly counts: RecordCounts
-    readonly gcve: boolean
-    readonly knownExploited?: KnownExploited
-  }
-  | {
-    readonly kind: "exploits"
-    /** Summary key of spec 1 these exploits count under (`exploitDb`, `metasploit`, `nuclei`, `github`, `other`). */
-    readonly summaryKey: ExploitSummaryKey
-    readonly exploits: ReadonlyArray<ExploitRecord & { readonly raw?: string }>
-  }
-  | { readonly kind: "epss"; readonly scores: ReadonlyArray<EpssScore> }

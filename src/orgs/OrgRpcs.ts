@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
-import { Organization, OrgCredentials, OrgLimits } from "../../schema/Organization.ts"
+import { Organization, OrgCredentials, OrgLimits, OrgName } from "../../schema/Organization.ts"
 import { OrgError } from "./OrgError.ts"
 import { Organizations } from "./Organizations.ts"
 
@@ -9,7 +9,7 @@ const ByUuid = { uuid: Schema.String }
 /** The administrative operations on organizations (served on the admin socket). */
 export class OrgRpcs extends RpcGroup.make(
   Rpc.make("OrgCreate", {
-    payload: { name: Schema.String, perMinute: Schema.optional(Schema.Int), perWeek: Schema.optional(Schema.Int) },
+    payload: { name: OrgName, perMinute: Schema.optional(Schema.Int), perWeek: Schema.optional(Schema.Int) },
     success: OrgCredentials,
     error: OrgError
   }),

@@ -3,6 +3,7 @@ import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, Reque
 import { SqlClient } from "effect/sql"
 import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
 import { formatApiKey } from "../auth/ApiKey.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { OrgError, OrgInvalid, OrgNotFound } from "./OrgError.ts"
 
@@ -33,6 +34,9 @@ export class Organizations extends Context.Service<Organizations, {
   static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
+    const bus = yield* Invalidation
+    // Every process caches what it read about an organization (gateway key state, opened secrets).
+    const changed = (uuid: string) => bus.publish("organization", uuid)
 
     const select = (uuid: string) =>
       sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
@@ -71,6 +75,7 @@ export class Organizations extends Context.Service<Organizations, {
       const sealed = yield* box.seal(secret)
       yield* sql`UPDATE organizations SET secret_sealed = ${sealed}, updated_at = now() WHERE uuid = ${row.uuid}::uuid`
         .pipe(Effect.orDie)
+      yield* changed(row.uuid)
       return credentials(row.uuid, row.name, secret)
     })
 
@@ -78,6 +83,7 @@ export class Organizations extends Context.Service<Organizations, {
       const row = yield* find(raw)
       yield* sql`UPDATE organizations SET is_active = ${active}, updated_at = now() WHERE uuid = ${row.uuid}::uuid`
         .pipe(Effect.orDie)
+      yield* changed(row.uuid)
       return toOrganization((yield* select(row.uuid))[0]!)
     })
 
@@ -89,14 +95,20 @@ export class Organizations extends Context.Service<Organizations, {
           per_week = ${limits.perWeek ?? row.per_week},
           updated_at = now()
         WHERE uuid = ${row.uuid}::uuid`.pipe(Effect.orDie)
+      yield* changed(row.uuid)
       return toOrganization((yield* select(row.uuid))[0]!)
     })
 
     // Authentication's hot path. The row is read on every call; only what is
     // derived from an identical row (the opened secret, the Organization) is
-    // reused: entries are keyed by the whole row (rotation changes the sealed
-    // text), so a changed row never matches one.
-    const opened = new Map<string, { readonly at: number; readonly value: SecretOf }>()
+    // reused: one entry per organization, holding the row it was opened from
+    // (rotation changes the sealed text), so a changed row never matches it.
+    // A change published by any process drops the entry, so an old secret's
+    // plaintext does not outlive its rotation.
+    const opened = new Map<string, { readonly at: number; readonly row: string; readonly value: SecretOf }>()
+    yield* bus.subscribe("organization", (event) =>
+      Effect.sync(() => event._tag === "All" ? opened.clear() : opened.delete(event.key))
+    )
     // Concurrent authentications share one read: reads requested in the same
     // scheduler turn go out as one statement, sent after every one of them was
     // requested, so each still sees the row as it is after its request arrived.
@@ -115,13 +127,13 @@ export class Organizations extends Context.Service<Organizations, {
       if (row === undefined) return yield* notFound(uuid)
       const key = openedKey(row)
       const now = yield* Clock.currentTimeMillis
-      const hit = opened.get(key)
-      if (hit !== undefined && now - hit.at < OPENED_TTL_MILLIS) return hit.value
+      const hit = opened.get(row.uuid)
+      if (hit !== undefined && hit.row === key && now - hit.at < OPENED_TTL_MILLIS) return hit.value
       const secret = yield* box.open(row.secret_sealed).pipe(Effect.orDie)
       const value: SecretOf = { org: toOrganization(row), secret: Redacted.make(secret) }
-      opened.delete(key)
+      opened.delete(row.uuid)
       if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!)
-      opened.set(key, { at: now, value })
+      opened.set(row.uuid, { at: now, row: key, value })
       return value
     })
 
@@ -135,6 +147,7 @@ export class Organizations extends Context.Service<Organizations, {
     }
     const orgs = new Map<string, Entry>()
     const now = DateTime.nowUnsafe
+    const bus = yield* Invalidation
 
     const find = Effect.fnUntraced(function*(raw: string) {
       const uuid = yield* validUuid(raw)
@@ -142,10 +155,11 @@ export class Organizations extends Context.Service<Organizations, {
       if (entry === undefined) return yield* notFound(uuid)
       return entry
     })
-    const update = (entry: Entry, patch: Partial<Organization>) => {
-      entry.org = new Organization({ ...entry.org, ...patch, updatedAt: now() })
-      return entry.org
-    }
+    const update = (entry: Entry, patch: Partial<Organization>) =>
+      Effect.sync(() => {
+        entry.org = new Organization({ ...entry.org, ...patch, updatedAt: now() })
+        return entry.org
+      }).pipe(Effect.tap((org) => bus.publish("organization", org.uuid)))
 
     return Organizations.of({
       create: Effect.fn("Organizations.create")(function*(input) {
@@ -172,14 +186,14 @@ export class Organizations extends Context.Service<Organizations, {
       rotateSecret: Effect.fn("Organizations.rotateSecret")(function*(uuid) {
         const entry = yield* find(uuid)
         entry.secret = newSecret()
-        update(entry, {})
+        yield* update(entry, {})
         return credentials(entry.org.uuid, entry.org.name, entry.secret)
       }),
-      setActive: (uuid, active) => Effect.map(find(uuid), (e) => update(e, { isActive: active })),
+      setActive: (uuid, active) => Effect.flatMap(find(uuid), (e) => update(e, { isActive: active })),
       setLimits: Effect.fn("Organizations.setLimits")(function*(uuid, limits) {
         const entry = yield* find(uuid)
         yield* validLimits(limits)
-        return update(entry, {
+        return yield* update(entry, {
           perMinute: limits.perMinute ?? entry.org.perMinute,
           perWeek: limits.perWeek ?? entry.org.perWeek
         })

@@ -18,6 +18,9 @@ export class SecretBoxError extends Schema.TaggedError<SecretBoxError>()("Secret
   }
 }
 
+/** GCM's full 128-bit tag; nothing shorter is ever accepted. */
+const TAG_BYTES = 16
+
 /**
  * AES-256-GCM sealing of stored secrets under the master key.
  * Format: `v1.<keyId>.<nonce b64url>.<ciphertext b64url>.<tag b64url>`.
@@ -59,9 +62,14 @@ export class SecretBox extends Context.Service<SecretBox, {
           const [, keyId, nonce, ciphertext, tag] = parts as [string, string, string, string, string]
           const key = byId.get(keyId)
           if (key === undefined) return Effect.fail(new SecretBoxError({ reason: "unknown-key", keyId }))
+          const tagBytes = Buffer.from(tag, "base64url")
+          // Node accepts a truncated tag unless told its length, and a 4-byte tag is forgeable by brute force.
+          if (tagBytes.length !== TAG_BYTES) return Effect.fail(new SecretBoxError({ reason: "tampered", keyId }))
           try {
-            const decipher = createDecipheriv("aes-256-gcm", Redacted.value(key.key), Buffer.from(nonce, "base64url"))
-            decipher.setAuthTag(Buffer.from(tag, "base64url"))
+            const decipher = createDecipheriv("aes-256-gcm", Redacted.value(key.key), Buffer.from(nonce, "base64url"), {
+              authTagLength: TAG_BYTES
+            })
+            decipher.setAuthTag(tagBytes)
             const plain = Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()])
             return Effect.succeed(plain.toString("utf8"))
           } catch {

@@ -1,11 +1,15 @@
 import { randomUUID } from "node:crypto"
-import { Cause, Console, Effect, Exit } from "effect"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Console, Effect, Exit } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { HttpServerRequest } from "effect/http"
+import { HttpServerError, HttpServerRequest } from "effect/http"
 
+/** Long enough for any real route; a 10k-character probe must not become a 10k-character line. */
+const MAX_LOGGED_PATH = 512
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
+  const path = q === -1 ? url : url.slice(0, q)
+  return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path
 }
 
 /**
@@ -56,10 +60,38 @@ const batching = (target: Console.Console): Console.Console => {
   return console
 }
 
+/** A client's `x-request-id` is trusted only in this shape; anything else could forge or flood log lines. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const requestIdOf = (header: string | undefined) =>
+  header !== undefined && REQUEST_ID.test(header) ? header : randomUUID()
+
+/**
+ * The client closed the connection before the response was complete (an
+ * aborted stream): nginx's 499, whatever the handler's exit says, since a
+ * write into a closed socket can surface as a failure rather than an interrupt.
+ */
+const clientWentAway = (request: HttpServerRequest.HttpServerRequest) => {
+  // A function is a lazily created response (an upgrade): nothing was streamed to abort.
+  if (typeof (request as { readonly response?: unknown }).response !== "object") return false
+  const response = NodeHttpServerRequest.toServerResponse(request)
+  return !response.writableEnded && (response.destroyed || response.closed)
+}
+
+/** The status the client was sent: a failure was answered by `causeResponse` (404, 499, 503, 500...). */
+const statusOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>
+): Effect.Effect<number> =>
+  clientWentAway(request)
+    ? Effect.succeed(499)
+    : Exit.isSuccess(exit)
+    ? Effect.succeed(exit.value.status)
+    : Effect.map(HttpServerError.causeResponse(exit.cause), ([response]) => response.status)
+
 /**
  * One structured line per request: request id, service, method, path (never
- * the query string, which may carry credentials), status and duration. Headers
- * and bodies are never logged.
+ * the query string, which may carry credentials), the status actually sent and
+ * duration. Headers and bodies are never logged.
  */
 export const accessLog = (service: string) =>
 <E, R>(
@@ -67,20 +99,20 @@ export const accessLog = (service: string) =>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const started = performance.now()
-    const requestId = request.headers["x-request-id"] ?? randomUUID()
-    return Effect.onExit(app, (exit) => {
-      const status = Exit.isSuccess(exit) ? exit.value.status : Cause.hasInterruptsOnly(exit.cause) ? 499 : 500
-      return Console.consoleWith((console) =>
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            service,
-            requestId,
-            method: request.method,
-            route: pathOf(request.url),
-            status,
-            durationMs: Math.round((performance.now() - started) * 1000) / 1000
-          }),
-          Effect.provideService(Console.Console, batching(console))
-        ))
-    })
+    const requestId = requestIdOf(request.headers["x-request-id"])
+    return Effect.onExit(app, (exit) =>
+      Effect.flatMap(statusOf(request, exit), (status) =>
+        Console.consoleWith((console) =>
+          Effect.logInfo("request").pipe(
+            Effect.annotateLogs({
+              service,
+              requestId,
+              method: request.method,
+              route: pathOf(request.url),
+              status,
+              durationMs: Math.round((performance.now() - started) * 1000) / 1000
+            }),
+            Effect.provideService(Console.Console, batching(console))
+          )
+        )))
   })

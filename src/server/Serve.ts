@@ -1,20 +1,70 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Console, Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { AdminRpcServer } from "../admin/AdminServer.ts"
+import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
+import { Organizations } from "../orgs/Organizations.ts"
 import { accessLog } from "./AccessLog.ts"
-import { routesOf, type ServiceName } from "./Services.ts"
+import { ROUTER_CONFIG } from "./RouterConfig.ts"
+import { PORT_VARIABLES, routesOf, type ServiceName } from "./Services.ts"
+import { systemCode, systemReason } from "./SystemError.ts"
 
-const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`
+const urlOf = (host: string, port: number) => `http://${hostPort(host, port)}`
 
-const httpService = (name: ServiceName, host: string, port: number) =>
-  HttpRouter.serve(routesOf(name), {
+/** A service could not bind its address; names the address and the variable that sets it. */
+export class ListenFailed extends Schema.TaggedError<ListenFailed>()("ListenFailed", {
+  address: Schema.String,
+  variable: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `cannot listen on ${this.address} (${this.variable}): ${this.reason}`
+  }
+}
+
+/** A host that is not this machine's is VDB_HOST's fault; anything else (busy, privileged) the port's. */
+const listenFailed = (name: ServiceName, host: string, port: number) => (cause: unknown) =>
+  new ListenFailed({
+    address: hostPort(host, port),
+    variable: ["EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"].includes(systemCode(cause) ?? "")
+      ? "VDB_HOST"
+      : PORT_VARIABLES[name],
+    reason: systemReason(cause, "listen failed")
+  })
+
+const httpService = (name: ServiceName, host: string, port: number) => {
+  const listen = NodeHttpServer.make(() => createServer(), { host, port, gracefulShutdownTimeout: "20 seconds" }).pipe(
+    Effect.mapError(listenFailed(name, host, port))
+  )
+  return HttpRouter.serve(routesOf(name), {
     disableLogger: true,
     disableListenLog: true,
+    routerConfig: ROUTER_CONFIG,
     middleware: accessLog(name)
-  }).pipe(Layer.provide(NodeHttpServer.layer(() => createServer(), { host, port, gracefulShutdownTimeout: "20 seconds" })))
+  }).pipe(Layer.provide(Layer.mergeAll(Layer.effect(HttpServer.HttpServer, listen), NodeHttpServer.layerHttpServices)))
+}
+
+/**
+ * The start-up announcement is a log line like every other (JSON on stderr);
+ * the first-organization hint only while there is none to use.
+ */
+const announce = (names: ReadonlyArray<ServiceName>) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const host = yield* Host
+    const ports = yield* ServicePorts
+    const dataDir = yield* DataDir
+    yield* Effect.logInfo("vdb is serving").pipe(Effect.annotateLogs({
+      ...Object.fromEntries(names.map((name) => [name, urlOf(host, ports[name])])),
+      dataDirectory: dataDir
+    }))
+    const orgs = yield* Organizations
+    if ((yield* orgs.list()).length === 0) {
+      yield* Effect.logInfo("no organization yet; create the first one with: bin/vdb org create --name NAME")
+    }
+  }))
 
 /**
  * The selected HTTP services plus the admin socket. Closing the layer (SIGTERM,
@@ -24,15 +74,7 @@ export const serveLayer = (names: ReadonlyArray<ServiceName>) =>
   Layer.unwrap(Effect.gen(function*() {
     const host = yield* Host
     const ports = yield* ServicePorts
-    const dataDir = yield* DataDir
-    const announce = Layer.effectDiscard(Effect.gen(function*() {
-      for (const name of names) {
-        yield* Console.log(`vdb ${name.padEnd(7)} ${urlOf(host, ports[name])}`)
-      }
-      yield* Console.log(`data directory: ${dataDir}`)
-      yield* Console.log(`create the first organization: bin/vdb org create --name NAME`)
-    }))
-    return announce.pipe(
-      Layer.provide(Layer.mergeAll(AdminRpcServer, ...names.map((name) => httpService(name, host, ports[name]))))
+    return announce(names).pipe(
+      Layer.provide(Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer, ...names.map((name) => httpService(name, host, ports[name]))))
     )
   }))

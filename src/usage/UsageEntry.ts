@@ -31,6 +31,6 @@ export interface UsageRow {
 
 export interface UsageSummary {
   readonly rows: ReadonlyArray<UsageRow>
-  /** Entries refused because the in-process queue was full (all processes, all time). */
+  /** Entries lost: refused because the in-process queue was full, or by the database (all processes, all time). */
   readonly dropped: number
 }

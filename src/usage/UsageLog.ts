@@ -1,22 +1,20 @@
-import { Context, Effect, Layer, Queue, Semaphore } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as BatchedWriter from "../db/BatchedWriter.ts"
+import { storableText, storableTextOrNull } from "../db/StorableText.ts"
 import type { UsageEntry, UsageFilter, UsageSummary } from "./UsageEntry.ts"
 
 export const USAGE_QUEUE_CAPACITY = 10_000
 const BATCH = 500
-/**
- * After a batch that was not full, the writer lets entries gather this long before
- * taking the next one: under load a batch then holds tens to hundreds of entries (a
- * row costs the database about a third of what it costs in a batch of ten), and a
- * full batch is followed at once, so the writer's throughput has no cap.
- */
+/** Entries gather this long after a batch that was not full (a row costs about a third in a batch). */
 const LINGER = "50 millis"
 
 /**
  * The request log. `record` never waits: entries go to a bounded in-process
- * queue and a background fiber writes them in batches; when the queue is full
- * the entry is counted as dropped (logged, and persisted with the next batch,
- * so `vdb usage` reports it). Closing the layer flushes what is queued.
+ * queue and a background fiber writes them in batches (`BatchedWriter`). An
+ * entry refused because the queue was full, or by the database even alone, is
+ * counted as dropped (logged, and persisted with the next batch, so
+ * `vdb usage` reports it). Closing the layer flushes what is queued.
  */
 export class UsageLog extends Context.Service<UsageLog, {
   record(entry: UsageEntry): void
@@ -29,29 +27,27 @@ export class UsageLog extends Context.Service<UsageLog, {
   static readonly layer = Layer.effect(UsageLog, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* makeWriter({
-      write: (entries, dropped) =>
-        Effect.gen(function*() {
-          if (entries.length > 0) {
-            // One array per column: the statement text (and its prepared plan) is the same for
-            // every batch size, nine parameters instead of nine per row, and half the driver's
-            // encoding work. The driver types an array from its elements: an all-null column goes
-            // as an empty array (unnest pads it with nulls), latencies as text (ints and floats mix).
-            const column = <A>(f: (e: UsageEntry) => A) => entries.map(f)
-            const nullable = <A>(f: (e: UsageEntry) => A | null) => {
-              const values = entries.map(f)
-              return values.every((v) => v === null) ? [] : values
-            }
-            yield* sql`INSERT INTO usage_log (at, org_uuid, method, route, identifier, status, latency_ms, client_address, user_agent)
-              SELECT * FROM unnest(${column((e) => e.at)}::timestamptz[], ${nullable((e) => e.orgUuid)}::uuid[],
-                ${column((e) => e.method)}::text[], ${column((e) => e.route)}::text[], ${nullable((e) => e.identifier)}::text[],
-                ${column((e) => e.status)}::int[], ${column((e) => String(e.latencyMs))}::real[],
-                ${nullable((e) => e.clientAddress)}::text[], ${nullable((e) => e.userAgent)}::text[])`
-          }
-          if (dropped > 0) {
-            yield* sql`INSERT INTO usage_dropped (id, dropped) VALUES (1, ${dropped})
-              ON CONFLICT (id) DO UPDATE SET dropped = usage_dropped.dropped + EXCLUDED.dropped, updated_at = now()`
-          }
-        }).pipe(Effect.orDie),
+      write: (entries) => {
+        // One array per column: the statement text (and its prepared plan) is the same for
+        // every batch size, nine parameters instead of nine per row, and half the driver's
+        // encoding work. The driver types an array from its elements: an all-null column goes
+        // as an empty array (unnest pads it with nulls), latencies as text (ints and floats mix).
+        // Client-supplied text is made storable here, so no request can fail a batch.
+        const column = <A>(f: (e: UsageEntry) => A) => entries.map(f)
+        const nullable = <A>(f: (e: UsageEntry) => A | null) => {
+          const values = entries.map(f)
+          return values.every((v) => v === null) ? [] : values
+        }
+        return sql`INSERT INTO usage_log (at, org_uuid, method, route, identifier, status, latency_ms, client_address, user_agent)
+          SELECT * FROM unnest(${column((e) => e.at)}::timestamptz[], ${nullable((e) => e.orgUuid)}::uuid[],
+            ${column((e) => storableText(e.method))}::text[], ${column((e) => storableText(e.route))}::text[],
+            ${nullable((e) => storableTextOrNull(e.identifier))}::text[],
+            ${column((e) => e.status)}::int[], ${column((e) => String(e.latencyMs))}::real[],
+            ${nullable((e) => storableTextOrNull(e.clientAddress))}::text[], ${nullable((e) => storableTextOrNull(e.userAgent))}::text[])`
+      },
+      recordDropped: (dropped) =>
+        sql`INSERT INTO usage_dropped (id, dropped) VALUES (1, ${dropped})
+          ON CONFLICT (id) DO UPDATE SET dropped = usage_dropped.dropped + EXCLUDED.dropped, updated_at = now()`,
       summary: Effect.fn("UsageLog.summary")(function*(filter: UsageFilter) {
         const org = filter.orgUuid === undefined ? sql`TRUE` : sql`org_uuid = ${filter.orgUuid}::uuid`
         const since = filter.since === undefined ? sql`TRUE` : sql`at >= ${filter.since}`
@@ -96,11 +92,8 @@ export class UsageLog extends Context.Service<UsageLog, {
     const stored: Array<UsageEntry> = []
     let droppedTotal = 0
     return yield* makeWriter({
-      write: (entries, dropped) =>
-        Effect.sync(() => {
-          stored.push(...entries)
-          droppedTotal += dropped
-        }),
+      write: (entries) => Effect.sync(() => void stored.push(...entries)),
+      recordDropped: (dropped) => Effect.sync(() => void (droppedTotal += dropped)),
       summary: (filter) =>
         Effect.sync(() => {
           const groups = new Map<string, Array<UsageEntry>>()
@@ -132,58 +125,22 @@ export class UsageLog extends Context.Service<UsageLog, {
 const round = (n: number) => Math.round(n * 100) / 100
 
 const makeWriter = Effect.fnUntraced(function*(backend: {
-  readonly write: (entries: ReadonlyArray<UsageEntry>, dropped: number) => Effect.Effect<void>
+  readonly write: (entries: ReadonlyArray<UsageEntry>) => Effect.Effect<void, unknown>
+  readonly recordDropped: (dropped: number) => Effect.Effect<void, unknown>
   readonly summary: (filter: UsageFilter) => Effect.Effect<UsageSummary>
 }) {
-  const queue = yield* Queue.bounded<UsageEntry>(USAGE_QUEUE_CAPACITY)
-  let droppedSinceStart = 0
-  let droppedUnwritten = 0
-
-  const lock = yield* Semaphore.make(1)
-
-  const writeBatch = (entries: ReadonlyArray<UsageEntry>) =>
-    Effect.suspend(() => {
-      const dropped = droppedUnwritten
-      droppedUnwritten = 0
-      return Effect.andThen(
-        dropped > 0
-          ? Effect.logWarning("usage log queue full: entries dropped", { dropped, droppedSinceStart })
-          : Effect.void,
-        backend.write(entries, dropped)
-      )
-    }).pipe(
-      Effect.catchCause((cause) =>
-        Effect.logError("usage log: batch write failed; entries lost", { count: entries.length, cause })
-      ),
-      lock.withPermits(1)
-    )
-
-  // A batch taken is always written, even when the scope closes meanwhile.
-  let full = false
-  yield* Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(
-      restore(full ? Queue.takeBetween(queue, 1, BATCH) : Effect.andThen(Effect.sleep(LINGER), Queue.takeBetween(queue, 1, BATCH))),
-      (entries) => {
-        full = entries.length === BATCH
-        return writeBatch(entries)
-      }
-    )
-  ).pipe(Effect.forever, Effect.forkScoped)
-
-  // Also waits for a batch the writer fiber is writing (the lock).
-  const flush = Effect.flatMap(Queue.clear(queue), writeBatch)
-
-  yield* Effect.addFinalizer(() => flush)
-
+  const writer = yield* BatchedWriter.make<UsageEntry>({
+    name: "usage log",
+    capacity: USAGE_QUEUE_CAPACITY,
+    batchSize: BATCH,
+    linger: LINGER,
+    write: backend.write,
+    recordDropped: backend.recordDropped
+  })
   return UsageLog.of({
-    record: (entry) => {
-      if (!Queue.offerUnsafe(queue, entry)) {
-        droppedSinceStart++
-        droppedUnwritten++
-      }
-    },
-    flush,
-    droppedCount: Effect.sync(() => droppedSinceStart),
+    record: (entry) => void writer.offer(entry),
+    flush: writer.flush,
+    droppedCount: writer.dropped,
     summary: backend.summary
   })
 })

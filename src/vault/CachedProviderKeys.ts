@@ -1,4 +1,5 @@
 import { Cache, Cause, Duration, Effect, Exit, Redacted } from "effect"
+import type { InvalidationBus } from "../db/Invalidation.ts"
 import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "../gateway/keys/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
 import type { SecretBox } from "../secrets/SecretBox.ts"
@@ -10,27 +11,29 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 const unavailable = new BackendUnavailable({ backend: "provider" })
 
-/** What one process holds about an (organization, provider) pair for at most one TTL. */
+/** What one process holds about an (organization, provider) pair until it changes (at most one TTL if that news is lost). */
 type VaultEntry = Redacted.Redacted<string> | "missing" | "unreadable"
 
 /**
- * The vault with a per-process cache of each opened key (or of its absence),
- * for the same bounded TTL as service keys (default 30 s, at most 60 s).
+ * The vault with a per-process cache of each opened key (or of its absence).
+ * A set or removed key is published on the invalidation bus and evicted in
+ * every process at once; the TTL shared with service keys (default 30 s, at
+ * most 60 s) only bounds a lost notification.
  *
  * Why the opened key is cached rather than the ciphertext: opening costs
  * ~45-60 µs on this machine class (an AES-GCM context per call), a tenth of the
  * gateway's p50 budget, and a copy of the plaintext held for seconds exposes
  * nothing new — the master key that opens every row lives in the same process.
- * The key stays inside a `Redacted`, is dropped when the entry expires, and is
- * invalidated at once by a local set/remove. A failed read is not cached and
- * fails closed.
+ * The key stays inside a `Redacted` and is dropped when the entry expires or
+ * is evicted. A failed read is not cached and fails closed.
  */
 export const makeProviderKeys = Effect.fnUntraced(function*(options: {
   readonly store: ProviderKeyStore
   readonly box: SecretBox["Service"]
   readonly ttl: Duration.Duration
+  readonly bus: InvalidationBus
 }) {
-  const { box, store, ttl } = options
+  const { box, bus, store, ttl } = options
   const cacheKey = (orgUuid: string, provider: string) => `${orgUuid}/${provider}`
 
   const readEntry = (key: string): Effect.Effect<VaultEntry, BackendUnavailable> => {
@@ -63,6 +66,9 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
   })
 
+  yield* bus.subscribe("provider-key", (event) =>
+    event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key))
+
   const get = (
     orgUuid: string,
     provider: string
@@ -84,13 +90,13 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     const org = orgUuid.toLowerCase()
     const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(key))
     yield* store.put(org, provider, sealed, box.keyId)
-    yield* Cache.invalidate(cache, cacheKey(org, provider))
+    yield* bus.publish("provider-key", cacheKey(org, provider))
   })
 
   const remove = Effect.fn("ProviderKeys.remove")(function*(orgUuid: string, provider: string) {
     const org = orgUuid.toLowerCase()
     const removed = yield* store.remove(org, provider)
-    yield* Cache.invalidate(cache, cacheKey(org, provider))
+    if (removed) yield* bus.publish("provider-key", cacheKey(org, provider))
     return removed
   })
 

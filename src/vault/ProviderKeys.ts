@@ -1,5 +1,6 @@
 import type { Redacted } from "effect"
 import { Context, Effect, Layer } from "effect"
+import { Invalidation } from "../db/Invalidation.ts"
 import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
 import type { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
@@ -15,8 +16,9 @@ export type { ProviderKeyEntry } from "./ProviderKeyStore.ts"
  * The provider-key vault: one key per provider per organization, sealed with
  * the master key (bound to its organization and provider), opened just in
  * time, never logged or returned by any admin operation. An opened key is
- * kept per process, inside a `Redacted`, for `VDB_GATEWAY_KEY_CACHE_TTL`
- * (default 30 s, at most 60 s; why: see `CachedProviderKeys.ts`).
+ * kept per process, inside a `Redacted`, until a change to it is published
+ * on the invalidation bus, and at most `VDB_GATEWAY_KEY_CACHE_TTL` (default
+ * 30 s, at most 60 s; why: see `CachedProviderKeys.ts`).
  */
 export class ProviderKeys extends Context.Service<ProviderKeys, {
   get(
@@ -34,7 +36,8 @@ export class ProviderKeys extends Context.Service<ProviderKeys, {
       return ProviderKeys.of(yield* makeProviderKeys({
         store: yield* sqlProviderKeyStore,
         box: yield* SecretBox,
-        ttl: yield* keyCacheTtl
+        ttl: yield* keyCacheTtl,
+        bus: yield* Invalidation
       }))
     })
   )
@@ -45,7 +48,8 @@ export class ProviderKeys extends Context.Service<ProviderKeys, {
       return ProviderKeys.of(yield* makeProviderKeys({
         store: memoryProviderKeyStore(),
         box: yield* SecretBox,
-        ttl: yield* keyCacheTtl
+        ttl: yield* keyCacheTtl,
+        bus: yield* Invalidation
       }))
     })
   )

@@ -1,4 +1,4 @@
-import type { EpssScore } from "../ingest/Upstream.ts"
+import type { EpssScore } from "./Normalised.ts"
 
 export type EpssEntry = EpssScore
 
@@ -7,6 +7,6 @@ export type EpssEntry = EpssScore
  * merged into the enrichment containers when read (`withEpss` from the
  * normalisers, which own the container layout) rather than when written.
  */
-export { withEpss } from "../ingest/formats/adp.ts"
+export { withEpss } from "./EnrichmentContainer.ts"
 
 export const isCve = (identifier: string) => /^CVE-\d{4}-\d+$/i.test(identifier)

@@ -1,5 +1,6 @@
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
 import { type EpssEntry, isCve } from "./Epss.ts"
+import { mergeSource, needsRewrite } from "./RecordMerge.ts"
 import { type RecordText, textWithEpss } from "./RecordText.ts"
 import { RECORD_SOURCE_OF, ZERO_COUNTS } from "./StoreRows.ts"
 import type { Lookup, SourceRecord } from "./VulnStore.ts"
@@ -49,9 +50,43 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const byKey = (a: { source: string; identifier: string }, b: { source: string; identifier: string }) =>
   compare(a.source, b.source) || compare(a.identifier, b.identifier)
 
+const latest = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b)
+
+/**
+ * One `SourceRecord` per source from the records read with bodies (sorted):
+ * a source with one record that needs no change keeps its stored text; several
+ * records of one source, or a native record answering a CVE query, go through
+ * `mergeSource` (src/vulns/RecordMerge.ts).
+ */
+const perSource = (query: string, found: ReadonlyArray<FoundRecord>, texts: ReadonlyArray<string>): Array<SourceRecord> => {
+  const out: Array<SourceRecord> = []
+  for (let i = 0; i < found.length;) {
+    let end = i + 1
+    while (end < found.length && found[end]!.source === found[i]!.source) end++
+    const first = found[i]!
+    if (end === i + 1 && !needsRewrite(query, { identifier: first.identifier, json: texts[i]! })) {
+      out.push(lazyRecord(first, texts[i]!))
+    } else {
+      const group = found.slice(i, end)
+      const merged = mergeSource(query, group.map((r, n) => ({ identifier: r.identifier, json: texts[i + n]! })))
+      const base = group.find((r) => r.identifier === merged.identifier)!
+      out.push(lazyRecord({
+        ...base,
+        counts: merged.counts ?? base.counts,
+        gcve: group.some((r) => r.gcve),
+        enrichedAt: group.map((r) => r.enrichedAt).reduce(latest),
+        fetchedAt: group.map((r) => r.fetchedAt).reduce(latest)
+      }, merged.json))
+    }
+    i = end
+  }
+  return out
+}
+
 /**
  * Shared by both stores: records (sorted by source, identifier) with EPSS
- * merged, then a processing placeholder per source that has only a raw item.
+ * merged, one per source when read with bodies (`perSource`), then a
+ * processing placeholder per source that has only a raw item.
  * A record takes its own identifier's score, else the score of the one CVE
  * the query reaches (GHSA/OSV/EUVD records of that CVE).
  */
@@ -64,10 +99,14 @@ export const assemble = (
 ): Lookup => {
   const cves = ids.filter((id) => isCve(id) && scores.has(id))
   const fallback = cves.length === 1 ? scores.get(cves[0]!) : undefined
-  const out: Array<SourceRecord> = records.sort(byKey).map((r) =>
-    lazyRecord(r, r.body === null ? null : textWithEpss(r.body, scores.get(r.identifier) ?? fallback))
-  )
-  const covered = new Set(out.map((r) => `${r.source}\u0000${r.identifier}`))
+  const sorted = records.sort(byKey)
+  const withBodies = sorted.filter((r) => r.body !== null)
+  // Without bodies (`/info`) there is nothing to merge: every upstream record counts.
+  const out: Array<SourceRecord> = [
+    ...sorted.filter((r) => r.body === null).map((r) => lazyRecord(r, null)),
+    ...perSource(query, withBodies, withBodies.map((r) => textWithEpss(r.body!, scores.get(r.identifier) ?? fallback)))
+  ].sort(byKey)
+  const covered = new Set(sorted.map((r) => `${r.source}\u0000${r.identifier}`))
   for (const raw of processing.sort(byKey)) {
     const source = RECORD_SOURCE_OF[raw.source]
     if (source === undefined || covered.has(`${source}\u0000${raw.identifier}`)) continue

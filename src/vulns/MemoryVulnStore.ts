@@ -4,7 +4,17 @@ import { emptySummary, withContent } from "./ExploitSummary.ts"
 import { assemble } from "./LookupAssembly.ts"
 import { ALIAS_HOPS, exploitKeys } from "./SqlVulnStore.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
-import type { ExploitRecord, FailedItem, LookupOptions, NormalisedItem, PageRequest, RawItem, RawResult, VulnStore } from "./VulnStore.ts"
+import type {
+  ExploitRecord,
+  FailedItem,
+  LookupOptions,
+  NormalisedItem,
+  PageRequest,
+  PendingCursor,
+  RawItem,
+  RawResult,
+  VulnStore
+} from "./VulnStore.ts"
 
 interface RawState {
   readonly item: RawItem
@@ -96,7 +106,11 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     return {
       count: all.length,
       summary,
-      exploits: all.slice(page.offset, page.offset + page.limit).map((e): ExploitRecord => ({
+      exploits: all.slice(page.offset, page.offset + page.limit).map((row): ExploitRecord => {
+        // The body may sit under another item of the same uuid than the row that won the collapse.
+        const content = row.content ?? exploits.find((x) => x.uuid === row.uuid && x.content !== undefined)?.content
+        const e = { ...row, content }
+        return {
         uuid: e.uuid,
         cveId: e.cveId,
         source: e.source,
@@ -107,7 +121,8 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
         details: page.includeContent && e.content !== undefined
           ? withContent(e.details, e.summaryKey, e.content)
           : e.details
-      }))
+      }
+      })
     }
   })
 
@@ -165,15 +180,32 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     return [...failures.values()].sort((a, b) => a.source.localeCompare(b.source) || a.identifier.localeCompare(b.identifier))
   })
 
+  const pendingRaw = Effect.fn("VulnStore.pendingRaw")(function*(after: PendingCursor | undefined, limit: number) {
+    const cursor = after === undefined ? undefined : key(after.source, after.identifier)
+    return [...raw.values()]
+      .filter((s) =>
+        s.normalisedHash !== s.item.hash &&
+        failures.get(key(s.item.source, s.item.identifier))?.hash !== s.item.hash &&
+        (cursor === undefined || key(s.item.source, s.item.identifier) > cursor)
+      )
+      .map((s) => s.item)
+      .sort((a, b) => compareKeys(key(a.source, a.identifier), key(b.source, b.identifier)))
+      .slice(0, limit)
+  })
+
   return {
     lookup,
     exploits: exploitsOf,
     touched: Stream.fromPubSub(changes),
     putRaw,
     putNormalised,
-    failed
+    failed,
+    pendingRaw
   } satisfies VulnStore["Service"]
 })
+
+/** Key order for `pendingRaw` (a walk needs one consistent order, not the SQL collation). */
+const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Same order as the SQL store's `DISTINCT ON`: newest rank, then origin source descending. */
 const preferred = (a: RecordRow, b: RecordRow) =>

@@ -1,6 +1,6 @@
-import type { EpssScore } from "../ingest/Upstream.ts"
-import { isOurs, withEpss } from "../ingest/formats/adp.ts"
-import { asArray, distinct, isRecord } from "../ingest/formats/text.ts"
+import type { EpssScore } from "./Normalised.ts"
+import { isOurs, withEpss } from "./EnrichmentContainer.ts"
+import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 
 /**
  * Stored records are JSON text written once at ingestion and served as is.

@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
 import { type EpssEntry, isCve } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
-import { putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
+import { pendingRawSql, putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { assemble, type FoundRecord, type ProcessingItem } from "./LookupAssembly.ts"
 import { RECORD_INGEST_SOURCES, toRows } from "./StoreRows.ts"
 import type {
@@ -12,6 +12,7 @@ import type {
   LookupOptions,
   NormalisedItem,
   PageRequest,
+  PendingCursor,
   RawItem,
   VulnStore
 } from "./VulnStore.ts"
@@ -193,11 +194,17 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     }
     const bodies = new Map<string, string>()
     if (page.includeContent && rows.length > 0) {
+      // The body may sit under another item than the row that won the collapse (a nuclei
+      // `cves.json` line and its template share a uuid): take it from whichever holds it.
+      // Rows of one uuid share their CVE, so `vuln_exploits_cve` serves the look-up.
       const found = yield* sql<{ uuid: string; content: string }>`
-        SELECT c.uuid, c.content FROM vuln_exploit_content c
-        JOIN unnest(${rows.map((r) => r.uuid)}::text[], ${rows.map((r) => r.origin_source)}::text[],
-          ${rows.map((r) => r.origin_identifier)}::text[]) AS k(u, s, i)
-          ON c.uuid = k.u AND c.origin_source = k.s AND c.origin_identifier = k.i`
+        SELECT DISTINCT ON (e.uuid) e.uuid, c.content
+        FROM vuln_exploits e
+        JOIN vuln_exploit_content c
+          ON c.origin_source = e.origin_source AND c.origin_identifier = e.origin_identifier AND c.uuid = e.uuid
+        WHERE e.cve_id = ANY(${[...new Set(rows.map((r) => r.cve_id))]}::text[])
+          AND e.uuid = ANY(${rows.map((r) => r.uuid)}::text[])
+        ORDER BY e.uuid, e.origin_source, e.origin_identifier`
       for (const b of found) bodies.set(b.uuid, b.content)
     }
     return {
@@ -247,13 +254,18 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     }))
   }, Effect.orDie)
 
+  const pendingRaw = Effect.fn("VulnStore.pendingRaw")(function*(after: PendingCursor | undefined, limit: number) {
+    return yield* pendingRawSql(sql, after, limit)
+  }, Effect.orDie)
+
   return {
     lookup,
     exploits,
     touched: Stream.fromPubSub(changes),
     putRaw,
     putNormalised,
-    failed
+    failed,
+    pendingRaw
   } satisfies VulnStore["Service"]
 })
 

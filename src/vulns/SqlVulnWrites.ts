@@ -33,12 +33,22 @@ const byKeys = (
     AND (${sql(table)}.${sql(sourceColumn)}, ${sql(table)}.${sql(identifierColumn)}) IN
       (SELECT * FROM unnest(${keys.map((k) => k.source)}::text[], ${keys.map((k) => k.identifier)}::text[]))`
 
-/**
- * Batches commit without waiting for the WAL flush: a batch stays atomic, and
- * one lost to a server crash is simply pending again on the next run (the
- * content hash says so), which is how an interrupted ingestion converges anyway.
+/*
+ * Every write commits synchronously: a batch is acknowledged to the CLI
+ * (progress, summary) only once its commit is durable. An asynchronous commit
+ * (`synchronous_commit = off`) was faster on PostgreSQL, but PGlite has no WAL
+ * writer process, so its unflushed commits stayed in memory indefinitely and an
+ * acknowledged ingestion vanished when the server was killed (issue 8).
  */
-const relaxedCommit = (sql: SqlClient.SqlClient) => sql`SET LOCAL synchronous_commit = off`
+
+/**
+ * Phase-2 transactions of concurrent writers (an ingestion and the start-up
+ * resume, or two ingestions) share output keys and would deadlock on them, so
+ * they take turns; held until commit. One ingestion's own phase-2 transactions
+ * already run one at a time, so this costs it nothing.
+ */
+const PHASE_TWO_LOCK = 0x76646232 // "vdb2"
+const phaseTwoTurn = (sql: SqlClient.SqlClient) => sql`SELECT pg_advisory_xact_lock(${PHASE_TWO_LOCK})`
 
 export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem>) =>
   Effect.gen(function*() {
@@ -63,7 +73,6 @@ export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem
       }
     }
     if (changed.length > 0) {
-      yield* relaxedCommit(sql)
       yield* sql`
         INSERT INTO vuln_raw (source, identifier, content, content_hash, fetched_at)
         SELECT s, i, c, h, now()
@@ -84,7 +93,7 @@ export const putNormalisedSql = (
   rows: Rows
 ) =>
   Effect.gen(function*() {
-    yield* relaxedCommit(sql)
+    yield* phaseTwoTurn(sql)
     // Earlier output of re-normalised items is replaced, not merged: an item
     // that no longer names an alias or exploit must stop contributing it.
     const replaced = [...done.filter((d) => d.fresh !== true), ...failed]
@@ -175,3 +184,28 @@ export const putNormalisedSql = (
         ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash`
     }
   })
+
+/**
+ * Raw items whose current content phase 2 has neither completed nor failed on
+ * (a run stopped between its two transactions), in key order after `after`.
+ * Keyset pages: an item that stays pending (changed again meanwhile) is not
+ * read twice by one pass.
+ */
+export const pendingRawSql = (
+  sql: SqlClient.SqlClient,
+  after: { readonly source: string; readonly identifier: string } | undefined,
+  limit: number
+) =>
+  sql<{ source: string; identifier: string; content: string; content_hash: string }>`
+    SELECT r.source, r.identifier, r.content, r.content_hash
+    FROM vuln_raw r
+    LEFT JOIN vuln_normalised n ON n.source = r.source AND n.identifier = r.identifier
+    LEFT JOIN vuln_failed f ON f.source = r.source AND f.identifier = r.identifier
+    WHERE n.content_hash IS DISTINCT FROM r.content_hash AND f.content_hash IS DISTINCT FROM r.content_hash
+      ${after === undefined ? sql`` : sql`AND (r.source, r.identifier) > (${after.source}, ${after.identifier})`}
+    ORDER BY r.source, r.identifier
+    LIMIT ${limit}`.pipe(
+      Effect.map((rows) =>
+        rows.map((r): RawItem => ({ source: r.source, identifier: r.identifier, content: r.content, hash: r.content_hash }))
+      )
+    )

@@ -1,6 +1,6 @@
 import { Predicate } from "effect"
 import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
-import type { KnownExploited } from "../ingest/Upstream.ts"
+import type { KnownExploited } from "./Normalised.ts"
 import { splitContent, summaryKeyOf } from "./ExploitSummary.ts"
 import { type RecordText, recordText } from "./RecordText.ts"
 import type { NormalisedItem, RawKey } from "./VulnStore.ts"

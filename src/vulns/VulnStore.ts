@@ -3,7 +3,7 @@ import { Context, Layer } from "effect"
 import { makeMemoryVulnStore } from "./MemoryVulnStore.ts"
 import { makeSqlVulnStore } from "./SqlVulnStore.ts"
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
-import type { Normalised } from "../ingest/Upstream.ts"
+import type { Normalised } from "./Normalised.ts"
 
 /** One source's knowledge of an identifier. `record` is null while only the raw file exists (`processing`). */
 export interface SourceRecord {
@@ -63,6 +63,12 @@ export interface RawItem {
   readonly content: string
   /** Content hash (hex); equal hash means the item is unchanged. */
   readonly hash: string
+}
+
+/** Where a walk over pending raw items resumes: the last key it read. */
+export interface PendingCursor {
+  readonly source: string
+  readonly identifier: string
 }
 
 export type RawOutcome = "inserted" | "updated" | "unchanged"
@@ -125,6 +131,11 @@ export class VulnStore extends Context.Service<VulnStore, {
   putNormalised(done: ReadonlyArray<NormalisedItem>, failed: ReadonlyArray<FailedItem>): Effect.Effect<void>
   /** Items whose last normalisation failed. */
   failed(): Effect.Effect<ReadonlyArray<FailedItem>>
+  /**
+   * Raw items whose current content phase 2 has neither completed nor failed on (what a run
+   * stopped between its two transactions leaves), at most `limit`, in key order after `after`.
+   */
+  pendingRaw(after: PendingCursor | undefined, limit: number): Effect.Effect<ReadonlyArray<RawItem>>
 }>()("vdb/vulns/VulnStore") {
   /** PostgreSQL (and PGlite) through `SqlClient`. */
   static readonly layer = Layer.effect(VulnStore, makeSqlVulnStore)

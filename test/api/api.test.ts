@@ -161,9 +161,14 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
               .setIssuedAt(iat).setExpirationTime(exp).sign(signingKey)
           )
         const t = Math.floor(now / 1000)
+        // Expired: our own token, good once; spec 1 puts "credentials inactive or expired" under 403.
+        const expired = yield* raw(`${base}/vuln/CVE-2021-44228`, {
+          headers: { authorization: `Bearer ${yield* forge("urn:vendor:vdb", t - 1000, t - 100)}` }
+        })
+        assert.deepStrictEqual([expired.status, expired.body], [403, { success: false, error: "token expired" }])
+        assert.isNull(expired.headers.get("www-authenticate"))
         for (
           const bad of [
-            yield* forge("urn:vendor:vdb", t - 1000, t - 100),
             yield* forge("urn:vendor:other", t, t + 900),
             yield* forge("urn:vendor:vdb", t, t + 900, new Uint8Array(64)),
             token.body.token.slice(0, -4) + "AAAA"
@@ -172,6 +177,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           const r = yield* raw(`${base}/vuln/CVE-2021-44228`, { headers: { authorization: `Bearer ${bad}` } })
           assert.strictEqual(r.status, 401)
           assert.strictEqual(r.body.success, false)
+          assert.strictEqual(r.headers.get("www-authenticate"), `ApiKey realm="vdb", Bearer realm="vdb"`)
         }
 
         // Skew, scope and signed-header violations of the sign-in request.
@@ -191,6 +197,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           const r = yield* raw(`${base}/auth/token`, { headers })
           assert.strictEqual(r.status, 401, JSON.stringify(headers))
           assert.strictEqual(r.body.success, false)
+          assert.strictEqual(r.headers.get("www-authenticate"), `AWS4-HMAC-SHA512 realm="vdb"`)
         }
       })))
 

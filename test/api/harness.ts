@@ -7,6 +7,7 @@ import { ApiClient, type CredentialMode } from "../../src/api/ApiClient.ts"
 import { ApiRoutesWith } from "../../src/api/ApiRoutes.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
+import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { ExploitRecord, Lookup, SourceRecord } from "../../src/vulns/VulnStore.ts"
@@ -72,7 +73,8 @@ export const fixtureStore = (data: {
         touched: Stream.fromPubSub(touched),
         putRaw: () => Effect.die("not in fixture"),
         putNormalised: () => Effect.die("not in fixture"),
-        failed: () => Effect.succeed([])
+        failed: () => Effect.succeed([]),
+        pendingRaw: () => Effect.succeed([])
       }),
       { publishTouched: (ids: ReadonlyArray<string>) => PubSub.publish(touched, ids), calls }
     )
@@ -87,7 +89,7 @@ export const serveApi = <R>(deps: Layer.Layer<Organizations | VulnStore | SqlCli
       rateLimiter: options?.memoryCounters ? RateLimiter.layerMemory : RateLimiter.layer,
       usageLog: UsageLog.layer
     })
-    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
+    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provide(deps)
     )

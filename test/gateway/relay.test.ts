@@ -352,8 +352,9 @@ describe("nonces", () => {
       .toBe("unknown")
     expect(await Effect.runPromise(gateway.nonces.check(ORG, body.nonces[0].slice(0, -2) + "AA"))).toBe("unknown")
 
-    const clamped = await send(`${gateway.url}/openai/${ORG}/v1/nonces?count=500`, { method: "GET", headers: auth })
-    expect(clamped.json().count).toBe(64)
+    // Out of range is refused, not clamped (issue 9; test/gateway/firewall covers every case).
+    const outOfRange = await send(`${gateway.url}/openai/${ORG}/v1/nonces?count=500`, { method: "GET", headers: auth })
+    expect(outOfRange.status).toBe(400)
     const byDefault = await send(`${gateway.url}/openai/${ORG}/v1/nonces`, { method: "GET", headers: auth })
     expect(byDefault.json().nonces).toHaveLength(16)
     const unauthenticated = await send(`${gateway.url}/openai/${ORG}/v1/nonces`, { method: "GET" })

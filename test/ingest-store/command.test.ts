@@ -17,6 +17,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 cpSync(join(DATA, "sources/cisa-kev"), join(dir, "kev"), { recursive: true })
 mkdirSync(join(dir, "bad"))
 writeFileSync(join(dir, "bad/CVE-2024-0001.json"), "{\"cveID\": ")
+mkdirSync(join(dir, "export"))
+writeFileSync(
+  join(dir, "export/kev.data"),
+  "cveID,vendorProject,product,vulnerabilityName,dateAdded\nCVE-2099-0001,acme,widget,Widget RCE,2024-01-02\n"
+)
 
 const Client = Layer.effect(IngestClient, RpcTest.makeClient(IngestRpcs)).pipe(Layer.provide(IngestRpcHandlers))
 const TestLayer = Client.pipe(Layer.provideMerge(VulnStore.layerMemory), Layer.provideMerge(TestConsole.layer))
@@ -62,6 +67,23 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
         assert.match((yield* run(["nope", dir])).error!, /unknown source "nope"/)
         assert.match((yield* run(["osv", join(dir, "missing")])).error!, /cannot read .*missing/)
         assert.deepStrictEqual((yield* run(["--failed"])).out, ["no failed normalisations"])
+      }))
+
+    it.effect("a device, FIFO or socket is refused at once, in the CLI, before anything is read or sent", () =>
+      Effect.gen(function*() {
+        const started = Date.now()
+        const urandom = yield* run(["mitre", "/dev/urandom"])
+        assert.match(urandom.error!, /^\/dev\/urandom is a character device: only regular files, directories and - \(standard input\)/)
+        assert.deepStrictEqual([urandom.out, urandom.err], [[], []])
+        assert.isBelow(Date.now() - started, 5000)
+        assert.match((yield* run(["--all", dir, "-"])).error!, /--all DIR takes no SOURCE or PATH/)
+      }))
+
+    it.effect("--format reads a file as that format whatever its name", () =>
+      Effect.gen(function*() {
+        const csv = yield* run(["cisa-kev", join(dir, "export/kev.data"), "--format", "csv", "--json"])
+        assert.isUndefined(csv.error, csv.err.join("\n"))
+        assert.strictEqual(JSON.parse(csv.out.join("\n")).inserted, 1)
       }))
   })
 })

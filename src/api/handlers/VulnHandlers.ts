@@ -7,13 +7,18 @@ import type { ExploitRecord } from "../../vulns/VulnStore.ts"
 import { VulnStore } from "../../vulns/VulnStore.ts"
 import { EXPLOIT_SUMMARY_KEYS } from "../../../schema/Source.ts"
 import { Api, EXPLOIT_LIMIT_DEFAULT } from "../Api.ts"
-import { normaliseCve, normaliseIdentifier } from "../Identifier.ts"
+import { identifierProblem, normaliseCve, normaliseIdentifier } from "../Identifier.ts"
 import { buildSummary, summaryKeys } from "../Summary.ts"
 import { SummaryCache } from "../SummaryCache.ts"
 
 
 const malformed = (raw: string) =>
   new BadRequest({ message: `malformed identifier ${JSON.stringify(raw.slice(0, 100))}` })
+/** Over-long or control-bearing identifiers: 400 on every endpoint, before any lookup. */
+const refused = (raw: string) => {
+  const problem = identifierProblem(raw)
+  return problem === undefined ? Effect.void : Effect.fail(new BadRequest({ message: problem }))
+}
 const notFound = (id: string) => new NotFound({ message: `${id} is not known to any data source` })
 const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
@@ -34,8 +39,9 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
 
   return handlers.handleAll({
     info: Effect.fnUntraced(function*({ params }) {
+      yield* refused(params.identifier)
       const id = normaliseCve(params.identifier)
-      // /info knows only CVE forms; anything else is in no source (spec 1 lists no 400 here).
+      // /info knows only CVE forms; any other well-formed text is in no source (404, as spec 1 lists).
       if (id === undefined) return yield* notFound(params.identifier.slice(0, 100))
       const cached = yield* cache.get(id)
       if (cached !== undefined) return { ...cached, _timestamp: yield* nowSeconds, cache_hit: true }
@@ -47,6 +53,7 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
     }),
 
     vuln: Effect.fnUntraced(function*({ params }) {
+      yield* refused(params.identifier)
       const id = normaliseIdentifier(params.identifier)
       if (id === undefined) return yield* malformed(params.identifier)
       const lookup = yield* store.lookup(id, { recordsOnly: true })
@@ -64,6 +71,7 @@ export const VulnHandlers = HttpApiBuilder.group(Api, "vulns", Effect.fn(functio
     vulnMissing: () => Effect.fail(new BadRequest({ message: "identifier missing: GET /v1/vuln/{identifier}" })),
 
     exploits: Effect.fnUntraced(function*({ params, query }) {
+      yield* refused(params.identifier)
       const id = normaliseIdentifier(params.identifier)
       if (id === undefined) return yield* malformed(params.identifier)
       const page = yield* store.exploits(id, {

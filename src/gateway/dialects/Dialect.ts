@@ -1,3 +1,5 @@
+import { Schema } from "effect"
+import { AnthropicErrorEnvelope, OpenAiErrorEnvelope } from "../../../schema/GatewayError.ts"
 import type { FailureView } from "./GatewayFailure.ts"
 
 /** The error envelope of the route called, never the provider's. */
@@ -42,15 +44,20 @@ const guardrailFields = (view: FailureView) => ({
   ...(view.violations !== undefined ? { violations: view.violations } : {})
 })
 
+// One encoder per dialect, derived from the envelope schemas the OpenAPI document publishes:
+// what a client is told it will receive is what the encoder can produce.
+const openAiJson = Schema.encodeSync(Schema.fromJsonString(OpenAiErrorEnvelope))
+const anthropicJson = Schema.encodeSync(Schema.fromJsonString(AnthropicErrorEnvelope))
+
 /** `{error:{message,type,code}}` (`OpenAiErrorEnvelope`). */
 export const encodeOpenAi = (view: FailureView): string =>
-  JSON.stringify({
+  openAiJson({
     error: { message: view.message, type: openAiType(view), code: view.code, ...guardrailFields(view) }
   })
 
 /** `{type:"error", error:{type,code,message}}` (`AnthropicErrorEnvelope`). */
 export const encodeAnthropic = (view: FailureView): string =>
-  JSON.stringify({
+  anthropicJson({
     type: "error",
     error: { type: anthropicType(view.status), code: view.code, message: view.message, ...guardrailFields(view) }
   })

@@ -1,4 +1,5 @@
 import { Cache, Cause, Duration, Effect, Exit } from "effect"
+import type { InvalidationBus, Invalidated } from "../../db/Invalidation.ts"
 import type { Organizations } from "../../orgs/Organizations.ts"
 import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
 import { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
@@ -7,7 +8,7 @@ import type { ServiceKeyStore } from "./ServiceKeyStore.ts"
 
 export type ServiceKeyCheck = "valid" | "invalid"
 
-/** What one process believes about an organization, for at most one TTL. */
+/** What one process believes about an organization until a change is published (at most one TTL if one is lost). */
 interface OrgKeyState {
   readonly active: boolean
   readonly verifier: Buffer | undefined
@@ -24,13 +25,16 @@ const unavailable = new BackendUnavailable({ backend: "authentication" })
  * way, and a flood of wrong keys for one organization cannot evict real
  * entries. Only successful reads are cached; a failed read is retried on the
  * next request, and any failure (SQL error, timeout, defect) fails closed.
+ * An organization change or a key change published by any process evicts
+ * the entry at once; the TTL only bounds a lost notification.
  */
 export const makeServiceKeys = Effect.fnUntraced(function*(options: {
   readonly store: ServiceKeyStore
   readonly orgs: Organizations["Service"]
   readonly ttl: Duration.Duration
+  readonly bus: InvalidationBus
 }) {
-  const { orgs, store, ttl } = options
+  const { bus, orgs, store, ttl } = options
 
   const orgActive = (orgUuid: string) =>
     orgs.show(orgUuid).pipe(
@@ -57,6 +61,11 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
     timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
   })
 
+  const evict = (event: Invalidated) =>
+    event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key.toLowerCase())
+  yield* bus.subscribe("organization", evict)
+  yield* bus.subscribe("service-key", evict)
+
   const verify = (orgUuid: string, presentedKey: string): Effect.Effect<ServiceKeyCheck, BackendUnavailable> => {
     // Shape checks first: a provider key, a malformed UUID or junk never reaches the database.
     if (!UUID.test(orgUuid) || !isServiceKeyShaped(presentedKey)) return INVALID
@@ -74,8 +83,8 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
     const org = yield* orgs.show(orgUuid).pipe(Effect.mapError(() => new OrgUnknown({ uuid: orgUuid })))
     const key = generateServiceKey()
     const written = yield* store.put(org.uuid, serviceKeyVerifier(key), mode)
-    yield* Cache.invalidate(cache, org.uuid)
     if (!written) return yield* new ServiceKeyExists({ uuid: org.uuid })
+    yield* bus.publish("service-key", org.uuid)
     return { key }
   })
 
@@ -90,11 +99,9 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
   const revoke = Effect.fn("ServiceKeys.revoke")(function*(orgUuid: string) {
     const org = yield* orgs.show(orgUuid).pipe(Effect.mapError(() => new OrgUnknown({ uuid: orgUuid })))
     const removed = yield* store.remove(org.uuid)
-    yield* Cache.invalidate(cache, org.uuid)
+    if (removed) yield* bus.publish("service-key", org.uuid)
     return removed
   })
 
-  const invalidate = (orgUuid: string) => Cache.invalidate(cache, orgUuid.toLowerCase())
-
-  return { verify, issue, create, revoke, invalidate }
+  return { verify, issue, create, revoke }
 })

@@ -1,10 +1,12 @@
 import { Config, Duration } from "effect"
 
-/** Key and organization changes must reach every gateway process within about a minute. */
+/** Even a lost invalidation must not leave a gateway process stale for more than about a minute. */
 const MAX_TTL = Duration.seconds(60)
 
 /**
  * How long a gateway process trusts what it read about an organization's keys
+ * when no invalidation arrives (changes are published on the invalidation
+ * bus and evicted at once; this only bounds a lost notification)
  * (`VDB_GATEWAY_KEY_CACHE_TTL`, e.g. `30 seconds` or plain seconds `30`;
  * default 30 s; `0` disables caching). Values above 60 s are clamped to 60 s so
  * configuration cannot break the propagation bound.

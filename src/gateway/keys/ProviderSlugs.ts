@@ -1,26 +1,12 @@
-/**
- * The built-in provider slugs (spec 2, Resources). A local copy so the admin
- * contract and CLI need not load the provider catalog
- * (`src/gateway/providers/`); keep the two in step.
- */
-export const PROVIDER_SLUGS = [
-  "openai",
-  "anthropic",
-  "openrouter",
-  "groq",
-  "mistral",
-  "deepseek",
-  "xai",
-  "together",
-  "fireworks",
-  "alibaba",
-  "moonshot",
-  "minimax",
-  "kiro"
-] as const
+import { builtinProviders } from "../providers/index.ts"
 
-export type ProviderSlug = typeof PROVIDER_SLUGS[number]
+/**
+ * The built-in provider slugs (spec 2, Resources), read from the provider
+ * catalog so there is one list: the catalog is plain data, cheap enough for
+ * the admin contract and the CLI to load.
+ */
+export const PROVIDER_SLUGS: ReadonlyArray<string> = builtinProviders.map((provider) => provider.slug)
 
 const KNOWN: ReadonlySet<string> = new Set(PROVIDER_SLUGS)
 
-export const isProviderSlug = (slug: string): slug is ProviderSlug => KNOWN.has(slug)
+export const isProviderSlug = (slug: string): boolean => KNOWN.has(slug)

@@ -23,6 +23,8 @@ export type SecretLookup = (orgUuid: string) => Effect.Effect<Redacted.Redacted<
 export class Nonces extends Context.Service<Nonces, {
   issue(orgUuid: string, count: number): Effect.Effect<IssuedNonces, BackendUnavailable>
   check(orgUuid: string, nonce: string): Effect.Effect<NonceCheck, BackendUnavailable>
+  /** Several nonces of one request, reading the organization's secret once. */
+  checkAll(orgUuid: string, nonces: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, NonceCheck>, BackendUnavailable>
 }>()("vdb/gateway/Nonces") {
   static readonly make = (secretOf: SecretLookup) =>
     Nonces.of({
@@ -37,6 +39,11 @@ export class Nonces extends Context.Service<Nonces, {
       check: Effect.fn("Nonces.check")(function*(orgUuid: string, nonce: string) {
         const key = nonceKey(Redacted.value(yield* secretOf(orgUuid)))
         return checkNonce(key, orgUuid, nonce, yield* Clock.currentTimeMillis)
+      }),
+      checkAll: Effect.fn("Nonces.checkAll")(function*(orgUuid: string, nonces: ReadonlyArray<string>) {
+        const key = nonceKey(Redacted.value(yield* secretOf(orgUuid)))
+        const now = yield* Clock.currentTimeMillis
+        return new Map(nonces.map((nonce) => [nonce, checkNonce(key, orgUuid, nonce, now)] as const))
       })
     })
 

@@ -6,8 +6,8 @@ import { allowVerdict, type InboundRequest, type Verdict } from "./Verdict.ts"
 
 /**
  * The decision step of the request path, between authentication and the
- * relay: provider and model policy, sealed blocks, strip rules and
- * guardrails plug in here (each its own service composed into this one).
+ * relay: sealed blocks, provider / model / client policy, tool / MCP / skill
+ * policy and strip rules, then guardrails (`Firewall.ts` composes them).
  * Policy must fail closed: an unreachable backend is `BackendUnavailable`.
  */
 export class Inspection extends Context.Service<Inspection, {
@@ -20,7 +20,7 @@ export class Inspection extends Context.Service<Inspection, {
     provider: Provider
   ): Effect.Effect<ReadonlyArray<string>, PolicyRefusal | BackendUnavailable>
 }>()("vdb/gateway/Inspection") {
-  /** No policy and no rules yet: everything is allowed and forwarded unchanged. */
+  /** No policy and no rules: everything is allowed and forwarded unchanged (the relay's own tests and benchmark). */
   static readonly allowAll = Layer.succeed(Inspection)(Inspection.of({
     inspect: () => Effect.succeed(allowVerdict),
     admitProvider: () => Effect.void,

@@ -1,3 +1,4 @@
+import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 import type { Provider } from "../ProviderCatalog.ts"
 import type { Endpoint } from "../providers/ProviderSpec.ts"
@@ -39,3 +40,24 @@ export interface Verdict {
 }
 
 export const allowVerdict: Verdict = { decision: "allow", rules: [], redactions: 0, stripped: 0 }
+
+const DECISION_RANK: Record<Decision, number> = { allow: 0, flag: 1, redact: 2, block: 3 }
+
+/** The stronger of two decisions (`block` > `redact` > `flag` > `allow`). */
+export const strongest = (a: Decision, b: Decision): Decision => DECISION_RANK[a] >= DECISION_RANK[b] ? a : b
+
+const refusalVerdict = Symbol.for("vdb/gateway/RefusalVerdict")
+
+/**
+ * Attaches what the inspection knew when it refused (matched rules, nonce
+ * counts) to the refusal, so the 403 carries the same firewall headers a
+ * success would. Not part of the error's schema: it never reaches the body.
+ */
+export const refusedWith = (refusal: PolicyRefusal, verdict: Verdict): PolicyRefusal => {
+  Object.defineProperty(refusal, refusalVerdict, { value: verdict, enumerable: false })
+  return refusal
+}
+
+/** The verdict `refusedWith` attached, if any. */
+export const verdictOfRefusal = (refusal: PolicyRefusal): Verdict | undefined =>
+  (refusal as unknown as { readonly [refusalVerdict]?: Verdict })[refusalVerdict]

@@ -13,7 +13,7 @@ import type { ProviderSpec } from "./ProviderSpec.ts"
 import { together } from "./together.ts"
 import { xai } from "./xai.ts"
 
-/** The built-in providers, addressed by slug in the first path segment. */
+/** The built-in providers, addressed by slug in the first path segment: the one list of providers (`keys/ProviderSlugs.ts` reads it). */
 export const builtinProviders: ReadonlyArray<ProviderSpec> = [
   openai,
   anthropic,

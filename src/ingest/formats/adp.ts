@@ -1,10 +1,11 @@
 import type { SourceName } from "../../../schema/Source.ts"
-import type { EpssScore, IngestSource, KnownExploited } from "../Upstream.ts"
+import type { IngestSource, KnownExploited } from "../Upstream.ts"
+export { isOurs, withEpss } from "../../vulns/EnrichmentContainer.ts"
 import { ORG } from "./ids.ts"
 import { distinct, isRecord, asArray } from "./text.ts"
 
 /** Bumped when normalisation output changes, so stored records show which mapping produced them. */
-export const GENERATOR_VERSION = "vdb-ingest/1.0.0"
+export const GENERATOR_VERSION = "vdb-ingest/1.1.0"
 
 export interface KevMetricInput {
   readonly cve: string
@@ -63,23 +64,3 @@ export const enrichmentContainer = (e: EnrichmentInput): Record<string, unknown>
   x_aliases: distinct(e.aliases),
   ...e.extra
 })
-
-/** This service's enrichment container (one per source record). */
-export const isOurs = (c: unknown): c is Record<string, unknown> =>
-  isRecord(c) && isRecord(c.providerMetadata) && c.providerMetadata.orgId === ORG.vdb.orgId && "x_dataSource" in c
-
-/**
- * The record with FIRST's EPSS score in this service's enrichment container
- * (merged at read/store time from the EPSS table; replaces a source's own EPSS).
- */
-export const withEpss = (record: Record<string, unknown>, score: EpssScore): Record<string, unknown> => {
-  const containers = isRecord(record.containers) ? record.containers : undefined
-  if (containers === undefined) return record
-  const x_epss = { score: score.score, percentile: score.percentile, date: score.date, modelVersion: score.modelVersion }
-  const adp = asArray(containers.adp).map((c) =>
-    isOurs(c)
-      ? { ...c, x_dataCollected: distinct([...asArray(c.x_dataCollected).map(String), "epss"]), x_epss }
-      : c
-  )
-  return { ...record, containers: { ...containers, adp } }
-}

@@ -1,6 +1,7 @@
-import { parse } from "csv-parse/sync"
+import { type CsvError, Parser } from "csv-parse"
 import type { ItemProblem } from "../Upstream.ts"
 import { problem } from "./item.ts"
+import { MAX_RECORD_BYTES } from "./limits.ts"
 
 export interface CsvRow {
   readonly row: Record<string, string>
@@ -8,27 +9,67 @@ export interface CsvRow {
   readonly line: number
 }
 
-/** Rows keyed by the header; a malformed row becomes a problem at its line, the rest still parse. */
-export const csvRows = (
-  fileName: string,
-  content: string,
-  lineOffset = 0
-): { readonly rows: ReadonlyArray<CsvRow>; readonly problems: ReadonlyArray<ItemProblem> } => {
-  const problems: Array<ItemProblem> = []
-  try {
-    const parsed = parse(content, {
+/** csv-parse's synchronous incremental core (what its stream `Parser` drives). */
+interface CsvApi {
+  parse(
+    buf: Buffer | undefined,
+    end: boolean,
+    push: (record: { record: Record<string, string>; info: { lines: number } }) => void,
+    close: () => void
+  ): CsvError | undefined
+}
+
+/**
+ * Rows keyed by the header, as the bytes arrive; a malformed row becomes a
+ * problem at its line and the next rows still parse. A row longer than the
+ * per-record cap, or a quote never closed, ends the file with one problem:
+ * past it no row boundary can be trusted.
+ */
+export class CsvRowReader {
+  private readonly api: CsvApi
+  private readonly out: Array<CsvRow | ItemProblem> = []
+  private readonly fileName: string
+  private readonly lineOffset: number
+  failed = false
+
+  constructor(fileName: string, lineOffset: number) {
+    this.fileName = fileName
+    this.lineOffset = lineOffset
+    const parser = new Parser({
       columns: true,
       info: true,
       bom: true,
       skip_empty_lines: true,
       skip_records_with_error: true,
+      max_record_size: MAX_RECORD_BYTES,
       on_skip: (err) => {
         const line = (err as { lines?: number } | undefined)?.lines
-        problems.push(problem(`${fileName}:${(line ?? 0) + lineOffset}`, `malformed CSV row: ${err?.message ?? "unknown"}`))
+        this.out.push(problem(`${fileName}:${(line ?? 0) + lineOffset}`, `malformed CSV row: ${err?.message ?? "unknown"}`))
       }
-    }) as Array<{ record: Record<string, string>; info: { lines: number } }>
-    return { rows: parsed.map((r) => ({ row: r.record, line: r.info.lines + lineOffset })), problems }
-  } catch (e) {
-    return { rows: [], problems: [...problems, problem(fileName, `malformed CSV: ${(e as Error).message}`)] }
+    })
+    this.api = (parser as unknown as { api: CsvApi }).api
+  }
+
+  push(bytes: Uint8Array): Array<CsvRow | ItemProblem> {
+    return this.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), false)
+  }
+
+  end(): Array<CsvRow | ItemProblem> {
+    return this.run(undefined, true)
+  }
+
+  private run(buf: Buffer | undefined, end: boolean): Array<CsvRow | ItemProblem> {
+    if (this.failed) return []
+    let error: CsvError | undefined
+    try {
+      error = this.api.parse(buf, end, (r) => this.out.push({ row: r.record, line: r.info.lines + this.lineOffset }), () => {})
+    } catch (e) {
+      error = e as CsvError
+    }
+    if (error !== undefined) {
+      this.failed = true
+      this.out.push(problem(this.fileName, `malformed CSV: ${error.message}`))
+    }
+    return this.out.splice(0)
   }
 }

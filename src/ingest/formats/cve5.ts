@@ -42,7 +42,10 @@ export interface CnaContent {
 }
 
 export interface RecordInput {
+  /** The source's own identifier (its fallback reference page). */
   readonly id: string
+  /** `cveMetadata.cveId` when it differs from `id` (a native record that aliases a CVE: `recordCveId`). */
+  readonly cveId?: string
   /** Spec source name, for the fallback reference. */
   readonly source: string
   readonly assigner: Provider
@@ -174,7 +177,7 @@ export const buildRecord = (input: RecordInput): { readonly record: Record<strin
     dataType: "CVE_RECORD",
     dataVersion: "5.1",
     cveMetadata: {
-      cveId: input.id,
+      cveId: input.cveId ?? input.id,
       assignerOrgId: input.assigner.orgId,
       assignerShortName: input.assigner.shortName,
       state: "PUBLISHED",

@@ -1,4 +1,6 @@
 import { INGEST_SOURCES, type IngestSource } from "../Upstream.ts"
+import { exploitFileOf } from "./exploitDb.ts"
+import { modulePathOf } from "./metasploit.ts"
 
 export type Detected =
   | { readonly kind: "source"; readonly source: IngestSource }
@@ -29,6 +31,9 @@ export const detectSource = (relativePath: string): Detected => {
   if (!(INGEST_SOURCES as ReadonlyArray<string>).includes(folder)) {
     return { kind: "skip", reason: `folder ${folder} is not a known source` }
   }
+  // A checkout's exploit files (exploitdb `exploits/…`, metasploit-framework `modules/….rb`) are data too.
+  if (folder === "metasploit" && modulePathOf(path) !== undefined) return { kind: "source", source: "metasploit" }
+  if (folder === "exploit-db" && exploitFileOf(path) !== undefined) return { kind: "source", source: "exploit-db" }
   if (!DATA_FILE.test(path)) return { kind: "skip", reason: "not a data file (json, ndjson, csv, yaml, optionally .gz)" }
   return { kind: "source", source: folder as IngestSource }
 }

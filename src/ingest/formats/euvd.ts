@@ -1,7 +1,7 @@
 import type { IngestSource, ItemProblem, Normalised, UpstreamItem } from "../Upstream.ts"
 import { enrichmentContainer } from "./adp.ts"
 import { buildRecord } from "./cve5.ts"
-import { canonicalId, ORG } from "./ids.ts"
+import { canonicalId, ORG, recordAliases, recordCveId } from "./ids.ts"
 import { type DocContext, itemOf, problem, type Read } from "./item.ts"
 import { metricFromVector } from "./metrics.ts"
 import { asArray, asString, distinct, isRecord, timestamp } from "./text.ts"
@@ -64,6 +64,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
   if (!isRecord(e) || typeof e.id !== "string") return problem(item.position, "EUVD item without id")
   const id = e.id
   const aliases = distinct(lines(e.aliases).map(canonicalId)).filter((a) => a !== id)
+  const cveId = recordCveId(id, aliases)
   const vendorOf = (p: Record<string, unknown>): string => {
     const own = isRecord(p.product) && isRecord(p.product.vendor) ? asString(p.product.vendor.name) : undefined
     const first = asArray(e.enisaIdVendor).find(isRecord)
@@ -90,7 +91,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     upstream,
     enrichmentSource: "ENISA EUVD API",
     generatedAt: updated ?? published,
-    aliases,
+    aliases: recordAliases(id, cveId, aliases),
     dataCollected: ["descriptions", "affected", "references", "aliases", ...(metric ? ["metrics"] : [])],
     epss,
     extra: {
@@ -101,6 +102,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
   })
   const { record, counts } = buildRecord({
     id,
+    cveId,
     source: "euvd",
     assigner: ORG.enisa,
     datePublished: published,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto"
+import { VDB_ADP_ORG_ID } from "../../vulns/EnrichmentContainer.ts"
 
 export const CVE_ID = /^CVE-[0-9]{4}-[0-9]{4,19}$/
 /** Identifier kinds other than CVE that become records (see docs/sources.md, "the relaxation"). */
@@ -6,6 +7,20 @@ export const NON_CVE_RECORD_ID = /^(GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-[0
 const CVE_LOOSE = /^(?:CVE-)?([0-9]{4})-([0-9]{4,19})$/i
 
 export const isCveId = (id: string): boolean => CVE_ID.test(id)
+
+/**
+ * `cveMetadata.cveId` of a source record: the CVE it is filed under, else the
+ * CVE it aliases (the first in order when it names several, so the choice is
+ * stable; a query by another of them is answered with that one, see
+ * src/vulns/RecordMerge.ts), else its native id: the one case the CVE schema
+ * refuses (docs/sources.md, "Record identifiers").
+ */
+export const recordCveId = (id: string, aliases: ReadonlyArray<string>): string =>
+  isCveId(id) ? id : aliases.filter(isCveId).sort()[0] ?? id
+
+/** `x_aliases` of a source record: every identifier it is known by except its `cveId` (so a native id moved out of `cveId` stays named). */
+export const recordAliases = (id: string, cveId: string, aliases: ReadonlyArray<string>): Array<string> =>
+  [...new Set([id, ...aliases])].filter((a) => a !== cveId).sort()
 
 /** `cve-2021-44228` and `2021-44228` to `CVE-2021-44228`; anything else is returned trimmed. */
 export const canonicalId = (id: string): string => {
@@ -57,7 +72,7 @@ export const ORG = {
   vulncheck: { orgId: uuidV4Shaped("vulncheck"), shortName: "VulnCheck" },
   enisa: { orgId: uuidV4Shaped("euvd"), shortName: "ENISA-EUVD" },
   osv: { orgId: uuidV4Shaped("osv"), shortName: "OSV" },
-  vdb: { orgId: uuidV4Shaped("vdb"), shortName: "vdb" }
+  vdb: { orgId: VDB_ADP_ORG_ID, shortName: "vdb" }
 } as const
 
 /** OSV database prefix to the provider that publishes it. */

@@ -38,6 +38,43 @@ export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
   yield problem(ctx.position, "not a Metasploit module list")
 }
 
+const MODULE_FILE = /(?:^|\/)(modules\/.+\.rb)$/
+
+/** A module's path inside a metasploit-framework checkout (`…/modules/exploits/…/x.rb`), else undefined. */
+export const modulePathOf = (fileName: string): string | undefined => MODULE_FILE.exec(fileName.replaceAll("\\", "/"))?.[1]
+
+/**
+ * A module file read from a checkout of metasploit-framework: the module's own
+ * Ruby text is the exploit's raw body (`moduleContent`). The item is the compact
+ * JSON `{modulePath, text}` like every other item (its hash covers the text).
+ */
+export const moduleFileItem = (ctx: DocContext, text: string): Read => {
+  const modulePath = modulePathOf(ctx.fileName)
+  if (modulePath === undefined) return problem(ctx.position, "not a Metasploit module file (modules/….rb)")
+  return itemOf(ctx, modulePath, { modulePath, text })
+}
+
+/** `['CVE', '2021-44228']` in a module's `References`. */
+const MODULE_CVE = /\[\s*['"]CVE['"]\s*,\s*['"](\d{4}-\d{4,19})['"]\s*\]/g
+const MODULE_NAME = /['"]Name['"]\s*=>\s*(['"])(.+?)\1\s*,/
+
+const fromModuleFile = (modulePath: string, text: string): Array<ExploitRecord & { raw: string }> => {
+  const cves = [...new Set([...text.matchAll(MODULE_CVE)].map((m) => `CVE-${m[1]}`))]
+  const nativeId = modulePath.replace(/^modules\//, "").replace(/\.rb$/, "")
+  const title = MODULE_NAME.exec(text)?.[2]
+  return cves.map((cve) => ({
+    // The uuid of the same module from msfdb-list and the metadata file, so the rows meet.
+    uuid: exploitUuid("metasploit", nativeId, cve),
+    cveId: cve,
+    source: "metasploit",
+    url: `https://github.com/rapid7/metasploit-framework/blob/master/${modulePath}`,
+    type: "exploit",
+    title: title ?? modulePath.split("/").pop()!,
+    details: { metasploit: { ...metasploitObject(modulePath), name: modulePath.split("/").pop() } },
+    raw: text
+  }))
+}
+
 const GITHUB_MODULE = /github\.com\/rapid7\/metasploit-framework\/blob\/[^/]+\/(modules\/.+\.rb)$/
 
 const metasploitObject = (modulePath: string | undefined) =>
@@ -50,7 +87,12 @@ const metasploitObject = (modulePath: string | undefined) =>
 export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemProblem => {
   const p = item.parsed
   if (!isRecord(p)) return problem(item.position, "Metasploit item is not an object")
-  const exploits: Array<ExploitRecord & { raw: string }> = []
+  if (typeof p.modulePath === "string" && typeof p.text === "string") {
+    const fromFile = fromModuleFile(p.modulePath, p.text)
+    return fromFile.length > 0 ? [{ kind: "exploits", summaryKey: "metasploit", exploits: fromFile }] : []
+  }
+  // Module lists and metadata describe modules; the module's own text comes only from a checkout (`moduleFile`).
+  const exploits: Array<ExploitRecord> = []
   if (typeof p.cve === "string" && Array.isArray(p.modules)) {
     for (const [i, m] of p.modules.entries()) {
       if (!isRecord(m) || typeof m.Name !== "string") return problem(`${item.position}#${i}`, "module without Name")
@@ -64,8 +106,7 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
         ...(fromRef ? { url: `https://github.com/rapid7/metasploit-framework/blob/master/${fromRef}` } : {}),
         type: "exploit",
         title: asString(m.Title) ?? m.Name,
-        details: { metasploit: { ...metasploitObject(fromRef), name: m.Name } },
-        raw: JSON.stringify(m)
+        details: { metasploit: { ...metasploitObject(fromRef), name: m.Name } }
       })
     }
     return [{ kind: "exploits", summaryKey: "metasploit", exploits }]
@@ -84,8 +125,7 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
       type: "exploit",
       title: asString(p.name) ?? fullname,
       ...(createdAt !== undefined ? { createdAt } : {}),
-      details: { metasploit: { ...metasploitObject(modulePath), name: modulePath.split("/").pop() } },
-      raw: item.raw
+      details: { metasploit: { ...metasploitObject(modulePath), name: modulePath.split("/").pop() } }
     })
   }
   return exploits.length > 0 ? [{ kind: "exploits", summaryKey: "metasploit", exploits }] : []

@@ -69,14 +69,19 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
   }
   if (isTemplate(p)) {
     const info = isRecord(p.info) ? p.info : {}
+    // Read from a nuclei-templates checkout, the file's own path is the template's: the row then holds
+    // everything its index line does, and the store (which keeps the fuller of two rows of one uuid) serves its YAML.
+    const path = templatePath(item.position.replace(/[#:][0-9]+$/, ""))
     const exploits = cvesOfTemplate(p).map((cve): ExploitRecord & { raw: string } => ({
       uuid: exploitUuid("nuclei", String(p.id), cve),
       cveId: cve,
       source: "nuclei",
       type: "exploit",
       ...(asString(info.name) ? { title: info.name as string } : {}),
+      ...(path !== undefined ? { url: templateUrls(path).templateUrl } : {}),
       details: {
         nuclei: {
+          ...(path !== undefined ? templateUrls(path) : {}),
           ...(asString(info.severity) ? { severity: info.severity } : {}),
           ...(asString(info.author) ? { author: info.author } : {}),
           references: asArray(info.reference).map(String)

@@ -1,7 +1,7 @@
 import type { IngestSource, ItemProblem, Normalised, UpstreamItem } from "../Upstream.ts"
 import { enrichmentContainer } from "./adp.ts"
 import { buildRecord, type ReferenceInput } from "./cve5.ts"
-import { canonicalId, osvProvider } from "./ids.ts"
+import { canonicalId, osvProvider, recordAliases, recordCveId } from "./ids.ts"
 import { type DocContext, itemOf, problem, type Read } from "./item.ts"
 import { metricFromVector } from "./metrics.ts"
 import { asArray, asString, distinct, isRecord, text, timestamp } from "./text.ts"
@@ -130,6 +130,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
   const id = doc.id
   const source = upstream === "ghsa" ? "ghsa" : "osv"
   const aliases = osvAliases(doc)
+  const cveId = recordCveId(id, aliases)
   const dbs = isRecord(doc.database_specific) ? doc.database_specific : {}
   const cwes = [...asArray(dbs.cwe_ids), ...asArray(dbs.cwes).map((c) => isRecord(c) ? c.cweId : c)]
     .filter((c): c is string => typeof c === "string")
@@ -152,7 +153,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     upstream,
     enrichmentSource: source === "ghsa" ? "github/advisory-database (OSV)" : `OSV (${id.split("-")[0]})`,
     generatedAt,
-    aliases,
+    aliases: recordAliases(id, cveId, aliases),
     dataCollected: ["descriptions", "affected", "references", "aliases", ...(metrics.length > 0 ? ["metrics"] : []), ...(cwes.length > 0 ? ["problemTypes"] : [])],
     extra: {
       ...(typeof dbs.severity === "string" ? { x_severity: dbs.severity } : {}),
@@ -164,6 +165,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
   const details = asString(doc.details)
   const { record, counts } = buildRecord({
     id,
+    cveId,
     source,
     assigner: osvProvider(id),
     datePublished: published,

@@ -48,7 +48,8 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
   }
   if (!Array.isArray(p)) return problem(item.position, "PoC-in-GitHub item is not a repository list")
   const cve = item.identifier
-  const exploits: Array<ExploitRecord & { raw: string }> = []
+  // A repository listing: the PoC's own code lives in the repository, not here, so no raw body.
+  const exploits: Array<ExploitRecord> = []
   for (const [i, r] of p.entries()) {
     if (!isRecord(r) || (typeof r.id !== "number" && typeof r.full_name !== "string")) {
       return problem(`${item.position}#${i}`, "repository without id or full_name")
@@ -73,8 +74,7 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
           ...(unixSeconds(r.pushed_at) !== undefined ? { pushedAt: unixSeconds(r.pushed_at) } : {}),
           ...(unixSeconds(r.updated_at) !== undefined ? { updatedAt: unixSeconds(r.updated_at) } : {})
         }
-      },
-      raw: JSON.stringify(r)
+      }
     })
   }
   return [{ kind: "exploits", summaryKey: "github", exploits }]

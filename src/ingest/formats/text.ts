@@ -1,4 +1,5 @@
 /** Value-level sanitising shared by the record builders: what the CVE 5.1 schema accepts. */
+export { asArray, distinct, isRecord } from "../../vulns/JsonShapes.ts"
 
 const TIMESTAMP = /^((19|2[0-9])[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$/
 
@@ -75,12 +76,4 @@ export const text = (value: unknown, max: number): string | undefined => {
   return `${points.slice(0, max - 1).join("")}…`
 }
 
-export const isRecord = (x: unknown): x is Record<string, unknown> =>
-  typeof x === "object" && x !== null && !Array.isArray(x)
-
-export const asArray = (x: unknown): ReadonlyArray<unknown> => Array.isArray(x) ? x : []
-
 export const asString = (x: unknown): string | undefined => typeof x === "string" && x.trim() !== "" ? x.trim() : undefined
-
-/** Sorted, distinct. */
-export const distinct = (xs: Iterable<string>): Array<string> => [...new Set(xs)].sort()

@@ -7,21 +7,21 @@ import { Effect, Layer, Redacted, Stdio, Stream } from "effect"
 import { Command } from "effect/cli"
 import { RpcClient, RpcSerialization, RpcServer, RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
+import { Test } from "../../../layers/Test.ts"
 import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
-import { gatewayCommand } from "../../../src/gateway/GatewayCommands.ts"
-import { InferenceLog } from "../../../src/gateway/InferenceLog.ts"
+import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
+import { FirewallAdminClient } from "../../../src/gateway/FirewallAdminRpcs.ts"
 import { ServiceKeys } from "../../../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
-import { SecretBoxTest } from "../../support/secrets.ts"
 
-const Services = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, InferenceLog.layerMemory).pipe(
-  Layer.provideMerge(Organizations.layerMemory),
-  Layer.provideMerge(SecretBoxTest)
-)
+/** Every domain in memory: the unit-test application layer. */
+const Services = Test
 
 const Client = Layer.effect(GatewayAdminClient, RpcTest.makeClient(GatewayAdminRpcs)).pipe(
-  Layer.provide(GatewayAdminRpcHandlers)
+  Layer.provide(GatewayAdminRpcHandlers),
+  // `gateway rule|policy|check` are covered by test/gateway/manage/cli.test.ts.
+  Layer.merge(Layer.mock(FirewallAdminClient)({}))
 )
 
 const TestLayer = Client.pipe(Layer.provideMerge(Services), Layer.provideMerge(TestConsole.layer))

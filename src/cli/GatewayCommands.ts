@@ -1,8 +1,10 @@
 import { Console, DateTime, Effect, Redacted, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
-import { printJson, printTable } from "../cli/Output.ts"
-import { GatewayAdminClient, GatewayAdminError } from "./GatewayAdminRpcs.ts"
-import { isProviderSlug, PROVIDER_SLUGS } from "./keys/ProviderSlugs.ts"
+import { printJson, printTable } from "./Output.ts"
+import { GatewayAdminClient, GatewayAdminError } from "../gateway/GatewayAdminRpcs.ts"
+import { checkCommand, ruleCommand } from "./RuleCommands.ts"
+import { policyCommand } from "./PolicyCommands.ts"
+import { isProviderSlug, PROVIDER_SLUGS } from "../gateway/keys/ProviderSlugs.ts"
 
 /**
  * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
@@ -127,6 +129,7 @@ export const gatewayCommand = Command.make("gateway").pipe(
     Command.make("inference-log").pipe(
       Command.withDescription("Per-organization inference logging (metadata only)"),
       Command.withSubcommands([inferenceLogCommand("enable"), inferenceLogCommand("disable")])
-    )
+    ),
+    ruleCommand, policyCommand, checkCommand
   ])
 )

@@ -1,10 +1,11 @@
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
-import { printFields, printJson, printTable } from "../cli/Output.ts"
+import { printFields, printJson, printTable } from "./Output.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
-import { ApiClient, type CredentialMode } from "./ApiClient.ts"
-import { ApiUrl, loadCredentials } from "./ApiCredentials.ts"
+import { ApiClient, type CredentialMode, hasSecret } from "../api/ApiClient.ts"
+import { ApiUrl, loadCredentials } from "../api/ApiCredentials.ts"
+import { identifierProblem } from "../api/Identifier.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print the response as JSON"), Flag.withDefault(false))
 const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., ..."))
@@ -18,23 +19,43 @@ const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) 
   Effect.gen(function*() {
     const baseUrl = yield* Effect.orDie(ApiUrl)
     const credentials = yield* loadCredentials
+    if (mode === "jwt" && !hasSecret(credentials)) {
+      return yield* new ApiCommandError({
+        message: "--jwt signs in with the organization secret (VDB_ORG_UUID and VDB_ORG_SECRET); " +
+          "the credential from `bin/vdb auth login` is an API key: leave out --jwt"
+      })
+    }
     return yield* Effect.provide(
       use,
       ApiClient.layer({ baseUrl, credentials, mode }).pipe(Layer.provide(FetchHttpClient.layer))
     )
   })
 
-const errorText = (e: unknown) =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+/** A command refused before any request; `message` is the one line the CLI root prints. */
+export class ApiCommandError extends Schema.TaggedError<ApiCommandError>()("ApiCommandError", {
+  message: Schema.String
+}) {}
 
-/** API errors print their message and exit non-zero, never a stack trace. */
-const reportErrors = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  self.pipe(Effect.mapError((e) => new Error(errorText(e))))
+const fail = (message: string) => Effect.fail(new ApiCommandError({ message }))
+
+/**
+ * The server refuses the same identifiers (400), but checking here keeps a
+ * 10k-character argument off the wire and out of every message.
+ */
+const validIdentifier = (raw: string) => {
+  const problem = identifierProblem(raw)
+  return problem === undefined ? Effect.succeed(raw) : fail(problem)
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const validOrg = (raw: string) =>
+  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw.slice(0, 60))}`)
 
 const info = Command.make("info", { identifier, json, jwt }, (input) =>
-  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
-    const s = yield* client.vulns.info({ params: { identifier: input.identifier } })
+    const s = yield* client.vulns.info({ params: { identifier: yield* validIdentifier(input.identifier) } })
     if (input.json) return yield* printJson(s)
     yield* printFields([
       ["identifier", s._identifier],
@@ -46,12 +67,12 @@ const info = Command.make("info", { identifier, json, jwt }, (input) =>
       ["affected", String(s.affected)],
       ["cached", s.cache_hit ? "yes" : "no"]
     ])
-  })))).pipe(Command.withDescription("Coverage and count summary of a CVE"))
+  }))).pipe(Command.withDescription("Coverage and count summary of a CVE"))
 
 const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
-  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
-    const records = yield* client.vulns.vuln({ params: { identifier: input.identifier } })
+    const records = yield* client.vulns.vuln({ params: { identifier: yield* validIdentifier(input.identifier) } })
     if (input.json) return yield* printJson(records)
     yield* printTable(
       ["source", "id", "title"],
@@ -61,7 +82,7 @@ const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
         String(r.containers?.cna?.title ?? "").slice(0, 80)
       ])
     )
-  })))).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
+  }))).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
 
 const exploits = Command.make("exploits", {
   identifier,
@@ -71,10 +92,17 @@ const exploits = Command.make("exploits", {
   offset: Flag.Int("offset").pipe(Flag.withDescription(">= 0 (default 0)"), Flag.optional),
   includeContent: Flag.Boolean("include-content").pipe(Flag.withDefault(false))
 }, (input) =>
-  reportErrors(withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
+  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
+    const identifier = yield* validIdentifier(input.identifier)
+    if (Option.isSome(input.limit) && !(input.limit.value >= 1 && input.limit.value <= 1000)) {
+      return yield* fail(`--limit must be between 1 and 1000, got ${input.limit.value}`)
+    }
+    if (Option.isSome(input.offset) && input.offset.value < 0) {
+      return yield* fail(`--offset must be 0 or more, got ${input.offset.value}`)
+    }
     const page = yield* client.vulns.exploits({
-      params: { identifier: input.identifier },
+      params: { identifier },
       query: {
         ...Option.match(input.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
         ...Option.match(input.offset, { onNone: () => ({}), onSome: (offset) => ({ offset }) }),
@@ -92,7 +120,7 @@ const exploits = Command.make("exploits", {
         e.url ?? "-"
       ])
     )
-  })))).pipe(Command.withDescription("Exploit, proof-of-concept and sighting records, newest first"))
+  }))).pipe(Command.withDescription("Exploit, proof-of-concept and sighting records, newest first"))
 
 const usage = Command.make("usage", {
   json,
@@ -100,13 +128,14 @@ const usage = Command.make("usage", {
   since: Flag.String("since").pipe(Flag.withDescription("Only requests at or after this date (ISO 8601)"), Flag.optional)
 }, (input) =>
   Effect.gen(function*() {
-    const admin = yield* AdminClient
     const since = Option.getOrUndefined(input.since)
     const sinceDate = since === undefined ? undefined : new Date(since)
     if (sinceDate !== undefined && Number.isNaN(sinceDate.getTime())) {
-      return yield* Effect.andThen(Console.error(`error: --since ${since} is not a date`), Effect.fail("bad --since"))
+      return yield* fail(`--since: not a date: ${JSON.stringify(since!.slice(0, 60))} (ISO 8601, e.g. 2026-01-31)`)
     }
-    const summary = yield* admin.UsageSummary({ orgUuid: Option.getOrUndefined(input.org), since: sinceDate?.toISOString() })
+    const orgUuid = Option.isSome(input.org) ? yield* validOrg(input.org.value) : undefined
+    const admin = yield* AdminClient
+    const summary = yield* admin.UsageSummary({ orgUuid, since: sinceDate?.toISOString() })
     if (input.json) return yield* printJson(summary)
     yield* printTable(
       ["organization", "route", "requests", "errors", "429", "avg ms", "p99 ms", "last"],

@@ -1,0 +1,69 @@
+import { Schema, SchemaTransformation } from "effect"
+import { OpenAiErrorEnvelope } from "../../../schema/GatewayError.ts"
+
+/**
+ * The management API's refusals. Each class carries its status and the
+ * `code` clients branch on; on the wire every one is the gateway's OpenAI
+ * dialect `{error:{message,type,code}}` (`OpenAiErrorEnvelope`), and the typed
+ * client decodes that body back into the class.
+ */
+
+const fields = { message: Schema.String, code: Schema.String }
+
+/** Bad input: a request that fails validation, a pattern RE2 refuses (the message is the compiler's). */
+export class ManageInvalidRequest extends Schema.TaggedError<ManageInvalidRequest>()("ManageInvalidRequest", fields, {
+  httpApiStatus: 400
+}) {}
+
+export class ManageUnauthorized extends Schema.TaggedError<ManageUnauthorized>()("ManageUnauthorized", fields, {
+  httpApiStatus: 401
+}) {}
+
+export class ManageForbidden extends Schema.TaggedError<ManageForbidden>()("ManageForbidden", fields, {
+  httpApiStatus: 403
+}) {}
+
+/** Also what another organization's rule or entry looks like: it does not exist for the caller. */
+export class ManageNotFound extends Schema.TaggedError<ManageNotFound>()("ManageNotFound", fields, {
+  httpApiStatus: 404
+}) {}
+
+export class ManageRateLimited extends Schema.TaggedError<ManageRateLimited>()("ManageRateLimited", fields, {
+  httpApiStatus: 429
+}) {}
+
+export class ManageInternal extends Schema.TaggedError<ManageInternal>()("ManageInternal", fields, {
+  httpApiStatus: 500
+}) {}
+
+export class ManageUnavailable extends Schema.TaggedError<ManageUnavailable>()("ManageUnavailable", fields, {
+  httpApiStatus: 503
+}) {}
+
+type ErrorClass<Self> = Schema.Top & (new(props: { readonly message: string; readonly code: string }) => Self) & {
+  readonly Type: Self
+}
+
+/** One class as the OpenAI envelope, `type` fixed per class as the gateway's OpenAI dialect names it. */
+const inEnvelope = <Self extends { readonly message: string; readonly code: string }, S extends ErrorClass<Self>>(
+  self: S,
+  type: string
+) =>
+  OpenAiErrorEnvelope.pipe(Schema.decodeTo(
+    Schema.toType(self),
+    SchemaTransformation.transform({
+      decode: (body: typeof OpenAiErrorEnvelope.Type) =>
+        new self({ message: body.error.message, code: body.error.code }) as S["Type"],
+      encode: (error: S["Type"]): typeof OpenAiErrorEnvelope.Type => ({
+        error: { message: (error as Self).message, type, code: (error as Self).code }
+      })
+    })
+  ))
+
+export const ManageInvalidRequestBody = inEnvelope(ManageInvalidRequest, "invalid_request_error")
+export const ManageUnauthorizedBody = inEnvelope(ManageUnauthorized, "authentication_error")
+export const ManageForbiddenBody = inEnvelope(ManageForbidden, "permission_error")
+export const ManageNotFoundBody = inEnvelope(ManageNotFound, "not_found_error")
+export const ManageRateLimitedBody = inEnvelope(ManageRateLimited, "rate_limit_error")
+export const ManageInternalBody = inEnvelope(ManageInternal, "api_error")
+export const ManageUnavailableBody = inEnvelope(ManageUnavailable, "api_error")

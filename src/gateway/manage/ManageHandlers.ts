@@ -1,0 +1,167 @@
+import { DateTime, Effect, Layer, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import type { GatewayPolicyEntry, PolicyError } from "../../../schema/GatewayPolicy.ts"
+import type { GuardrailError, GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
+import { AuthenticationLive } from "../../api/AuthenticationLive.ts"
+import { Jwt } from "../../auth/Jwt.ts"
+import { Guardrails } from "../../guardrails/Guardrails.ts"
+import { Policies } from "../../policies/Policies.ts"
+import { RateLimiter } from "../../ratelimit/RateLimiter.ts"
+import { ProviderKeys } from "../../vault/ProviderKeys.ts"
+import { InferenceLog } from "../InferenceLog.ts"
+import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
+import { isProviderSlug, PROVIDER_SLUGS } from "../keys/ProviderSlugs.ts"
+import { SERVICE_KEY_PREFIX } from "../keys/ServiceKeyFormat.ts"
+import { makeDryRun } from "./FirewallCheck.ts"
+import { ManageApi } from "./ManageApi.ts"
+import { ManageFallback } from "./ManageFallback.ts"
+import { ManageInvalidRequest, ManageNotFound, ManageUnavailable } from "./ManageErrors.ts"
+import { ManageMiddleware } from "./ManageMiddleware.ts"
+import { CurrentOrg } from "./ManageSecurity.ts"
+
+/** Generous for any API key or credential blob; anything larger is a mistake (a file pasted in). */
+const MAX_PROVIDER_KEY_BYTES = 16 * 1024
+
+const invalid = (message: string, code = "invalid_request") => new ManageInvalidRequest({ message, code })
+
+/** A domain refusal in the dialect: another organization's rule is simply not found. */
+const fromGuardrails = (error: GuardrailError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
+  error.reason._tag === "GuardrailRuleNotFound"
+    ? Effect.fail(new ManageNotFound({ message: error.message, code: "rule_not_found" }))
+    : Effect.fail(invalid(error.message, "invalid_rule"))
+
+const fromPolicies = (error: PolicyError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
+  error.reason._tag === "PolicyEntryNotFound"
+    ? Effect.fail(new ManageNotFound({ message: error.message, code: "policy_not_found" }))
+    : Effect.fail(invalid(error.message, "invalid_policy"))
+
+/** Where no uuid is named, "not found" cannot happen: only the refusal of bad input remains. */
+const invalidOnly = <E extends GuardrailError | PolicyError>(error: E, code: string) =>
+  error.reason._tag === "GuardrailRuleInvalid" || error.reason._tag === "PolicyEntryInvalid"
+    ? Effect.fail(invalid(error.message, code))
+    : Effect.die(error)
+
+const unavailable = (error: GuardrailsUnavailable | BackendUnavailable) =>
+  new ManageUnavailable({
+    message: error._tag === "GuardrailsUnavailable" ? error.message : "policy store unavailable",
+    code: error._tag === "GuardrailsUnavailable" ? "guardrails_unavailable" : "backend_unavailable"
+  })
+
+const orgUuid = Effect.map(CurrentOrg, (org) => org.uuid)
+
+const GuardrailHandlers = HttpApiBuilder.group(ManageApi, "guardrails", Effect.fn(function*(handlers) {
+  const guardrails = yield* Guardrails
+  const dryRun = yield* makeDryRun
+  const rule = <A>(f: (org: string) => Effect.Effect<A, GuardrailError>) =>
+    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), fromGuardrails))
+  const rules = <A>(f: (org: string) => Effect.Effect<A, GuardrailError>) =>
+    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), (e) => invalidOnly(e, "invalid_rule")))
+  return handlers.handleAll({
+    list: () => Effect.map(rules((org) => guardrails.list(org)), (data) => ({ data })),
+    create: ({ payload }) => rules((org) => guardrails.create(org, payload)),
+    check: ({ payload }) =>
+      Effect.flatMap(orgUuid, (org) => dryRun(org, payload)).pipe(
+        Effect.catchTags({
+          GuardrailError: (e) => invalidOnly(e, "invalid_request"),
+          GuardrailsUnavailable: (e) => Effect.fail(unavailable(e)),
+          BackendUnavailable: (e) => Effect.fail(unavailable(e))
+        })
+      ),
+    show: ({ params }) => rule((org) => guardrails.show(org, params.uuid)),
+    update: ({ params, payload }) => rule((org) => guardrails.update(org, params.uuid, payload)),
+    enable: ({ params }) => rule((org) => guardrails.setEnabled(org, params.uuid, true)),
+    disable: ({ params }) => rule((org) => guardrails.setEnabled(org, params.uuid, false)),
+    remove: ({ params }) => rule((org) => guardrails.remove(org, params.uuid))
+  })
+}))
+
+const PolicyHandlers = HttpApiBuilder.group(ManageApi, "policies", Effect.fn(function*(handlers) {
+  const policies = yield* Policies
+  const entry = <A>(f: (org: string) => Effect.Effect<A, PolicyError>) =>
+    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), fromPolicies))
+  const entries = <A>(f: (org: string) => Effect.Effect<A, PolicyError>) =>
+    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), (e) => invalidOnly(e, "invalid_policy")))
+  return handlers.handleAll({
+    list: () => Effect.map(entries((org) => policies.list(org)), (data): { data: ReadonlyArray<GatewayPolicyEntry> } => ({ data })),
+    add: ({ payload }) => entries((org) => policies.add(org, payload)),
+    remove: ({ params }) => entry((org) => policies.remove(org, params.uuid))
+  })
+}))
+
+const knownProvider = (provider: string) =>
+  isProviderSlug(provider)
+    ? Effect.succeed(provider)
+    : Effect.fail(invalid(`unknown provider ${JSON.stringify(provider.slice(0, 64))} (known: ${PROVIDER_SLUGS.join(", ")})`, "unknown_provider"))
+
+/** The same acceptance rules as `bin/vdb gateway provider-key set`. */
+const acceptableKey = (key: Redacted.Redacted<string>) => {
+  const text = Redacted.value(key).trim()
+  if (text.length === 0) return Effect.fail(invalid("the provider key is empty", "invalid_provider_key"))
+  if (Buffer.byteLength(text) > MAX_PROVIDER_KEY_BYTES) {
+    return Effect.fail(invalid(`the provider key is longer than ${MAX_PROVIDER_KEY_BYTES} bytes`, "invalid_provider_key"))
+  }
+  if (text.startsWith(SERVICE_KEY_PREFIX)) {
+    return Effect.fail(invalid("that is a vdb service key, not a provider key", "invalid_provider_key"))
+  }
+  return Effect.succeed(Redacted.make(text))
+}
+
+const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effect.fn(function*(handlers) {
+  const providerKeys = yield* ProviderKeys
+  return handlers.handleAll({
+    list: () =>
+      Effect.flatMap(orgUuid, (org) => providerKeys.list(org)).pipe(
+        Effect.map((list) => ({
+          data: list.map((e) => ({
+            provider: e.provider,
+            created_at: DateTime.fromDateUnsafe(e.createdAt),
+            updated_at: DateTime.fromDateUnsafe(e.updatedAt)
+          }))
+        }))
+      ),
+    set: Effect.fnUntraced(function*({ params, payload }) {
+      const org = yield* orgUuid
+      const provider = yield* knownProvider(params.provider)
+      yield* providerKeys.set(org, provider, yield* acceptableKey(payload.key))
+    }),
+    remove: Effect.fnUntraced(function*({ params }) {
+      const org = yield* orgUuid
+      const provider = yield* knownProvider(params.provider)
+      if (!(yield* providerKeys.remove(org, provider))) {
+        return yield* new ManageNotFound({ message: `no ${provider} key is stored`, code: "provider_key_not_found" })
+      }
+    })
+  })
+}))
+
+const InferenceLogHandlers = HttpApiBuilder.group(ManageApi, "inferenceLog", Effect.fn(function*(handlers) {
+  const inferenceLog = yield* InferenceLog
+  return handlers.handleAll({
+    get: () => Effect.map(Effect.flatMap(orgUuid, (org) => inferenceLog.enabled(org)), (enabled) => ({ enabled })),
+    set: ({ payload }) =>
+      Effect.flatMap(orgUuid, (org) => inferenceLog.setEnabled(org, payload.enabled)).pipe(
+        Effect.as({ enabled: payload.enabled })
+      )
+  })
+}))
+
+/**
+ * `/manage/v1/...` and `/manage/v1/openapi.json`, without the domain
+ * services (`Guardrails`, `Policies`, `ProviderKeys`, `InferenceLog`,
+ * `Organizations`, a `SqlClient`, `SecretBox`), so tests can supply their own.
+ */
+export const ManageRoutesWith = Layer.merge(
+  HttpApiBuilder.layer(ManageApi, { openapiPath: "/manage/v1/openapi.json" }),
+  ManageFallback
+).pipe(
+  Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers]),
+  Layer.provide(ManageMiddleware),
+  Layer.provide(AuthenticationLive),
+  Layer.provide([Jwt.layer, RateLimiter.layer])
+)
+
+/**
+ * Mounted on the gateway port. `Guardrails.layer` and `Policies.layer` are the
+ * instances the firewall uses (layers are shared by identity within one build).
+ */
+export const ManageRoutes = ManageRoutesWith.pipe(Layer.provide([Guardrails.layer, Policies.layer]))

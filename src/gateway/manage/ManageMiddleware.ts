@@ -1,0 +1,88 @@
+import { Effect, Layer } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
+import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
+import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
+import { ManageForbidden, ManageInternal, ManageInvalidRequest, ManageRateLimited, ManageUnauthorized } from "./ManageErrors.ts"
+import { ManageAuthentication, ManageFailures, ManageValidation } from "./ManageSecurity.ts"
+
+const missingCredentials = new ManageUnauthorized({
+  message: "missing credentials: send Authorization: ApiKey <org_uuid>:<hex>",
+  code: "invalid_api_key"
+})
+
+const admitted = HttpServerResponse.empty()
+
+const APIKEY_SCHEME = /^apikey\s/i
+
+/** RFC 9110: a 401 names the scheme it wants. */
+const CHALLENGE = `ApiKey realm="vdb"`
+
+/**
+ * Authentication is the vulnerability API's own middleware (needs its
+ * `Authentication` implementation): the same HMAC check, active flag and rate
+ * limits, so one credential means one quota. Only the `ApiKey` scheme is
+ * accepted here; its refusals are re-rendered in the gateway's dialect, and
+ * the rate-limit headers (with `Retry-After` on a 429) are added as the API
+ * adds them.
+ */
+export const ManageAuthenticationLive = Layer.effect(ManageAuthentication, Effect.gen(function*() {
+  const authentication = yield* Authentication
+  return ManageAuthentication.of({
+    apiKey: Effect.fnUntraced(function*(httpEffect, options) {
+      const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
+      yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+        Effect.sync(() => {
+          const challenged = response.status === 401 ? HttpServerResponse.setHeader(response, "www-authenticate", CHALLENGE) : response
+          return slot.decision === null ? challenged : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
+        })
+      )
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!APIKEY_SCHEME.test((request.headers.authorization ?? "").trim())) return yield* missingCredentials
+      // The API's middleware wraps a handler; this one only notes the organization it provides.
+      let org: CurrentOrg["Service"] | undefined
+      const noteOrg = Effect.map(CurrentOrg, (current) => {
+        org = current
+        return admitted
+      })
+      yield* authentication.apiKey(noteOrg, options).pipe(
+        Effect.provideService(RequestMeter, slot),
+        Effect.catchTags({
+          Unauthorized: (e) => Effect.fail(new ManageUnauthorized({ message: e.message, code: "invalid_api_key" })),
+          Forbidden: (e) => Effect.fail(new ManageForbidden({ message: e.message, code: "organization_inactive" })),
+          TooManyRequests: (e) => Effect.fail(new ManageRateLimited({ message: e.message, code: "rate_limit_exceeded" }))
+        })
+      )
+      if (org === undefined) return yield* missingCredentials
+      return yield* Effect.provideService(httpEffect, CurrentOrg, org)
+    })
+  })
+}))
+
+/** The slot that failed to decode is named; the input itself (possibly a secret) never is. */
+export const ManageValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
+  ManageValidation,
+  (error) =>
+    error.kind === "ResponseHeaders"
+      ? Effect.die(error)
+      : Effect.fail(new ManageInvalidRequest({
+        message: `invalid ${slotName(error.kind)}: ${summarise(error.cause.message)}`,
+        code: "invalid_request"
+      }))
+)
+
+const slotName = (kind: string) => kind === "Payload" || kind === "Body" ? "request body" : kind.toLowerCase()
+
+/** What was expected and where; the value that was sent (`got ...`) is dropped: it may be a key. */
+const summarise = (message: string) =>
+  message.split("\n").slice(0, 3).map((line) => line.replace(/,? got .*$/, "").trim()).join("; ").slice(0, 300)
+
+export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
+  Effect.catchDefect(httpEffect, (defect) =>
+    Effect.andThen(
+      Effect.logError("management request failed", defect),
+      Effect.fail(new ManageInternal({ message: "internal error", code: "internal_error" }))
+    ))
+)
+
+export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive)

@@ -1,0 +1,36 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { CurrentOrg } from "../../api/ApiSecurity.ts"
+import {
+  ManageForbiddenBody,
+  ManageInternalBody,
+  ManageInvalidRequestBody,
+  ManageRateLimitedBody,
+  ManageUnauthorizedBody
+} from "./ManageErrors.ts"
+
+export { CurrentOrg }
+
+/**
+ * `Authorization: ApiKey <org_uuid>:<hex>`, the vulnerability API's
+ * credential: the server side delegates to that API's own authentication
+ * (same HMAC check, active flag and rate limits), in this API's dialect.
+ */
+export class ManageAuthentication extends HttpApiMiddleware.Service<ManageAuthentication, {
+  provides: CurrentOrg
+}>()("vdb/gateway/manage/ManageAuthentication", {
+  requiredForClient: true,
+  security: {
+    apiKey: HttpApiSecurity.http({ scheme: "ApiKey" })
+  },
+  error: [ManageUnauthorizedBody, ManageForbiddenBody, ManageRateLimitedBody]
+}) {}
+
+/** Request decoding failures (path, body) as `400 {error:{message,type,code}}`. */
+export class ManageValidation extends HttpApiMiddleware.Service<ManageValidation>()("vdb/gateway/manage/ManageValidation", {
+  error: ManageInvalidRequestBody
+}) {}
+
+/** Outermost: a defect becomes `500` in the dialect, never a stack or a message. */
+export class ManageFailures extends HttpApiMiddleware.Service<ManageFailures>()("vdb/gateway/manage/ManageFailures", {
+  error: ManageInternalBody
+}) {}

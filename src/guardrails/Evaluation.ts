@@ -1,0 +1,258 @@
+import type { Violation } from "../../schema/GatewayError.ts"
+import type { GuardrailDecision } from "../../schema/GuardrailRule.ts"
+import type { CompiledRule, CompiledRuleSet } from "./CompiledRules.ts"
+import { formatPath, type Segment } from "./TextSegments.ts"
+
+export const REDACTED = "[REDACTED]"
+
+export interface SegmentVerdict {
+  readonly decision: GuardrailDecision
+  readonly rules: ReadonlyArray<string>
+  readonly redactions: number
+  readonly blockedBy?: string | undefined
+  readonly violations: ReadonlyArray<Violation>
+  /** Segment index → redacted text, for segments a redaction changed (empty on a block). */
+  readonly changed: ReadonlyMap<number, string>
+}
+
+const NOTHING_CHANGED: ReadonlyMap<number, string> = new Map()
+
+export const allowSegments: SegmentVerdict = {
+  decision: "allow",
+  rules: [],
+  redactions: 0,
+  violations: [],
+  changed: NOTHING_CHANGED
+}
+
+/**
+ * Runs the compiled rules over the segments in priority order.
+ *
+ * All the text is written once into one UTF-8 buffer (segments joined by
+ * newlines; RE2 reads bytes far faster than JavaScript strings). One pass of
+ * the rule set's automaton over it finds which rules can match; each of those
+ * then takes one pass of its own to find which segments hold a match, and
+ * only those segments are checked (or redacted) on their own, so a match that
+ * only exists across a join is dropped. A redaction rewrites the text later
+ * rules see; a block stops.
+ */
+export const evaluateSegments = (
+  ruleSet: CompiledRuleSet,
+  segments: ReadonlyArray<Segment>,
+  scratch: Scratch = makeScratch()
+): SegmentVerdict => {
+  const rules = ruleSet.rules
+  if (rules.length === 0 || segments.length === 0) return allowSegments
+  const joined = joinSegments(segments, scratch)
+  const candidates = candidatesOf(ruleSet, joined.bytes)
+  if (candidates.size === 0) return allowSegments
+
+  const texts = segments.map((s) => s.text)
+  const changed = new Map<number, string>()
+  const matched: Array<string> = []
+  const violations: Array<Violation> = []
+  let redactions = 0
+  let flagged = false
+
+  // Rules that can match the text redactions wrote (recomputed after each redaction).
+  let late: Set<number> | undefined
+  for (let r = 0; r < rules.length; r++) {
+    const rule = rules[r]!
+    const candidate = candidates.has(r)
+    if (!candidate) {
+      // A rule the pass excluded can still match text an earlier redaction wrote.
+      if (changed.size === 0) continue
+      late ??= candidatesOf(ruleSet, Buffer.from([...changed.values()].join("\n")))
+      if (!late.has(r)) continue
+    }
+    const targets = targetsOf(rule, candidate, joined, changed)
+    let first = -1
+    if (rule.action === "redact") {
+      for (const s of targets) {
+        const [next, count] = redact(rule, texts[s]!)
+        if (count === 0) continue
+        texts[s] = next
+        changed.set(s, next)
+        late = undefined
+        redactions += count
+        if (first === -1) first = s
+      }
+    } else {
+      for (const s of targets) {
+        if (rule.test.test(texts[s]!.toWellFormed())) {
+          first = s
+          break
+        }
+      }
+    }
+    if (first === -1) continue
+    matched.push(rule.name)
+    violations.push(violationOf(rule, segments[first]!))
+    if (rule.action === "block") {
+      return {
+        decision: "block",
+        rules: matched,
+        redactions: 0,
+        blockedBy: rule.name,
+        violations,
+        changed: NOTHING_CHANGED
+      }
+    }
+    if (rule.action === "flag") flagged = true
+  }
+  if (matched.length === 0) return allowSegments
+  return {
+    decision: redactions > 0 ? "redact" : flagged ? "flag" : "allow",
+    rules: matched,
+    redactions,
+    violations,
+    changed
+  }
+}
+
+/**
+ * A reusable buffer for the joined text: a fresh multi-megabyte allocation per
+ * request costs more in page faults than the encoding itself. Evaluation is
+ * synchronous, so one engine's requests never use it at the same time.
+ */
+export interface Scratch {
+  atLeast(size: number): Buffer
+}
+
+/** Keeps the largest buffer asked for, up to 32 MiB (an 8 MiB body needs at most 24). */
+export const makeScratch = (): Scratch => {
+  let held = Buffer.alloc(0)
+  return {
+    atLeast: (size) => {
+      if (held.length >= size) return held
+      const fresh = Buffer.allocUnsafe(size)
+      if (size <= 32 * 1024 * 1024) held = fresh
+      return fresh
+    }
+  }
+}
+
+interface JoinedText {
+  readonly bytes: Buffer
+  /** Byte offset where each segment starts. */
+  readonly starts: Int32Array
+}
+
+/**
+ * UTF-8 of every segment, newline-separated. Writing a lone surrogate gives
+ * U+FFFD, so RE2 (which reads UTF-8) sees well-formed text.
+ */
+const joinSegments = (segments: ReadonlyArray<Segment>, scratch: Scratch): JoinedText => {
+  let units = 0
+  for (const segment of segments) units += segment.text.length + 1
+  // At most 3 UTF-8 bytes per UTF-16 unit.
+  const bytes = scratch.atLeast(units * 3)
+  const starts = new Int32Array(segments.length)
+  let at = 0
+  for (let i = 0; i < segments.length; i++) {
+    if (i > 0) bytes[at++] = 0x0a
+    starts[i] = at
+    at += bytes.write(segments[i]!.text, at)
+  }
+  return { bytes: bytes.subarray(0, at), starts }
+}
+
+const candidatesOf = (ruleSet: CompiledRuleSet, bytes: Buffer): Set<number> => {
+  const { rules, set, setRules } = ruleSet
+  if (set === undefined) return new Set(rules.keys())
+  const candidates = new Set<number>()
+  rules.forEach((rule, index) => {
+    if (rule.alwaysTest) candidates.add(index)
+  })
+  for (const hit of set.match(bytes)) candidates.add(setRules[hit]!)
+  return candidates
+}
+
+/** The segments to check one by one for a rule, in order. */
+const targetsOf = (
+  rule: CompiledRule,
+  candidate: boolean,
+  joined: JoinedText,
+  changed: ReadonlyMap<number, string>
+): ReadonlyArray<number> => {
+  if (candidate && rule.alwaysTest) return Array.from(joined.starts.keys())
+  const targets = new Set<number>(changed.keys())
+  if (candidate) for (const s of segmentsWithMatches(rule, joined)) targets.add(s)
+  return [...targets].sort((a, b) => a - b)
+}
+
+/**
+ * One pass of the rule (multi-line, like the set) over the joined bytes. After
+ * a match the search resumes at the next segment: a match that runs across a
+ * join cannot hide one that lies wholly inside the next segment.
+ */
+const segmentsWithMatches = (rule: CompiledRule, joined: JoinedText): Array<number> => {
+  const { bytes, starts } = joined
+  const found: Array<number> = []
+  const scan = rule.scan
+  let from = 0
+  for (;;) {
+    // A subarray rather than `lastIndex`: RE2 with `u` walks the input up to `lastIndex` on every call.
+    scan.lastIndex = 0
+    const match = scan.exec(from === 0 ? bytes : bytes.subarray(from))
+    if (match === null) break
+    const segment = segmentAt(starts, from + match.index)
+    found.push(segment)
+    if (segment + 1 >= starts.length) break
+    from = starts[segment + 1]!
+  }
+  return found
+}
+
+const segmentAt = (starts: Int32Array, offset: number): number => {
+  let low = 0
+  let high = starts.length - 1
+  while (low < high) {
+    const mid = (low + high + 1) >>> 1
+    if (starts[mid]! <= offset) low = mid
+    else high = mid - 1
+  }
+  return low
+}
+
+/**
+ * Replaces every non-empty match (an empty match has nothing to hide).
+ *
+ * RE2 reads text as UTF-8: a lone surrogate (legal in JSON as `\ud800`)
+ * throws its offsets off and hides later matches. Matching therefore runs on
+ * the well-formed copy (each lone surrogate becomes U+FFFD, the same length),
+ * and the spans found there are cut out of the original.
+ */
+const redact = (rule: CompiledRule, text: string): [string, number] => {
+  let count = 0
+  if (text.isWellFormed()) {
+    const next = rule.all.replace(text, (match: string) => {
+      if (match === "") return ""
+      count++
+      return REDACTED
+    })
+    return [next, count]
+  }
+  let out = ""
+  let at = 0
+  rule.all.replace(text.toWellFormed(), (match: string, ...rest: Array<unknown>) => {
+    // (match, ...captures, offset, input[, groups]): the offset is the first number.
+    const offset = rest.find((arg) => typeof arg === "number") as number
+    if (match !== "") {
+      out += text.slice(at, offset) + REDACTED
+      at = offset + match.length
+      count++
+    }
+    return match
+  })
+  return [out + text.slice(at), count]
+}
+
+const violationOf = (rule: CompiledRule, segment: Segment): Violation => ({
+  policy_uuid: rule.uuid,
+  policy_name: rule.name,
+  rule_type: rule.ruleType,
+  action: rule.action,
+  // The location only: the matched text never leaves the gateway.
+  detail: `${rule.ruleType} rule matched in ${formatPath(segment.path) || "text"}`
+})

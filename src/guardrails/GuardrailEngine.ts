@@ -1,0 +1,110 @@
+import { Effect } from "effect"
+import type { Surface } from "../../schema/GatewayRequest.ts"
+import {
+  type GuardrailCheck,
+  GuardrailError,
+  GuardrailRuleInvalid,
+  type GuardrailsUnavailable
+} from "../../schema/GuardrailRule.ts"
+import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
+import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
+import type { DelimiterIntegrityRule, GuardrailOutcome } from "./Guardrails.ts"
+import { spliceStrings, type StringEdit } from "./JsonSplice.ts"
+import type { RuleCache } from "./RuleCache.ts"
+import { type JsonPath, segmentsOf } from "./TextSegments.ts"
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const noRules = compileRuleSet([], "none")
+const allow: GuardrailOutcome = { decision: "allow", rules: [], redactions: 0, violations: [] }
+const failedOpen: GuardrailOutcome = { ...allow, failedOpen: true }
+
+/**
+ * The request-path half of the guardrails: fetch the organization's compiled
+ * rules (cached per rule-set version), walk the surface's text segments, and
+ * on a redaction rewrite only the changed JSON strings of the original bytes.
+ */
+export const makeGuardrailEngine = (options: { readonly cache: RuleCache; readonly failOpen: boolean }) => {
+  const { cache } = options
+  const scratch = makeScratch()
+
+  // Organizations come authenticated on the request path; anything not shaped like one has no rules.
+  const ruleSetOf = (orgUuid: string): Effect.Effect<CompiledRuleSet, GuardrailsUnavailable> =>
+    UUID.test(orgUuid) ? cache.get(orgUuid.toLowerCase()) : Effect.succeed(noRules)
+
+  // Runs once per inference: no span, and nothing is walked when the organization has no pattern rules.
+  const evaluate = (
+    orgUuid: string,
+    surface: Surface,
+    body: Uint8Array,
+    parsed: unknown
+  ): Effect.Effect<GuardrailOutcome, GuardrailsUnavailable> => {
+    const run = Effect.map(ruleSetOf(orgUuid), (ruleSet) => outcomeOf(ruleSet, surface, body, parsed, scratch))
+    return options.failOpen
+      ? Effect.catchTag(run, "GuardrailsUnavailable", () =>
+        Effect.as(Effect.logWarning("guardrails unavailable; passing the request (VDB_GATEWAY_FAIL_OPEN)"), failedOpen))
+      : run
+  }
+
+  const check = Effect.fn("Guardrails.check")(function*(orgUuid: string, text: string) {
+    if (!UUID.test(orgUuid)) {
+      return yield* new GuardrailError({ reason: new GuardrailRuleInvalid({ reason: "organization must be a UUID" }) })
+    }
+    const verdict = evaluateSegments(yield* ruleSetOf(orgUuid), [{ path: [], text }], scratch)
+    const result: GuardrailCheck = {
+      decision: verdict.decision,
+      rules: verdict.rules,
+      redactions: verdict.redactions,
+      ...(verdict.blockedBy !== undefined ? { blocked_by: verdict.blockedBy } : {})
+    }
+    return result
+  })
+
+  const delimiterIntegrity = (orgUuid: string): Effect.Effect<ReadonlyArray<DelimiterIntegrityRule>, GuardrailsUnavailable> => {
+    const rules = Effect.map(ruleSetOf(orgUuid), (set) => set.delimiterIntegrity)
+    // A delimiter_integrity rule is a guardrail rule: fail-open lets it pass like the others.
+    return options.failOpen ? Effect.catchTag(rules, "GuardrailsUnavailable", () => Effect.succeed([])) : rules
+  }
+
+  return { evaluate, check, delimiterIntegrity }
+}
+
+const outcomeOf = (
+  ruleSet: CompiledRuleSet,
+  surface: Surface,
+  body: Uint8Array,
+  parsed: unknown,
+  scratch: Scratch
+): GuardrailOutcome => {
+  if (ruleSet.rules.length === 0) return allow
+  const segments = segmentsOf(surface, parsed)
+  const verdict = evaluateSegments(ruleSet, segments, scratch)
+  if (verdict.rules.length === 0) return allow
+  const outcome: GuardrailOutcome = {
+    decision: verdict.decision,
+    rules: verdict.rules,
+    redactions: verdict.redactions,
+    blockedBy: verdict.blockedBy,
+    violations: verdict.violations
+  }
+  if (verdict.changed.size === 0) return outcome
+  const edits: Array<StringEdit> = []
+  for (const [index, text] of verdict.changed) edits.push({ path: segments[index]!.path, text })
+  return { ...outcome, body: spliceStrings(body, edits) ?? reserialised(parsed, edits) }
+}
+
+/**
+ * Only if the bytes could not be scanned the way `JSON.parse` read them
+ * (which the scanner is built never to hit): the whole document is written
+ * anew rather than forwarding text a rule said to redact.
+ */
+const reserialised = (parsed: unknown, edits: ReadonlyArray<StringEdit>) => {
+  const copy = structuredClone(parsed)
+  for (const edit of edits) setAt(copy, edit.path, edit.text)
+  return Buffer.from(JSON.stringify(copy))
+}
+
+const setAt = (root: unknown, path: JsonPath, value: string) => {
+  let node = root as Record<string | number, unknown>
+  for (let i = 0; i < path.length - 1; i++) node = node[path[i]!] as Record<string | number, unknown>
+  node[path[path.length - 1]!] = value
+}

@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto"
+import { Clock, DateTime, Effect } from "effect"
+import {
+  DEFAULT_PRIORITY,
+  defaultActionOf,
+  GuardrailError,
+  GuardrailRule,
+  type GuardrailRulePatch,
+  GuardrailRuleInvalid,
+  GuardrailRuleNotFound,
+  type NewGuardrailRule
+} from "../../schema/GuardrailRule.ts"
+import { patternError, type StoredRule } from "./CompiledRules.ts"
+import type { GuardrailStore } from "./GuardrailStore.ts"
+
+/**
+ * Managing an organization's rules (the management API and CLI call these).
+ * Every write tells `changed`, which evicts this process's compiled rules and
+ * publishes the change to the others.
+ */
+export const makeRuleBook = (options: {
+  readonly store: GuardrailStore
+  readonly changed: (orgUuid: string) => Effect.Effect<void>
+}) => {
+  const { changed, store } = options
+
+  const found = Effect.fnUntraced(function*(orgUuid: string, uuid: string) {
+    const org = yield* validUuid(orgUuid, "organization")
+    const id = yield* validUuid(uuid, "rule")
+    const rule = yield* store.find(org, id)
+    if (rule === undefined) return yield* new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: id }) })
+    return rule
+  })
+
+  const list = Effect.fn("Guardrails.list")(function*(orgUuid: string) {
+    const org = yield* validUuid(orgUuid, "organization")
+    return (yield* store.list(org)).map(toGuardrailRule)
+  })
+
+  const show = Effect.fn("Guardrails.show")(function*(orgUuid: string, uuid: string) {
+    return toGuardrailRule(yield* found(orgUuid, uuid))
+  })
+
+  const create = Effect.fn("Guardrails.create")(function*(orgUuid: string, input: NewGuardrailRule) {
+    const org = yield* validUuid(orgUuid, "organization")
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const rule: StoredRule = {
+      uuid: randomUUID(),
+      org_uuid: org,
+      name: input.name.trim(),
+      rule_type: input.rule_type,
+      action: input.action ?? defaultActionOf[input.rule_type],
+      priority: input.priority ?? DEFAULT_PRIORITY,
+      enabled: input.enabled ?? true,
+      pattern: input.pattern ?? null,
+      created_at: now,
+      updated_at: now
+    }
+    yield* validRule(rule)
+    yield* uniqueName(org, rule)
+    yield* store.insert(rule)
+    yield* changed(org)
+    return toGuardrailRule(rule)
+  })
+
+  const update = Effect.fn("Guardrails.update")(function*(orgUuid: string, uuid: string, patch: GuardrailRulePatch) {
+    const current = yield* found(orgUuid, uuid)
+    const rule: StoredRule = {
+      ...current,
+      name: patch.name?.trim() ?? current.name,
+      action: patch.action ?? current.action,
+      priority: patch.priority ?? current.priority,
+      enabled: patch.enabled ?? current.enabled,
+      pattern: patch.pattern !== undefined ? patch.pattern : current.pattern,
+      updated_at: new Date(yield* Clock.currentTimeMillis)
+    }
+    yield* validRule(rule)
+    if (rule.name !== current.name) yield* uniqueName(current.org_uuid, rule)
+    yield* store.update(rule)
+    yield* changed(current.org_uuid)
+    return toGuardrailRule(rule)
+  })
+
+  const setEnabled = Effect.fn("Guardrails.setEnabled")(function*(orgUuid: string, uuid: string, enabled: boolean) {
+    const current = yield* found(orgUuid, uuid)
+    const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
+    // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
+    yield* store.update(rule)
+    yield* changed(current.org_uuid)
+    return toGuardrailRule(rule)
+  })
+
+  const remove = Effect.fn("Guardrails.remove")(function*(orgUuid: string, uuid: string) {
+    const current = yield* found(orgUuid, uuid)
+    yield* store.remove(current.org_uuid, current.uuid)
+    yield* changed(current.org_uuid)
+  })
+
+  const uniqueName = Effect.fnUntraced(function*(org: string, rule: StoredRule) {
+    const rules = yield* store.list(org)
+    if (rules.some((r) => r.name === rule.name && r.uuid !== rule.uuid)) {
+      return yield* invalid(`a guardrail rule named ${JSON.stringify(rule.name)} already exists`)
+    }
+  })
+
+  return { list, show, create, update, setEnabled, remove }
+}
+
+export const toGuardrailRule = (rule: StoredRule): GuardrailRule =>
+  new GuardrailRule({
+    ...rule,
+    compiles: rule.pattern === null || patternError(rule.pattern) === undefined,
+    created_at: DateTime.fromDateUnsafe(rule.created_at),
+    updated_at: DateTime.fromDateUnsafe(rule.updated_at)
+  })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const invalid = (reason: string) => Effect.fail(new GuardrailError({ reason: new GuardrailRuleInvalid({ reason }) }))
+
+const validUuid = (raw: string, what: string) =>
+  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`${what} must be a UUID`)
+
+const validRule = (rule: StoredRule): Effect.Effect<void, GuardrailError> => {
+  if (rule.name.length === 0 || rule.name.length > 200) return invalid("name must be 1 to 200 characters")
+  if (!Number.isInteger(rule.priority) || Math.abs(rule.priority) > 1_000_000) {
+    return invalid("priority must be a whole number between -1000000 and 1000000")
+  }
+  if (rule.rule_type === "delimiter_integrity") {
+    if (rule.pattern !== null) return invalid("a delimiter_integrity rule takes no pattern")
+    if (rule.action === "redact") return invalid("a delimiter_integrity rule blocks or flags")
+    return Effect.void
+  }
+  if (rule.pattern === null || rule.pattern === "") return invalid(`a ${rule.rule_type} rule needs a pattern`)
+  const error = patternError(rule.pattern)
+  // The compiler's own message (it names the offending construct), so the author can fix the pattern.
+  return error === undefined ? Effect.void : invalid(`pattern does not compile: ${error}`)
+}

@@ -1,0 +1,130 @@
+import { Cache, Cause, Context, Duration, Effect, Exit, Layer } from "effect"
+import {
+  type GatewayPolicyEntry,
+  type NewPolicyEntry,
+  PolicyEntryInvalid,
+  PolicyEntryNotFound,
+  PolicyError,
+  STRIPPABLE_KINDS
+} from "../../schema/GatewayPolicy.ts"
+import { type Invalidated, Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
+import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY, keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
+import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
+import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
+import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"
+
+export type { PolicySnapshot } from "./PolicySnapshot.ts"
+
+/**
+ * An organization's gateway policy: allow / deny entries for providers,
+ * models (per provider), tools, MCP servers, skills and clients, and strip
+ * entries for tools and MCP servers (spec 2, Guardrail behavior 6-8).
+ *
+ * The request path reads a compiled `PolicySnapshot` per organization,
+ * cached per process. Every write publishes the organization on the
+ * invalidation bus (`gateway-policies`), so every process drops its snapshot
+ * at once; `VDB_GATEWAY_KEY_CACHE_TTL` (at most 60 s) only bounds how long a
+ * lost notification can leave a process on an older version.
+ */
+export class Policies extends Context.Service<Policies, {
+  add(orgUuid: string, entry: NewPolicyEntry): Effect.Effect<GatewayPolicyEntry, PolicyError>
+  list(orgUuid: string): Effect.Effect<ReadonlyArray<GatewayPolicyEntry>, PolicyError>
+  remove(orgUuid: string, uuid: string): Effect.Effect<void, PolicyError>
+  /** The compiled policy; fails with `BackendUnavailable` (503, never a pass) when it cannot be read. */
+  snapshot(orgUuid: string): Effect.Effect<PolicySnapshot, BackendUnavailable>
+  /** Drops this process's snapshot for the organization. */
+  invalidate(orgUuid: string): Effect.Effect<void>
+}>()("vdb/policies/Policies") {
+  static readonly make = Effect.fnUntraced(function*(store: PolicyStore, ttl: Duration.Duration, bus: InvalidationBus) {
+    const unavailable = new BackendUnavailable({ backend: "policy" })
+
+    const readSnapshot = (orgUuid: string): Effect.Effect<PolicySnapshot, BackendUnavailable> =>
+      store.read(orgUuid).pipe(
+        Effect.map(({ entries, version }) =>
+          compileSnapshot(
+            version,
+            entries.map((e) => ({ kind: e.kind, effect: e.effect, provider: e.provider ?? "", value: e.value }))
+          )
+        ),
+        Effect.timeout(BACKEND_TIMEOUT),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause as Cause.Cause<never>)
+            : Effect.logWarning("gateway policy backend unavailable").pipe(
+              Effect.annotateLogs("failure", String(Cause.squash(cause))),
+              Effect.andThen(Effect.fail(unavailable))
+            )
+        )
+      )
+
+    // Only successful reads are cached: a failed read is retried by the next request.
+    const cache = yield* Cache.makeWith(readSnapshot, {
+      capacity: KEY_CACHE_CAPACITY,
+      timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
+    })
+
+    yield* bus.subscribe("gateway-policies", (event: Invalidated) =>
+      event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key.toLowerCase())
+    )
+    const changed = (orgUuid: string) => bus.publish("gateway-policies", orgUuid)
+
+    const org = (raw: string) =>
+      UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`not a UUID: ${JSON.stringify(raw)}`)
+
+    const add = Effect.fn("Policies.add")(function*(orgUuid: string, entry: NewPolicyEntry) {
+      const uuid = yield* org(orgUuid)
+      const input = yield* validEntry(entry)
+      const stored = yield* store.insert(uuid, input)
+      yield* changed(uuid)
+      return stored
+    })
+
+    const list = Effect.fn("Policies.list")(function*(orgUuid: string) {
+      return (yield* store.read(yield* org(orgUuid))).entries
+    })
+
+    const remove = Effect.fn("Policies.remove")(function*(orgUuid: string, entryUuid: string) {
+      const uuid = yield* org(orgUuid)
+      if (!UUID.test(entryUuid)) return yield* notFound(entryUuid)
+      const removed = yield* store.remove(uuid, entryUuid.toLowerCase())
+      if (removed) yield* changed(uuid)
+      if (!removed) return yield* notFound(entryUuid)
+    })
+
+    const snapshot = (orgUuid: string) => Cache.get(cache, orgUuid.toLowerCase())
+
+    const invalidate = (orgUuid: string) => Cache.invalidate(cache, orgUuid.toLowerCase())
+
+    return Policies.of({ add, list, remove, snapshot, invalidate })
+  })
+
+  static readonly layer = Layer.effect(Policies)(Effect.gen(function*() {
+    return yield* Policies.make(yield* sqlPolicyStore, yield* keyCacheTtl, yield* Invalidation)
+  }))
+
+  static readonly layerMemory = Layer.effect(Policies)(Effect.gen(function*() {
+    return yield* Policies.make(memoryPolicyStore(), yield* keyCacheTtl, yield* Invalidation)
+  }))
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+const invalid = (reason: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryInvalid({ reason }) }))
+const notFound = (uuid: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryNotFound({ uuid }) }))
+
+const validEntry = (entry: NewPolicyEntry): Effect.Effect<PolicyEntryInput, PolicyError> => {
+  const value = normalise(entry.kind, entry.value)
+  const provider = (entry.provider ?? "").trim().toLowerCase()
+  if (value === "" || value.length > 512) return invalid("the value must be 1 to 512 characters")
+  if (entry.effect === "strip" && !STRIPPABLE_KINDS.includes(entry.kind)) {
+    return invalid(`strip applies to tools and MCP servers, not to ${entry.kind}`)
+  }
+  if (entry.kind === "provider") {
+    if (provider !== "") return invalid("a provider entry names the provider as its value, not with --provider")
+    if (!SLUG.test(value)) return invalid(`not a provider slug: ${JSON.stringify(value)}`)
+  }
+  if (entry.kind === "model" && provider === "") return invalid("a model entry needs the provider it applies to")
+  if (provider !== "" && !SLUG.test(provider)) return invalid(`not a provider slug: ${JSON.stringify(provider)}`)
+  return Effect.succeed({ kind: entry.kind, effect: entry.effect, provider, value })
+}

@@ -1,0 +1,139 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+/**
+ * The web site (spec 3, `{www_url}`): the RFC 8628 device grant, member
+ * sessions and the server-rendered sign-in and approval pages. Handlers take
+ * the raw request (SiteHandlers.ts) because the grant's answers are RFC 8628's
+ * exact bodies and statuses and the pages are forms; this contract is what the
+ * OpenAPI document and a client read.
+ */
+
+/** RFC 6749 §5.2 / RFC 8628 §3.5 error body; also used by the site's other JSON endpoints. */
+export const OAuthError = Schema.Struct({
+  error: Schema.String,
+  error_description: Schema.String
+})
+export type OAuthError = typeof OAuthError.Type
+
+const errorAt = (status: number, description: string) =>
+  OAuthError.pipe(HttpApiSchema.status(status)).annotate({ description })
+
+export const AuthorizeRequest = Schema.Struct({
+  client_name: Schema.optionalKey(Schema.String.annotate({ description: "shown on the approval page; default from User-Agent" })),
+  client_version: Schema.optionalKey(Schema.String)
+})
+
+export const DeviceAuthorization = Schema.Struct({
+  device_code: Schema.String.annotate({ description: "43 characters, 256 bits; only its SHA-256 is stored" }),
+  user_code: Schema.String.annotate({ description: "XXX-XXX from BCDFGHJKLMNPQRSTVWXZ" }),
+  verification_uri: Schema.String,
+  verification_uri_complete: Schema.String,
+  expires_in: Schema.Int,
+  interval: Schema.Int
+})
+
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
+
+export const TokenRequest = Schema.Struct({
+  grant_type: Schema.optionalKey(Schema.String.annotate({ description: `${DEVICE_CODE_GRANT_TYPE} (required in the form-encoded request)` })),
+  device_code: Schema.String
+})
+
+export const Credential = Schema.Struct({
+  type: Schema.Literal("apikey"),
+  org_uuid: Schema.String,
+  orgUuid: Schema.String,
+  api_key: Schema.String.annotate({ description: "the vulnerability API's Authorization value: ApiKey <uuid>:<hex>" })
+})
+
+export const UserCodeRequest = Schema.Struct({ user_code: Schema.String })
+
+export const Decision = Schema.Struct({
+  status: Schema.Literals(["approved", "denied"]),
+  user_code: Schema.String
+})
+
+export const SignIn = Schema.Struct({ email: Schema.String, password: Schema.String })
+
+export const SignedIn = Schema.Struct({
+  email: Schema.String,
+  expires_at: Schema.String.annotate({ description: "ISO 8601; sessions last 12 hours" })
+})
+
+const Html = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
+const Redirect = Schema.Void.pipe(HttpApiSchema.status(303))
+const DecisionErrors = [
+  errorAt(400, "not JSON"),
+  errorAt(403, "cross-origin Origin"),
+  errorAt(401, "not signed in"),
+  errorAt(404, "unknown user code"),
+  errorAt(409, "already approved or denied"),
+  errorAt(410, "expired"),
+  errorAt(429, "too many wrong codes (Retry-After)")
+]
+
+export class DeviceGroup extends HttpApiGroup.make("device").add(
+  HttpApiEndpoint.post("authorize", "/cli/device/authorize", {
+    payload: AuthorizeRequest,
+    success: DeviceAuthorization,
+    error: [errorAt(400, "body is not a JSON object"), errorAt(429, "12 calls per 60 s per client address (Retry-After)")]
+  }).annotate(OpenApi.Description, "Public. Starts an RFC 8628 device grant."),
+  HttpApiEndpoint.post("approve", "/cli/device/approve", { payload: UserCodeRequest, success: Decision, error: DecisionErrors })
+    .annotate(OpenApi.Description, "Signed-in member (session cookie) approves the grant for their organization."),
+  HttpApiEndpoint.post("deny", "/cli/device/deny", { payload: UserCodeRequest, success: Decision, error: DecisionErrors })
+    .annotate(OpenApi.Description, "Signed-in member refuses the grant."),
+  HttpApiEndpoint.post("token", "/cli/device/token", {
+    payload: [TokenRequest, TokenRequest.pipe(HttpApiSchema.asFormUrlEncoded())],
+    success: Credential,
+    error: errorAt(400, "authorization_pending, slow_down, expired_token, access_denied, invalid_grant, invalid_request, unsupported_grant_type")
+  }).annotate(OpenApi.Description, "RFC 8628 §3.4 token poll; the credential is issued once.")
+).prefix("/api/site/v1") {}
+
+export class SessionGroup extends HttpApiGroup.make("session").add(
+  HttpApiEndpoint.post("signIn", "/session", {
+    payload: SignIn,
+    success: SignedIn,
+    error: [
+      errorAt(400, "not JSON"),
+      errorAt(401, "wrong email or password"),
+      errorAt(403, "cross-origin Origin"),
+      errorAt(429, "throttled (Retry-After)")
+    ]
+  }).annotate(OpenApi.Description, "Sets the vdb_session cookie (HttpOnly, SameSite=Lax, Secure over https)."),
+  HttpApiEndpoint.delete("signOut", "/session", { success: HttpApiSchema.NoContent })
+    .annotate(OpenApi.Description, "Ends the session and clears the cookie.")
+).prefix("/api/site/v1") {}
+
+export class PagesGroup extends HttpApiGroup.make("pages").add(
+  HttpApiEndpoint.get("home", "/", { success: Redirect }),
+  HttpApiEndpoint.get("login", "/login", { success: Html }),
+  HttpApiEndpoint.post("loginForm", "/login", { success: [Html, Redirect] }),
+  HttpApiEndpoint.post("logoutForm", "/logout", { success: Redirect }),
+  HttpApiEndpoint.get("device", "/device", { success: [Html, Redirect] })
+    .annotate(OpenApi.Description, "Enter your code (?code= pre-fills it)."),
+  HttpApiEndpoint.post("deviceForm", "/device", { success: Html })
+    .annotate(OpenApi.Description, "Shows the approval page for the entered code."),
+  HttpApiEndpoint.post("decisionForm", "/device/decision", { success: Html })
+    .annotate(OpenApi.Description, "Approve or Deny from the approval page.")
+) {}
+
+export class RetiredGroup extends HttpApiGroup.make("retired").add(
+  HttpApiEndpoint.get("authCodePoll", "/api/cli/auth-code/poll/:userCode", {
+    params: { userCode: Schema.String },
+    success: Schema.Void,
+    error: errorAt(404, "retired")
+  }).annotate(OpenApi.Description, "The retired application host's poll: always 404.")
+) {}
+
+export class SiteApi extends HttpApi.make("site")
+  .add(DeviceGroup)
+  .add(SessionGroup)
+  .add(PagesGroup)
+  .add(RetiredGroup)
+  .annotateMerge(OpenApi.annotations({
+    title: "vdb site: device sign-in",
+    version: "1.0.0",
+    description: "RFC 8628 device authorization grant, member sessions and the approval pages."
+  }))
+{}

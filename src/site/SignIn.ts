@@ -1,0 +1,35 @@
+import { Effect } from "effect"
+import type { Member } from "../members/Member.ts"
+import { Members } from "../members/Members.ts"
+import { type OpenedSession, Sessions } from "../members/Sessions.ts"
+import { SignInThrottle } from "../members/SignInThrottle.ts"
+
+export type SignInResult =
+  | { readonly _tag: "signedIn"; readonly member: Member; readonly session: OpenedSession }
+  | { readonly _tag: "throttled"; readonly retryAfter: number }
+  | { readonly _tag: "wrongCredentials" }
+
+/** One sign-in attempt, shared by the form and the JSON endpoint: throttle, verify, open a session. */
+export const makeSignIn = Effect.gen(function*() {
+  const throttle = yield* SignInThrottle
+  const members = yield* Members
+  const sessions = yield* Sessions
+  return Effect.fn("Site.signIn")(function*(email: string, password: string, address: string) {
+    const wait = yield* throttle.check(email, address)
+    if (wait !== undefined) return { _tag: "throttled", retryAfter: wait } satisfies SignInResult
+    const member = yield* members.verify(email, password)
+    if (member === undefined) {
+      yield* throttle.failed(email, address)
+      return { _tag: "wrongCredentials" } satisfies SignInResult
+    }
+    yield* throttle.succeeded(email)
+    const session = yield* sessions.open(member)
+    return { _tag: "signedIn", member, session } satisfies SignInResult
+  })
+})
+
+/** Only a same-site path may follow sign-in (no `//host` or scheme: no open redirect). */
+export const safeNext = (raw: string | null | undefined): string =>
+  typeof raw === "string" && raw.startsWith("/") && !raw.startsWith("//") && !raw.includes("\\") && raw.length < 500
+    ? raw
+    : "/device"

@@ -1,0 +1,142 @@
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import { Effect, Option } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { Member } from "../members/Member.ts"
+import { Sessions } from "../members/Sessions.ts"
+import { SiteUrl } from "./SiteUrl.ts"
+
+export const SESSION_COOKIE = "vdb_session"
+export const CSRF_COOKIE = "vdb_csrf"
+
+/** The TCP peer (IPv4-mapped IPv6 shown as IPv4). Forwarded headers are not trusted: no proxy is configured. */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest): string => {
+  const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+  return address.startsWith("::ffff:") ? address.slice(7) : address
+}
+
+/** The origin this site is served at: `VDB_SITE_URL`, else `http://` + the request's Host. */
+export const siteOrigin = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  const configured = yield* Effect.orDie(SiteUrl)
+  if (Option.isSome(configured)) return configured.value
+  return `http://${request.headers["host"] ?? "127.0.0.1"}`
+})
+
+export const isHttps = (origin: string) => origin.startsWith("https://")
+
+/** A request without `Origin` passes (CLIs, curl); one with it must name this site exactly. */
+export const originAllowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  const origin = request.headers["origin"]
+  if (origin === undefined) return true
+  return origin === new URL(yield* siteOrigin(request)).origin
+})
+
+const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
+  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+
+export const isJsonRequest = (request: HttpServerRequest.HttpServerRequest) => mediaType(request) === "application/json"
+export const isFormRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  mediaType(request) === "application/x-www-form-urlencoded"
+
+const MAX_BODY = 16 * 1024
+
+/** The body as a JSON object; undefined for anything else (including an oversized body). */
+export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.text.pipe(
+    Effect.map((text): Record<string, unknown> | undefined => {
+      if (text.length > MAX_BODY) return undefined
+      try {
+        const value: unknown = JSON.parse(text)
+        return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+      } catch {
+        return undefined
+      }
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+export const formBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.text.pipe(
+    Effect.map((text) => text.length > MAX_BODY ? new URLSearchParams() : new URLSearchParams(text)),
+    Effect.orElseSucceed(() => new URLSearchParams())
+  )
+
+const noStore = { "cache-control": "no-store", pragma: "no-cache" }
+
+/** RFC 6749 §5.2 body; every site JSON error uses it. */
+export const errorJson = (status: number, error: string, description: string, headers?: Record<string, string>) =>
+  HttpServerResponse.jsonUnsafe({ error, error_description: description }, { status, headers: { ...noStore, ...headers } })
+
+export const okJson = (body: unknown) => HttpServerResponse.jsonUnsafe(body, { headers: noStore })
+
+/** JSON endpoints: `Content-Type: application/json` and, when sent, a same-origin `Origin` (the CSRF rule). */
+export const jsonGuard = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  if (!(yield* originAllowed(request))) return errorJson(403, "invalid_origin", "cross-origin requests are refused")
+  if (!isJsonRequest(request)) {
+    return errorJson(400, "invalid_request", "the body must be JSON with Content-Type: application/json")
+  }
+  return undefined
+})
+
+export const signedInMember = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  const token = request.cookies[SESSION_COOKIE]
+  if (token === undefined || token.length === 0 || token.length > 200) return undefined
+  const sessions = yield* Sessions
+  return yield* sessions.resolve(token)
+})
+
+export const withSessionCookie = (
+  response: HttpServerResponse.HttpServerResponse,
+  token: string,
+  expiresAt: number,
+  secure: boolean
+) =>
+  HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: "lax",
+    secure,
+    path: "/",
+    expires: new Date(expiresAt)
+  })
+
+export const clearSessionCookie = (response: HttpServerResponse.HttpServerResponse, secure: boolean) =>
+  HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, "", {
+    httpOnly: true,
+    sameSite: "lax",
+    secure,
+    path: "/",
+    expires: new Date(0)
+  })
+
+/**
+ * Forms use the double-submit token: a random value in an HttpOnly,
+ * SameSite=Lax cookie and the same value in a hidden field. Another site can
+ * neither read the cookie nor set it, so it cannot fill in the field.
+ */
+export const csrfTokenOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const existing = request.cookies[CSRF_COOKIE]
+  return existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)
+    ? { token: existing, fresh: false }
+    : { token: randomBytes(32).toString("base64url"), fresh: true }
+}
+
+export const withCsrfCookie = (
+  response: HttpServerResponse.HttpServerResponse,
+  csrf: { readonly token: string; readonly fresh: boolean },
+  secure: boolean
+) =>
+  csrf.fresh
+    ? HttpServerResponse.setCookieUnsafe(response, CSRF_COOKIE, csrf.token, { httpOnly: true, sameSite: "lax", secure, path: "/" })
+    : response
+
+/** A form post is accepted when its Origin (if any) is ours and its hidden token matches the cookie. */
+export const formAllowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
+  if (!(yield* originAllowed(request))) return false
+  const cookie = request.cookies[CSRF_COOKIE]
+  const field = form.get("csrf")
+  if (cookie === undefined || field === null) return false
+  const a = Buffer.from(cookie)
+  const b = Buffer.from(field)
+  return a.length === b.length && timingSafeEqual(a, b)
+})
+
+export type { Member }

@@ -1,0 +1,94 @@
+import { spawn } from "node:child_process"
+import { request } from "node:http"
+import { VDB } from "../support/processes.ts"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Record<string, string | Array<string> | undefined>
+  readonly text: string
+  readonly json: any
+}
+
+/**
+ * One HTTP request from a chosen loopback source address (127.0.0.0/8 is all
+ * this machine), so tests can stand for different clients of the per-address
+ * limiter and throttles.
+ */
+export const http = (
+  port: number,
+  method: string,
+  path: string,
+  options: { readonly headers?: Record<string, string>; readonly body?: string; readonly from?: string } = {}
+): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, method, path, headers: options.headers, localAddress: options.from ?? "127.0.0.1" },
+      (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (d) => (text += d))
+        res.on("end", () => {
+          let json: unknown
+          try {
+            json = JSON.parse(text)
+          } catch {
+            json = undefined
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+        })
+      }
+    )
+    req.on("error", reject)
+    req.end(options.body)
+  })
+
+export const postJson = (port: number, path: string, body: unknown, options: { headers?: Record<string, string>; from?: string } = {}) =>
+  http(port, "POST", path, {
+    headers: { "content-type": "application/json", ...options.headers },
+    body: JSON.stringify(body),
+    ...(options.from !== undefined && { from: options.from })
+  })
+
+export const postForm = (port: number, path: string, form: Record<string, string>, options: { headers?: Record<string, string>; from?: string } = {}) =>
+  http(port, "POST", path, {
+    headers: { "content-type": "application/x-www-form-urlencoded", ...options.headers },
+    body: new URLSearchParams(form).toString(),
+    ...(options.from !== undefined && { from: options.from })
+  })
+
+/** `name=value` pairs of the Set-Cookie headers. */
+export const cookiesOf = (reply: Reply): Record<string, string> => {
+  const raw = reply.headers["set-cookie"]
+  const list = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]
+  return Object.fromEntries(list.map((c) => c.split(";")[0]!.split("=")).map(([k, ...v]) => [k!, v.join("=")]))
+}
+
+export const setCookieHeaders = (reply: Reply): Array<string> => {
+  const raw = reply.headers["set-cookie"]
+  return Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]
+}
+
+export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+/** `bin/vdb auth login` as a user runs it: stdout arrives while it waits. */
+export const startLogin = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const child = spawn(VDB, ["auth", "login", ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d) => (stdout += d))
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
+  const userCode = async (): Promise<string> => {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const match = /one-time code: ([A-Z]{3}-[A-Z]{3})/.exec(stdout)
+      if (match !== null) return match[1]!
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no code from auth login: ${stdout} ${stderr}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return { child, exited, userCode, output: () => ({ stdout, stderr }) }
+}

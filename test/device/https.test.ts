@@ -1,0 +1,65 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { assert, describe, layer } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import { Invalidation } from "../../src/db/Invalidation.ts"
+import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
+import { Members } from "../../src/members/Members.ts"
+import { Sessions } from "../../src/members/Sessions.ts"
+import { Organizations } from "../../src/orgs/Organizations.ts"
+import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
+
+/**
+ * The site behind an https origin (`VDB_SITE_URL`), in-process on the memory
+ * layers: cookies are `Secure`, the verification URI is the public one, and
+ * only that origin passes the same-origin check.
+ */
+const ORIGIN = "https://vdb.example"
+
+const Domains = Layer.mergeAll(Sessions.layerMemory, DeviceGrants.layerMemory).pipe(
+  Layer.provideMerge(Members.layerMemory),
+  Layer.provideMerge(Organizations.layerMemory),
+  Layer.provideMerge(Invalidation.layerMemory)
+)
+
+const App = HttpRouter.serve(SiteRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(Domains),
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_SITE_URL: `${ORIGIN}/` })))
+)
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) =>
+    client.execute(HttpClientRequest.post(path).pipe(
+      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.bodyJsonUnsafe(body)
+    )))
+
+describe("site behind https", () => {
+  layer(App, { excludeTestServices: true })((it) => {
+    it.effect("Secure cookies, the public verification URI and only the public origin", () =>
+      Effect.gen(function*() {
+        const org = yield* (yield* Organizations).create({ name: "https" })
+        yield* (yield* Members).create({ orgUuid: org.uuid, email: "h@example.test", password: "correct horse" })
+
+        const grant = yield* post("/api/site/v1/cli/device/authorize", {})
+        const body = (yield* grant.json) as { verification_uri: string; user_code: string }
+        assert.strictEqual(body.verification_uri, `${ORIGIN}/device`)
+
+        const signedIn = yield* post("/api/site/v1/session", { email: "h@example.test", password: "correct horse" }, { origin: ORIGIN })
+        assert.strictEqual(signedIn.status, 200)
+        const cookie = String(signedIn.headers["set-cookie"])
+        assert.include(cookie, "Secure")
+        assert.include(cookie, "HttpOnly")
+        const session = cookie.split(";")[0]!
+
+        const local = yield* post("/api/site/v1/cli/device/approve", { user_code: body.user_code }, {
+          cookie: session,
+          origin: "http://127.0.0.1"
+        })
+        assert.strictEqual(local.status, 403)
+        const approved = yield* post("/api/site/v1/cli/device/approve", { user_code: body.user_code }, { cookie: session, origin: ORIGIN })
+        assert.strictEqual(approved.status, 200)
+      }))
+  })
+})

@@ -1,0 +1,365 @@
+import { randomUUID } from "node:crypto"
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect } from "effect"
+import type { Surface } from "../../schema/GatewayRequest.ts"
+import type { NewGuardrailRule } from "../../schema/GuardrailRule.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
+import { failOpenConfig, type Guardrails, makeGuardrails } from "../../src/guardrails/Guardrails.ts"
+import { type GuardrailStore, memoryGuardrailStore } from "../../src/guardrails/GuardrailStore.ts"
+
+const ORG = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+
+const withRules = (rules: ReadonlyArray<NewGuardrailRule>, options: { failOpen?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const store = memoryGuardrailStore()
+    const guardrails = yield* makeGuardrails({ store, ttl: Duration.minutes(1), failOpen: options.failOpen ?? false })
+    for (const rule of rules) yield* guardrails.create(ORG, rule)
+    return { guardrails, store }
+  })
+
+const run = (guardrails: Guardrails["Service"], surface: Surface, doc: unknown) => {
+  const body = Buffer.from(JSON.stringify(doc, null, 1))
+  return Effect.map(guardrails.evaluate(ORG, surface, body, JSON.parse(body.toString())), (outcome) => ({
+    outcome,
+    body,
+    after: outcome.body === undefined ? undefined : JSON.parse(Buffer.from(outcome.body).toString())
+  }))
+}
+
+const SSN = { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" } as const
+
+describe("guardrail evaluation", () => {
+  it.effect("runs rules in priority order and a block stops evaluation", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { name: "late-flag", rule_type: "blocked_pattern", action: "flag", pattern: "launch", priority: 30 },
+        { name: "block-codes", rule_type: "blocked_pattern", pattern: "launch codes", priority: 20 },
+        { name: "early-flag", rule_type: "blocked_pattern", action: "flag", pattern: "codes", priority: 10 }
+      ])
+      const { outcome } = yield* run(guardrails, "chat", {
+        model: "m",
+        messages: [{ role: "user", content: "the launch codes are 1234" }]
+      })
+      assert.strictEqual(outcome.decision, "block")
+      assert.strictEqual(outcome.blockedBy, "block-codes")
+      // `late-flag` would match too, but the block stopped evaluation before it ran.
+      assert.deepStrictEqual(outcome.rules, ["early-flag", "block-codes"])
+      assert.isUndefined(outcome.body)
+      assert.deepStrictEqual(outcome.violations.map((v) => [v.policy_name, v.rule_type, v.action]), [
+        ["early-flag", "blocked_pattern", "flag"],
+        ["block-codes", "blocked_pattern", "block"]
+      ])
+      for (const v of outcome.violations) {
+        assert.notInclude(v.detail, "launch")
+        assert.strictEqual(v.detail, "blocked_pattern rule matched in messages[0].content")
+      }
+    }))
+
+  it.effect("a flag records the match and changes nothing", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { name: "mentions-acme", rule_type: "blocked_pattern", action: "flag", pattern: "(?i)acme" }
+      ])
+      const { outcome } = yield* run(guardrails, "messages", {
+        model: "m",
+        system: [{ type: "text", text: "You work for ACME." }],
+        messages: [{ role: "user", content: "hi" }]
+      })
+      assert.strictEqual(outcome.decision, "flag")
+      assert.deepStrictEqual(outcome.rules, ["mentions-acme"])
+      assert.strictEqual(outcome.redactions, 0)
+      assert.isUndefined(outcome.body)
+    }))
+
+  it.effect("no match and no rules forward the original bytes", () =>
+    Effect.gen(function*() {
+      const none = yield* withRules([])
+      const empty = yield* run(none.guardrails, "chat", { model: "m", messages: [{ role: "user", content: "x" }] })
+      assert.strictEqual(empty.outcome.decision, "allow")
+      assert.isUndefined(empty.outcome.body)
+      const some = yield* withRules([SSN])
+      const clean = yield* run(some.guardrails, "chat", { model: "m", messages: [{ role: "user", content: "x" }] })
+      assert.deepStrictEqual([clean.outcome.decision, clean.outcome.rules.length], ["allow", 0])
+      assert.isUndefined(clean.outcome.body)
+    }))
+
+  describe("redacts tool results on later turns and leaves tool-call arguments untouched", () => {
+    const secret = "123-45-6789"
+
+    it.effect("chat", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const args = JSON.stringify({ ssn: secret })
+        const { after, outcome } = yield* run(guardrails, "chat", {
+          model: "m",
+          messages: [
+            { role: "system", content: "be brief" },
+            { role: "user", content: [{ type: "text", text: `mine is ${secret}` }] },
+            { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }] },
+            { role: "tool", tool_call_id: "c1", content: `record ${secret} found; also ${secret}` }
+          ]
+        })
+        assert.strictEqual(outcome.decision, "redact")
+        assert.strictEqual(outcome.redactions, 3)
+        assert.strictEqual(after.messages[1].content[0].text, "mine is [REDACTED]")
+        assert.strictEqual(after.messages[3].content, "record [REDACTED] found; also [REDACTED]")
+        assert.strictEqual(after.messages[2].tool_calls[0].function.arguments, args)
+      }))
+
+    it.effect("responses", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const args = JSON.stringify({ ssn: secret })
+        const { after, outcome } = yield* run(guardrails, "responses", {
+          model: "m",
+          instructions: `never say ${secret}`,
+          input: [
+            { role: "user", content: [{ type: "input_text", text: "look it up" }] },
+            { type: "function_call", call_id: "c1", name: "lookup", arguments: args },
+            { type: "function_call_output", call_id: "c1", output: `found ${secret}` }
+          ]
+        })
+        assert.strictEqual(outcome.redactions, 2)
+        assert.strictEqual(after.instructions, "never say [REDACTED]")
+        assert.strictEqual(after.input[2].output, "found [REDACTED]")
+        assert.strictEqual(after.input[1].arguments, args)
+      }))
+
+    it.effect("messages", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const { after, outcome } = yield* run(guardrails, "messages", {
+          model: "m",
+          system: `reference ${secret}`,
+          messages: [
+            { role: "user", content: "look it up" },
+            { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "lookup", input: { ssn: secret } }] },
+            {
+              role: "user",
+              content: [
+                { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: `found ${secret}` }] },
+                { type: "tool_result", tool_use_id: "t2", content: `and ${secret}` }
+              ]
+            }
+          ]
+        })
+        assert.strictEqual(outcome.redactions, 3)
+        assert.strictEqual(after.system, "reference [REDACTED]")
+        assert.strictEqual(after.messages[2].content[0].content[0].text, "found [REDACTED]")
+        assert.strictEqual(after.messages[2].content[1].content, "and [REDACTED]")
+        assert.deepStrictEqual(after.messages[1].content[0].input, { ssn: secret })
+      }))
+
+    it.effect("kiro", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const { after, outcome } = yield* run(guardrails, "kiro", {
+          model: "m",
+          conversationState: {
+            history: [
+              { userInputMessage: { content: `mine is ${secret}` } },
+              { assistantResponseMessage: { content: "checking", toolUses: [{ toolUseId: "t1", name: "lookup", input: { ssn: secret } }] } }
+            ],
+            currentMessage: {
+              userInputMessage: {
+                content: "result attached",
+                userInputMessageContext: { toolResults: [{ toolUseId: "t1", content: [{ text: `found ${secret}` }] }] }
+              }
+            }
+          }
+        })
+        assert.strictEqual(outcome.redactions, 2)
+        const state = after.conversationState
+        assert.strictEqual(state.history[0].userInputMessage.content, "mine is [REDACTED]")
+        assert.strictEqual(
+          state.currentMessage.userInputMessage.userInputMessageContext.toolResults[0].content[0].text,
+          "found [REDACTED]"
+        )
+        assert.deepStrictEqual(state.history[1].assistantResponseMessage.toolUses[0].input, { ssn: secret })
+      }))
+  })
+
+  it.effect("a later rule sees earlier redactions; redaction then flag is a redact outcome", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { ...SSN, priority: 1 },
+        { name: "saw-redaction", rule_type: "blocked_pattern", action: "flag", pattern: "\\[REDACTED\\]", priority: 2 }
+      ])
+      const { outcome } = yield* run(guardrails, "chat", { model: "m", messages: [{ role: "user", content: "123-45-6789" }] })
+      assert.strictEqual(outcome.decision, "redact")
+      assert.deepStrictEqual(outcome.rules, ["ssn", "saw-redaction"])
+    }))
+
+  it.effect("segments are matched on their own: anchors see each segment's edges", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { name: "starts", rule_type: "blocked_pattern", action: "flag", pattern: "^second", priority: 1 },
+        { name: "whole", rule_type: "blocked_pattern", action: "flag", pattern: "\\Asecond\\z", priority: 2 },
+        { name: "across", rule_type: "blocked_pattern", action: "flag", pattern: "first\\ssecond", priority: 3 }
+      ])
+      const { outcome } = yield* run(guardrails, "chat", {
+        model: "m",
+        messages: [{ role: "user", content: "first" }, { role: "user", content: "second" }]
+      })
+      assert.deepStrictEqual(outcome.rules, ["starts", "whole"])
+    }))
+
+  it.effect("a lone surrogate (a legal JSON escape) neither hides a match nor is lost by a redaction", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { name: "codes", rule_type: "blocked_pattern", action: "flag", pattern: "codes", priority: 1 },
+        { ...SSN, priority: 2 }
+      ])
+      const body = Buffer.from(`{"model":"m","messages":[{"role":"user","content":"\\ud800codes \\udc00 123-45-6789 \u00e9"}]}`)
+      const outcome = yield* guardrails.evaluate(ORG, "chat", body, JSON.parse(body.toString()))
+      assert.deepStrictEqual([outcome.decision, outcome.rules, outcome.redactions], ["redact", ["codes", "ssn"], 1])
+      assert.strictEqual(
+        JSON.parse(Buffer.from(outcome.body!).toString()).messages[0].content,
+        "\ud800codes \udc00 [REDACTED] \u00e9"
+      )
+    }))
+
+  it.effect("a change made through one process's service reaches another's cache through the invalidation bus", () =>
+    Effect.gen(function*() {
+      const store = memoryGuardrailStore()
+      // Two processes sharing one database: the TTL alone would keep B on the old rules for an hour.
+      const a = yield* makeGuardrails({ store, ttl: Duration.hours(1), failOpen: false })
+      const b = yield* makeGuardrails({ store, ttl: Duration.hours(1), failOpen: false })
+      const doc = { model: "m", messages: [{ role: "user", content: "codes" }] }
+      assert.strictEqual((yield* run(b, "chat", doc)).outcome.decision, "allow")
+      const rule = yield* a.create(ORG, { name: "codes", rule_type: "blocked_pattern", pattern: "codes" })
+      assert.strictEqual((yield* run(b, "chat", doc)).outcome.decision, "block")
+      yield* a.setEnabled(ORG, rule.uuid, false)
+      assert.strictEqual((yield* run(b, "chat", doc)).outcome.decision, "allow")
+    }).pipe(Effect.provide(Invalidation.layerMemory)))
+
+  it.effect("a stored pattern that does not compile is skipped silently and listed as compiles: false", () =>
+    Effect.gen(function*() {
+      const { guardrails, store } = yield* withRules([
+        { name: "flag-all", rule_type: "blocked_pattern", action: "flag", pattern: "hello", priority: 50 }
+      ])
+      // Older data or a direct write: RE2 refuses lookbehind.
+      yield* insertDirect(store, { name: "broken", pattern: "(?<=x)hello", action: "block", priority: 1 })
+      yield* guardrails.invalidate(ORG)
+      const { outcome } = yield* run(guardrails, "chat", { model: "m", messages: [{ role: "user", content: "xhello" }] })
+      assert.strictEqual(outcome.decision, "flag")
+      assert.deepStrictEqual(outcome.rules, ["flag-all"])
+      const listed = yield* guardrails.list(ORG)
+      const broken = listed.find((r) => r.name === "broken")!
+      assert.deepStrictEqual([broken.enabled, broken.compiles], [true, false])
+      assert.isTrue(listed.find((r) => r.name === "flag-all")!.compiles)
+    }))
+
+  it.effect("create and update refuse a pattern RE2 does not compile, with the compiler's message", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([])
+      const refused = yield* Effect.flip(guardrails.create(ORG, { name: "bad", rule_type: "blocked_pattern", pattern: "(a" }))
+      assert.strictEqual(refused.reason._tag, "GuardrailRuleInvalid")
+      assert.strictEqual(refused.status, 400)
+      assert.strictEqual(refused.message, "pattern does not compile: missing ): (a")
+      const backref = yield* Effect.flip(
+        guardrails.create(ORG, { name: "bad", rule_type: "blocked_pattern", pattern: "(a)\\1" })
+      )
+      assert.include(backref.message, "invalid escape sequence")
+      assert.lengthOf(yield* guardrails.list(ORG), 0)
+      const ok = yield* guardrails.create(ORG, { name: "ok", rule_type: "blocked_pattern", pattern: "a+" })
+      const update = yield* Effect.flip(guardrails.update(ORG, ok.uuid, { pattern: "(?=a)" }))
+      assert.strictEqual(update.reason._tag, "GuardrailRuleInvalid")
+      assert.strictEqual((yield* guardrails.show(ORG, ok.uuid)).pattern, "a+")
+    }))
+
+  it.effect("management: defaults, disable, update, remove, duplicate names, other organizations", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([])
+      const rule = yield* guardrails.create(ORG, { name: "codes", rule_type: "blocked_pattern", pattern: "codes" })
+      assert.deepStrictEqual([rule.action, rule.priority, rule.enabled, rule.compiles], ["block", 100, true, true])
+      const doc = { model: "m", messages: [{ role: "user", content: "codes" }] }
+      assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "block")
+      yield* guardrails.setEnabled(ORG, rule.uuid, false)
+      assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "allow")
+      yield* guardrails.update(ORG, rule.uuid, { enabled: true, action: "flag" })
+      assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "flag")
+      const duplicate = yield* Effect.flip(
+        guardrails.create(ORG, { name: "codes", rule_type: "pii_redact", pattern: "x" })
+      )
+      assert.include(duplicate.message, "already exists")
+      const other = "00000000-0000-4000-8000-000000000001"
+      const foreign = yield* Effect.flip(guardrails.show(other, rule.uuid))
+      assert.strictEqual(foreign.reason._tag, "GuardrailRuleNotFound")
+      assert.strictEqual(foreign.status, 404)
+      const dry = yield* guardrails.check(ORG, "the codes")
+      assert.deepStrictEqual(dry, { decision: "flag", rules: ["codes"], redactions: 0 })
+      yield* guardrails.remove(ORG, rule.uuid)
+      assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "allow")
+      const delimiter = yield* guardrails.create(ORG, { name: "seals", rule_type: "delimiter_integrity", action: "block" })
+      assert.isNull(delimiter.pattern)
+      assert.deepStrictEqual(yield* guardrails.delimiterIntegrity(ORG), [
+        { uuid: delimiter.uuid, name: "seals", action: "block" }
+      ])
+    }))
+
+  describe("when the rules cannot be loaded", () => {
+    it.effect("fails closed with GuardrailsUnavailable (503)", () =>
+      Effect.gen(function*() {
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: false })
+        const error = yield* Effect.flip(guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {}))
+        assert.strictEqual(error._tag, "GuardrailsUnavailable")
+        assert.strictEqual(error.status, 503)
+        const delimiter = yield* Effect.flip(guardrails.delimiterIntegrity(ORG))
+        assert.strictEqual(delimiter._tag, "GuardrailsUnavailable")
+      }))
+
+    it.effect("VDB_GATEWAY_FAIL_OPEN lets guardrails pass", () =>
+      Effect.gen(function*() {
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: true })
+        const outcome = yield* guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {})
+        assert.deepStrictEqual([outcome.decision, outcome.failedOpen], ["allow", true])
+        assert.deepStrictEqual(yield* guardrails.delimiterIntegrity(ORG), [])
+      }))
+
+    it.effect("a warm cache keeps enforcing while the store is unreachable", () =>
+      Effect.gen(function*() {
+        const store = memoryGuardrailStore()
+        let down = false
+        const flaky: GuardrailStore = {
+          ...store,
+          version: (org) => down ? Effect.die(new Error("connection refused")) : store.version(org),
+          list: (org) => down ? Effect.die(new Error("connection refused")) : store.list(org)
+        }
+        const guardrails = yield* makeGuardrails({ store: flaky, ttl: Duration.zero, failOpen: false })
+        yield* guardrails.create(ORG, { name: "codes", rule_type: "blocked_pattern", pattern: "codes" })
+        const doc = { model: "m", messages: [{ role: "user", content: "codes" }] }
+        assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "block")
+        down = true
+        assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "block")
+      }))
+
+    it.effect("reads VDB_GATEWAY_FAIL_OPEN through Config", () =>
+      Effect.gen(function*() {
+        const read = (env: Record<string, string>) =>
+          failOpenConfig.parse(ConfigProvider.fromUnknown(env))
+        assert.isFalse(yield* read({}))
+        assert.isTrue(yield* read({ VDB_GATEWAY_FAIL_OPEN: "true" }))
+      }))
+  })
+})
+
+const unreachable: GuardrailStore = {
+  ...memoryGuardrailStore(),
+  version: () => Effect.die(new Error("connection refused")),
+  list: () => Effect.die(new Error("connection refused"))
+}
+
+const insertDirect = (
+  store: GuardrailStore,
+  rule: { name: string; pattern: string; action: "block" | "flag" | "redact"; priority: number }
+) =>
+  store.insert({
+    uuid: randomUUID(),
+    org_uuid: ORG,
+    rule_type: "blocked_pattern",
+    enabled: true,
+    created_at: new Date(),
+    updated_at: new Date(),
+    ...rule
+  })
