@@ -15,6 +15,7 @@ import { authCommand } from "./AuthCommands.ts"
 import { memberCommand } from "./MemberCommands.ts"
 import { bugStack, describeCause, kindsOf } from "./FailureMessage.ts"
 import { serveCommand } from "./ServeCommand.ts"
+import { mcpCommand } from "./McpCommands.ts"
 
 /** Administrative commands reach the data through the running server's admin socket, or in-process. */
 const viaAdminSocket = AdminClient.layer(Main)
@@ -34,6 +35,7 @@ const vdb = Command.make("vdb").pipe(
     gatewayCommand.pipe(Command.provide(Layer.merge(GatewayAdminClientLive, FirewallAdminClientLive))),
     ingestCommand.pipe(Command.provide(IngestClientLive)),
     usageCommand.pipe(Command.provide(viaAdminSocket)),
+    mcpCommand,
     ...apiCommands
   ])
 )

@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { ApiRoutes } from "../api/ApiRoutes.ts"
 import { GatewayRoutes } from "../gateway/GatewayRoutes.ts"
 import { HealthRoutes } from "./Health.ts"
+import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { SiteRoutes } from "../site/SiteRoutes.ts"
 
 /** The four HTTP services of `bin/vdb serve`; each later issue mounts its routes here. */
@@ -20,7 +21,7 @@ export const serviceRoutes = {
   api: Layer.mergeAll(HealthRoutes, ApiRoutes),
   gateway: Layer.mergeAll(HealthRoutes, GatewayRoutes),
   site: Layer.mergeAll(HealthRoutes, SiteRoutes),
-  mcp: HealthRoutes
+  mcp: Layer.mergeAll(HealthRoutes, McpRoutes)
 } satisfies Record<ServiceName, unknown>
 
 type AnyRoutes = typeof serviceRoutes[ServiceName]

@@ -1,0 +1,49 @@
+import { Clock, Effect } from "effect"
+import { Organizations } from "../orgs/Organizations.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { remaining } from "../ratelimit/Windows.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { McpCaller } from "./McpCaller.ts"
+import { fail, result } from "./ToolKit.ts"
+import type { Params, ToolHandler } from "./VulnLookups.ts"
+
+/** The caller's own account: organization, rate-limit windows, usage. */
+export const accountToolHandlers = Effect.gen(function*() {
+  const orgs = yield* Organizations
+  const limiter = yield* RateLimiter
+  const usage = yield* UsageLog
+
+  const callerOrg = Effect.gen(function*() {
+    const { orgUuid } = yield* McpCaller
+    const org = yield* orgs.show(orgUuid).pipe(Effect.catch(() => fail("not_permitted", "the calling organization no longer exists")))
+    return org
+  })
+
+  const handlers: Record<string, ToolHandler> = {
+    get_organization: Effect.fn("McpTools.get_organization")(function*() {
+      const org = yield* callerOrg
+      const data = { uuid: org.uuid, name: org.name, isActive: org.isActive, perMinute: org.perMinute, perWeek: org.perWeek }
+      return result(`${org.name} (${org.isActive ? "active" : "inactive"}): ${org.perMinute || "unlimited"}/minute, ${org.perWeek || "unlimited"}/week`, data)
+    }),
+
+    get_rate_limit_status: Effect.fn("McpTools.get_rate_limit_status")(function*() {
+      const org = yield* callerOrg
+      const d = yield* limiter.peek(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek })
+      const win = (w: typeof d.minute) => ({ limit: w.limit, used: w.used, remaining: w.limit === 0 ? null : remaining(w), resetAt: new Date(w.resetAt).toISOString() })
+      const data = { minute: win(d.minute), week: win(d.week) }
+      const line = (name: string, w: typeof data.minute) => w.limit === 0 ? `${name}: unlimited` : `${name}: ${w.remaining}/${w.limit} left, resets ${w.resetAt}`
+      return result(`${line("minute", data.minute)}; ${line("week", data.week)}`, data)
+    }),
+
+    get_usage: Effect.fn("McpTools.get_usage")(function*(p: Params) {
+      const { orgUuid } = yield* McpCaller
+      const now = yield* Clock.currentTimeMillis
+      const since = typeof p.since === "string" && p.since !== "" ? new Date(p.since) : new Date(now - 7 * 86_400_000)
+      if (Number.isNaN(since.getTime())) return yield* fail("invalid_argument", "since must be an ISO 8601 date or time")
+      const summary = yield* usage.summary({ orgUuid, since })
+      const rows = summary.rows.map((r) => ({ ...r }))
+      return result(`${rows.reduce((n, r) => n + r.requests, 0)} request(s) since ${since.toISOString()}\n${rows.map((r) => `- ${r.route}: ${r.requests}`).join("\n")}`, { since: since.toISOString(), rows })
+    })
+  }
+  return handlers
+})

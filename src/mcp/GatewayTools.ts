@@ -1,0 +1,64 @@
+import { Effect } from "effect"
+import { InferenceLog } from "../gateway/InferenceLog.ts"
+import { Nonces } from "../gateway/nonces/Nonces.ts"
+import { Guardrails } from "../guardrails/Guardrails.ts"
+import { Policies } from "../policies/Policies.ts"
+import { McpCaller } from "./McpCaller.ts"
+import { fail, pageOf, pageRequest, result } from "./ToolKit.ts"
+import type { Params, ToolHandler } from "./VulnLookups.ts"
+
+/** The AI-gateway tools for the caller's organization: guardrails, policies, a guardrail dry run, nonces, inference-log metadata. */
+export const gatewayToolHandlers = Effect.gen(function*() {
+  const guardrails = yield* Guardrails
+  const policies = yield* Policies
+  const nonces = yield* Nonces
+  const inference = yield* InferenceLog
+
+  const handlers: Record<string, ToolHandler> = {
+    list_guardrails: Effect.fn("McpTools.list_guardrails")(function*(p: Params) {
+      const req = yield* pageRequest(p.cursor, p.limit)
+      const { orgUuid } = yield* McpCaller
+      const rules = yield* guardrails.list(orgUuid).pipe(Effect.catch(() => fail("unavailable", "guardrail rules cannot be read right now; retry shortly")))
+      const page = pageOf(rules.map((r) => ({ uuid: r.uuid, name: r.name, rule_type: r.rule_type, action: r.action, priority: r.priority, enabled: r.enabled, compiles: r.compiles, pattern: r.pattern })), req)
+      return result(`${page.total} guardrail rule(s)\n${page.items.map((r) => `- ${r.name}: ${r.rule_type} → ${r.action} (priority ${r.priority}${r.enabled ? "" : ", disabled"})`).join("\n")}`, page)
+    }),
+
+    list_policies: Effect.fn("McpTools.list_policies")(function*(p: Params) {
+      const req = yield* pageRequest(p.cursor, p.limit)
+      const { orgUuid } = yield* McpCaller
+      const entries = yield* policies.list(orgUuid).pipe(Effect.catch(() => fail("unavailable", "gateway policies cannot be read right now; retry shortly")))
+      const page = pageOf(entries.map((e) => ({ uuid: e.uuid, kind: e.kind, effect: e.effect, provider: e.provider, value: e.value })), req)
+      return result(`${page.total} policy entr${page.total === 1 ? "y" : "ies"}\n${page.items.map((e) => `- ${e.effect} ${e.kind} ${e.value}${e.provider === null ? "" : ` (${e.provider})`}`).join("\n")}`, page)
+    }),
+
+    check_guardrails: Effect.fn("McpTools.check_guardrails")(function*(p: Params) {
+      const { orgUuid } = yield* McpCaller
+      const text = typeof p.text === "string" ? p.text : ""
+      if (text.length > 100_000) return yield* fail("invalid_argument", "text longer than 100000 characters: test a shorter excerpt")
+      const check = yield* guardrails.check(orgUuid, text).pipe(Effect.catch(() => fail("unavailable", "guardrails cannot be evaluated right now; retry shortly")))
+      // The verdict names rules, never the matched text (nothing of the input is echoed).
+      return result(`decision: ${check.decision}; ${check.rules.length} rule(s) matched; ${check.redactions} redaction(s)${check.blocked_by === undefined ? "" : `; blocked by ${check.blocked_by}`}`, check)
+    }),
+
+    issue_nonces: Effect.fn("McpTools.issue_nonces")(function*(p: Params) {
+      const { orgUuid } = yield* McpCaller
+      const count = Math.floor(p.count ?? 1)
+      if (count < 1 || count > 100) return yield* fail("invalid_argument", "count must be between 1 and 100")
+      const issued = yield* nonces.issue(orgUuid, count).pipe(Effect.catch(() => fail("unavailable", "nonces cannot be issued right now; retry shortly")))
+      return result(`${issued.count} nonce(s), expire ${issued.expires_at}`, issued)
+    }),
+
+    list_inference_log: Effect.fn("McpTools.list_inference_log")(function*(p: Params) {
+      const req = yield* pageRequest(p.cursor, p.limit)
+      const { orgUuid } = yield* McpCaller
+      const enabled = yield* inference.enabled(orgUuid)
+      const recent = yield* inference.recent(orgUuid, Math.min(1000, req.offset + req.size + 1))
+      const page = pageOf(recent.map((r) => ({ ...r })), req)
+      return result(
+        `${enabled ? "" : "inference logging is off for this organization; "}${page.items.length} request(s)\n${page.items.map((r) => `- ${r.requestId} ${r.provider}/${r.model} ${r.status} ${Math.round(r.latencyMs)}ms`).join("\n")}`,
+        { enabled, items: page.items, nextCursor: page.nextCursor }
+      )
+    })
+  }
+  return handlers
+})

@@ -1,0 +1,36 @@
+import { Effect, Layer } from "effect"
+import { McpServer } from "effect/ai"
+import { McpToolHandlers } from "./McpTools.ts"
+import { PROMPT_DEFINITIONS } from "./PromptDefinitions.ts"
+
+/** The length of one tool result inside a prompt: prompts stay small enough for any context. */
+const GROUNDING_CHARS = 6000
+
+/**
+ * Registers the 18 prompts. Each runs its grounding tools in process (with
+ * the caller's organization) and returns one user message: the tool results,
+ * then the instruction. A failing tool shows its agent-readable message in
+ * place of its result, so the prompt still renders (e.g. an unknown identifier).
+ */
+export const McpPromptsLayer = Layer.unwrap(Effect.gen(function*() {
+  const handlers = yield* McpToolHandlers
+  return Layer.mergeAll(...PROMPT_DEFINITIONS.map((definition) =>
+    McpServer.prompt({
+      name: definition.name,
+      title: definition.title,
+      description: definition.description,
+      parameters: definition.parameters,
+      content: (args) =>
+        Effect.gen(function*() {
+          const values = args as Record<string, string | undefined>
+          const sections = yield* Effect.forEach(definition.grounding(values), ([tool, params]) =>
+            handlers[tool]!(params).pipe(
+              Effect.map((r) => r.text),
+              Effect.catchTag("ToolFailure", (e) => Effect.succeed(e.message)),
+              Effect.map((text) => `## ${tool}\n${text.length > GROUNDING_CHARS ? `${text.slice(0, GROUNDING_CHARS)}\n[truncated]` : text}`)
+            ))
+          return `Data from the vdb tools:\n\n${sections.join("\n\n")}\n\n${definition.instruction(values)}`
+        })
+    })
+  ) as [Layer.Layer<never, never, any>])
+}))

@@ -1,0 +1,89 @@
+import type { Cause, Config } from "effect"
+import { Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { InferenceLog } from "../gateway/InferenceLog.ts"
+import type { Organizations } from "../orgs/Organizations.ts"
+import type { VulnStore } from "../vulns/VulnStore.ts"
+import { McpProtocol, McpServer } from "effect/ai"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Nonces } from "../gateway/nonces/Nonces.ts"
+import { Guardrails } from "../guardrails/Guardrails.ts"
+import { Policies } from "../policies/Policies.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { CallerMiddleware } from "./McpCaller.ts"
+import { DISCOVERY_PATH, MCP_PATH, McpGate } from "./McpGate.ts"
+import { McpPromptsLayer } from "./McpPrompts.ts"
+import { McpResourcesLayer } from "./McpResources.ts"
+import { McpToolHandlers, McpToolsLayer } from "./McpTools.ts"
+
+export const MCP_SERVER_NAME = "vdb"
+export const MCP_SERVER_VERSION = "1.0.0"
+
+/**
+ * The revisions served: the stateless `2026-07-28`, then the session-based
+ * ones newest first (a client offering an unknown revision gets the first
+ * session-based one in this list).
+ */
+export const MCP_PROTOCOLS = [
+  McpProtocol.v2026_07_28,
+  McpProtocol.v2025_11_25,
+  McpProtocol.v2025_06_18,
+  McpProtocol.v2025_03_26,
+  McpProtocol.v2024_11_05
+] as const
+
+/** RFC 9728 protected-resource metadata: what this resource is and how to authenticate to it. */
+const discovery = HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const origin = `http://${request.headers.host ?? "localhost"}`
+  return HttpServerResponse.jsonUnsafe({
+    resource: `${origin}${MCP_PATH}`,
+    resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
+    authorization_servers: [],
+    bearer_methods_supported: [],
+    // Not OAuth: the organization's API key, the same credential as the vulnerability API.
+    authentication_schemes: [{
+      scheme: "ApiKey",
+      header: "Authorization",
+      format: "ApiKey <org_uuid>:<hex(HMAC-SHA256(key=org secret, data=org uuid))>",
+      documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
+    }],
+    mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+  }, { headers: { "cache-control": "public, max-age=300" } })
+}))
+
+/** Liveness without credentials (the service also has the shared `/healthz` and `/readyz`). */
+const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+
+const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResourcesLayer).pipe(
+  Layer.provide(CallerMiddleware.layer),
+  Layer.provide(McpToolHandlers.layer)
+)
+
+/**
+ * The MCP service's routes: `POST /mcp` (the MCP server behind the ApiKey
+ * gate, which also counts against the organization's limits and writes the
+ * usage log) and the discovery document. Needs `Organizations`, `VulnStore`,
+ * `InferenceLog`, `SecretBox` and a `SqlClient` from the app layer.
+ */
+export const McpRoutes: Layer.Layer<
+  never,
+  Config.ConfigError | Cause.IllegalArgumentError,
+  SqlClient.SqlClient | Organizations | VulnStore | InferenceLog | HttpRouter.HttpRouter
+> = Layer.mergeAll(
+  McpServer.layerHttp({
+    name: MCP_SERVER_NAME,
+    version: MCP_SERVER_VERSION,
+    instructions: "Vulnerability intelligence (records, exploits, KEV, EPSS, CVSS, SSVC) and AI-gateway firewall tools for the calling organization. Identifiers may be given in any form (CVE, GHSA, OSV, EUVD). Lists page with `cursor`.",
+    path: MCP_PATH,
+    protocols: MCP_PROTOCOLS,
+    registrations: Registrations
+  }).pipe(Layer.provide(McpGate.layer)),
+  discovery,
+  health
+).pipe(
+  Layer.provide([Guardrails.layer, Policies.layer, Nonces.layer, RateLimiter.layer, UsageLog.layer])
+  // The registrations' handler record is typed loosely (built from the definitions), which
+  // widens the inferred requirements to `any`; the annotation above states the real ones.
+) as any

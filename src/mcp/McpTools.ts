@@ -1,0 +1,46 @@
+import { Context, Effect, Layer } from "effect"
+import { McpServer, Tool, Toolkit } from "effect/ai"
+import { accountToolHandlers } from "./AccountTools.ts"
+import { exploitToolHandlers } from "./ExploitTools.ts"
+import { gatewayToolHandlers } from "./GatewayTools.ts"
+import { McpCaller } from "./McpCaller.ts"
+import { TOOL_DEFINITIONS } from "./ToolDefinitions.ts"
+import { ToolFailure, ToolResult } from "./ToolKit.ts"
+import type { ToolHandler } from "./VulnLookups.ts"
+import { vulnToolHandlers } from "./VulnTools.ts"
+
+/**
+ * The tools' handlers over the domain services, in process (the same
+ * services the HTTP API uses; never the API over the network), kept apart
+ * from the MCP registration so prompts and resources reuse them.
+ */
+const makeToolHandlers = Effect.map(
+  Effect.all([vulnToolHandlers, exploitToolHandlers, accountToolHandlers, gatewayToolHandlers]),
+  (groups): Record<string, ToolHandler> => Object.assign({}, ...groups)
+)
+
+// One toolkit, built from the definitions: the handler record above must name every tool.
+const tools = TOOL_DEFINITIONS.map((d) =>
+  Tool.make(d.name, {
+    description: d.description,
+    parameters: d.parameters,
+    success: ToolResult,
+    failure: ToolFailure,
+    dependencies: [McpCaller]
+  }).annotate(Tool.Title, d.title).annotate(Tool.Readonly, d.name !== "issue_nonces")
+)
+export const VdbToolkit = Toolkit.make(...(tools as [typeof tools[number]]))
+
+/** The handlers as a service: tools, prompts and resources share one set. */
+export class McpToolHandlers extends Context.Service<McpToolHandlers, Readonly<Record<string, ToolHandler>>>()("vdb/mcp/McpToolHandlers") {
+  static readonly layer = Layer.effect(McpToolHandlers, Effect.map(makeToolHandlers, (handlers) => {
+    const missing = TOOL_DEFINITIONS.filter((d) => handlers[d.name] === undefined)
+    if (missing.length > 0) throw new Error(`MCP tools without a handler: ${missing.map((d) => d.name).join(", ")}`)
+    return handlers
+  }))
+}
+
+/** Registers the 31 tools on the MCP server. */
+export const McpToolsLayer = McpServer.toolkit(VdbToolkit).pipe(
+  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return (yield* McpToolHandlers) as any })))
+)
