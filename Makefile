@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NODE_ENV_CMD = eval "$$(bin/setup)"
 
-.PHONY: help setup start test typecheck unit postgres chromium bench
+.PHONY: help setup start test typecheck unit postgres chromium bench bench-table
 
 help:
 	@echo "make start   install and run every service on the embedded database (.data/)"
@@ -39,3 +39,7 @@ test: setup postgres chromium
 
 bench: setup postgres
 	@$(NODE_ENV_CMD) && node bench/run.ts $(BENCH)
+
+# The README's benchmark table, rendered from bench/results/*.json (never typed by hand).
+bench-table: setup
+	@$(NODE_ENV_CMD) && node bench/run.ts table >/dev/null && echo "README.md: benchmark table regenerated"

@@ -2,19 +2,25 @@
  * Gateway overhead benchmark (`npm run bench -- gateway`).
  *
  * One process tree on loopback: a local upstream, the gateway (fixed-answer
- * key services, allow-all inspection, logging off, request logger and access
- * log off) and a bare Node relay (undici, no policy) in child processes; this
- * process drives the load. Both relay through the same kind of undici pool
- * (one `Agent`, keep-alive, no pipelining). `BENCH_ACCESS_LOG=1` measures the
- * gateway with the production access log (JSON lines on stderr).
+ * key services, allow-all inspection, inference log off, the production
+ * access log on) and a bare Node relay (undici, no policy, no log) in child
+ * processes; this process drives the load. Both relay through the same kind
+ * of undici pool (one `Agent`, keep-alive, no pipelining). The gateway's
+ * stderr (its access log) goes to a file, as a deployed service's would, and
+ * every request must have its line there. `BENCH_ACCESS_LOG=0` measures the
+ * gateway without the access log.
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
- * and added time to first streamed byte. Writes bench/results/gateway.json.
+ * added time to first streamed byte, and the gateway's RSS over a sustained
+ * run at concurrency 64 (`--rss-seconds=N`, default 120; 0 skips it).
+ * `BENCH_PROFILE=DIR` writes `--cpu-prof` profiles of the gateway and the relay to DIR;
+ * `BENCH_GATEWAY_NODE_FLAGS="..."` runs the gateway under extra Node/V8 flags (recorded in the result).
+ * Writes bench/results/gateway.json.
  */
 import { fork } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { loadavg } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -46,12 +52,14 @@ const requestBody = (stream: boolean) =>
 
 // ---------------------------------------------------------------- roles
 
-/** CPU microseconds this process used, on request from the driver (robust to a busy machine). */
+/** CPU microseconds and RSS bytes of this process, on request from the driver (CPU is robust to a busy machine). */
 const reportCpu = () =>
   process.on("message", (message) => {
     if (message === "cpu") {
       const usage = process.cpuUsage()
       process.send!({ cpu: usage.user + usage.system })
+    } else if (message === "rss") {
+      process.send!({ rss: process.memoryUsage.rss() })
     }
   })
 
@@ -141,13 +149,14 @@ const runGateway = async (upstreamPort: number) => {
       VDB_PROVIDER_OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`
     }))))
   )
-  // `BENCH_ACCESS_LOG=1` adds the production access-log middleware, with the production logger
-  // (JSON lines on stderr, as `src/cli/main.ts` installs it).
-  const { accessLog } = await import("../src/server/AccessLog.ts")
+  // The production access-log middleware and logger (JSON lines on stderr, as `src/cli/main.ts`
+  // and `src/server/Serve.ts` install them); `BENCH_ACCESS_LOG=0` leaves it off.
+  // `BENCH_ACCESS_LOG_MODULE=PATH` measures another implementation of the middleware (an A/B against an older one).
+  const { accessLog } = await import(process.env.BENCH_ACCESS_LOG_MODULE ?? "../src/server/AccessLog.ts") as typeof import("../src/server/AccessLog.ts")
   const { Logger } = await import("effect")
   const options = { disableLogger: true, disableListenLog: true } as const
   const server = http.createServer({ keepAliveTimeout: 60_000 })
-  const served = process.env.BENCH_ACCESS_LOG === "1"
+  const served = process.env.BENCH_ACCESS_LOG !== "0"
     ? HttpRouter.serve(GatewayRoutesWith, { ...options, middleware: accessLog("gateway") }).pipe(
       Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatJson)]))
     )
@@ -176,27 +185,36 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min
 
 const drive = async () => {
   const { Pool } = await import("@effect/platform-node/Undici")
+  const gatewayFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
+  const logDir = mkdtempSync(join(tmpdir(), "vdb-bench-gateway-"))
+  const logFile = join(logDir, "gateway.stderr")
+  const logFd = openSync(logFile, "w")
   const spawn = (role: string, arg?: number) =>
-    new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number> }>((resolve) => {
-      const profile = role === "gateway" && process.env.BENCH_PROFILE !== undefined
+    new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number> }>((resolve) => {
+      const profile = (role === "gateway" || role === "relay") && process.env.BENCH_PROFILE !== undefined
       const child = fork(fileURLToPath(import.meta.url), [role, String(arg ?? "")], {
-        stdio: "inherit",
-        ...(profile ? { execArgv: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] } : {})
+        stdio: role === "gateway" ? ["ignore", "inherit", logFd, "ipc"] : "inherit",
+        execArgv: [
+          ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`] : []),
+          ...(role === "gateway" ? gatewayFlags : [])
+        ]
       })
+      const ask = (question: "cpu" | "rss") =>
+        new Promise<number>((done) => {
+          const onMessage = (reply: any) => {
+            if (typeof reply?.[question] === "number") {
+              child.off("message", onMessage)
+              done(reply[question])
+            }
+          }
+          child.on("message", onMessage)
+          child.send(question)
+        })
       child.once("message", (message: any) =>
         resolve({
           port: message.port,
-          cpu: () =>
-            new Promise<number>((done) => {
-              const onMessage = (reply: any) => {
-                if (typeof reply?.cpu === "number") {
-                  child.off("message", onMessage)
-                  done(reply.cpu)
-                }
-              }
-              child.on("message", onMessage)
-              child.send("cpu")
-            }),
+          cpu: () => ask("cpu"),
+          rss: () => ask("rss"),
           kill: () => new Promise<void>((done) => (child.once("exit", () => done()), child.kill("SIGINT")))
         }))
     })
@@ -228,13 +246,16 @@ const drive = async () => {
   const plain = requestBody(false)
   const streamed = requestBody(true)
 
+  let gatewayRequests = 0
   const once = async (target: Target, body: string) => {
+    if (target.name === "gateway") gatewayRequests++
     const response = await pools.get(target.name)!.request({ path: target.path, method: "POST", headers: target.headers, body })
     if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}`)
     await response.body.arrayBuffer()
   }
   /** Milliseconds to the first body byte of a streamed response. */
   const firstByte = async (target: Target) => {
+    if (target.name === "gateway") gatewayRequests++
     const start = performance.now()
     const response = await pools.get(target.name)!.request({ path: target.path, method: "POST", headers: target.headers, body: streamed })
     let first = 0
@@ -333,20 +354,94 @@ const drive = async () => {
       bareRelay: round3(stats(first.relay!).p50),
       addedP50: round3(stats(first.gateway!).p50 - stats(first.direct!).p50)
     },
-    targets: { addedP50Ms: 0.5, addedP99Ms: 1.5, throughputRatio: 0.8, firstByteAddedMs: 1 }
+    targets: TARGETS
   }
-  result satisfies object
+  // Sustained load on the gateway alone: RSS sampled every few seconds must stay flat (no leak per request).
+  const rssSeconds = rssSecondsOption()
+  const memory = rssSeconds > 0 ? await sustained(rssSeconds, () => once(targets.gateway, plain), gateway.rss) : undefined
   const met = {
-    addedP50: result.addedLatencyMs.p50 <= 0.5,
-    addedP99: result.addedLatencyMs.p99 <= 1.5,
-    throughput: result.throughputRatio >= 0.8,
-    firstByte: result.firstByteMs.addedP50 <= 1
+    addedP50: result.addedLatencyMs.p50 <= TARGETS.addedP50Ms,
+    addedP99: result.addedLatencyMs.p99 <= TARGETS.addedP99Ms,
+    throughput: result.throughputRatio >= TARGETS.throughputRatio,
+    firstByte: result.firstByteMs.addedP50 <= TARGETS.firstByteAddedMs,
+    ...(memory ? { rssFlat: memory.growth <= TARGETS.rssGrowth } : {})
   }
-  mkdirSync(join(here, "results"), { recursive: true })
-  writeFileSync(join(here, "results", "gateway.json"), JSON.stringify({ ...result, met }, null, 2) + "\n")
-  console.log(JSON.stringify({ ...result, met }, null, 2))
   for (const pool of pools.values()) await pool.close()
   await Promise.all([upstream.kill(), gateway.kill(), relay.kill()])
+  closeSync(logFd)
+  // Every request the gateway answered has its line, complete (the gateway flushes on exit).
+  const logged = readFileSync(logFile, "utf8").split("\n").filter((line) => line.includes('"message":"request"'))
+  rmSync(logDir, { recursive: true, force: true })
+  const accessLogOn = process.env.BENCH_ACCESS_LOG !== "0"
+  const output = {
+    ...result,
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+    ...(gatewayFlags.length > 0 ? { gatewayNodeFlags: gatewayFlags.join(" ") } : {}),
+    accessLog: accessLogOn
+      ? { on: true, destination: "file", requests: gatewayRequests, lines: logged.length, complete: logged.every((line) => line.endsWith("}")) }
+      : { on: false },
+    ...(memory ? { memory } : {}),
+    met
+  }
+  if (accessLogOn && logged.length !== gatewayRequests) console.error(`access log: ${logged.length} lines for ${gatewayRequests} requests`)
+  mkdirSync(join(here, "results"), { recursive: true })
+  writeFileSync(join(here, "results", "gateway.json"), JSON.stringify(output, null, 2) + "\n")
+  console.log(JSON.stringify(output, null, 2))
+}
+
+const TARGETS = { addedP50Ms: 0.3, addedP99Ms: 1.5, throughputRatio: 0.8, firstByteAddedMs: 0.5, rssGrowth: 0.1 }
+
+/** `--rss-seconds=N` (or `BENCH_RSS_SECONDS`): how long the sustained run lasts; 120 by default, 0 skips it. */
+const rssSecondsOption = () => {
+  const flag = process.argv.slice(2).find((arg) => arg.startsWith("--rss-seconds="))
+  const value = Number(flag?.split("=")[1] ?? process.env.BENCH_RSS_SECONDS ?? 120)
+  if (!Number.isFinite(value) || value < 0) throw new Error("--rss-seconds must be a number of seconds >= 0")
+  return value
+}
+
+/**
+ * Concurrency 64 for `seconds`, RSS sampled about every `seconds / 24`. Growth
+ * compares the mean of the last quarter of samples with the mean of the first
+ * quarter after the first tenth of the run (allocator and JIT warm-up).
+ */
+const sustained = async (seconds: number, request: () => Promise<void>, rss: () => Promise<number>) => {
+  const samples: Array<{ atS: number; rssMiB: number }> = []
+  const start = performance.now()
+  const until = start + seconds * 1000
+  let done = 0
+  let sampling = true
+  const sampler = (async () => {
+    const every = Math.max(250, (seconds * 1000) / 24)
+    while (sampling) {
+      samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10 })
+      await new Promise((r) => setTimeout(r, every))
+    }
+  })()
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (performance.now() < until) {
+      await request()
+      done++
+    }
+  }))
+  sampling = false
+  await sampler
+  samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10 })
+  const settled = samples.filter((sample) => sample.atS >= seconds / 10)
+  const quarter = Math.max(1, Math.floor(settled.length / 4))
+  const mean = (xs: ReadonlyArray<{ rssMiB: number }>) => xs.reduce((sum, x) => sum + x.rssMiB, 0) / xs.length
+  const early = mean(settled.slice(0, quarter))
+  const late = mean(settled.slice(-quarter))
+  return {
+    seconds,
+    concurrency: 64,
+    requests: done,
+    rps: Math.round(done / seconds),
+    earlyRssMiB: Math.round(early * 10) / 10,
+    lateRssMiB: Math.round(late * 10) / 10,
+    maxRssMiB: Math.max(...samples.map((sample) => sample.rssMiB)),
+    growth: Math.round((late / early - 1) * 1000) / 1000,
+    samples
+  }
 }
 
 const [role, arg] = process.argv.slice(2)

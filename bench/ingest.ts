@@ -1,16 +1,24 @@
-// `npm run bench -- ingest [COUNT] [WORKERS]`: ingests ../shared/data and a generated set
-// of COUNT (default 300 000) real records cloned under new identifiers into a
-// throwaway PostgreSQL database, then re-ingests the generated set (all
-// unchanged). Baseline, same run, same driver and rows: a bare multi-row
-// INSERT of the generated items' raw text into a table with only a primary
-// key (no parsing, hashing, normalising, indexes or second phase).
+// `npm run bench -- ingest [COUNT] [WORKERS] [--readers N] [--reader-rate R]`: ingests ../shared/data and a
+// generated set of COUNT (default 300 000) real records cloned under new
+// identifiers into a throwaway PostgreSQL database, then re-ingests the
+// generated set (all unchanged). Baseline, same run, same driver and rows: a
+// bare multi-row INSERT of the generated items' raw text into a table with
+// only a primary key (no parsing, hashing, normalising, indexes or second phase).
+// While the generated set is ingested, N readers (default 4; 0 for none) in
+// their own process call `GET /v1/vuln/{id}`, R requests a second in all
+// (default 100; 0 unpaced, a load test), on `bin/vdb serve api` over the
+// same database, ids from the corpus ingested first: their latency and errors
+// show whether the API keeps answering during a large ingest.
 // Writes bench/results/ingest.json.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { fork, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { freePort } from "../test/support/processes.ts"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Context, Effect, Layer, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPostgres } from "../src/db/Database.ts"
@@ -18,17 +26,31 @@ import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
 import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import type { IngestSummary } from "../src/ingest/IngestEvents.ts"
+import { Organizations } from "../src/orgs/Organizations.ts"
+import { MasterKey } from "../src/secrets/MasterKey.ts"
+import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { generateClones } from "./ingestClones.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
-const COUNT = Number(process.argv[2] ?? 300_000)
+const ROOT = fileURLToPath(new URL("../", import.meta.url))
+const positional = process.argv.slice(2).filter((arg, i, all) => !arg.startsWith("--") && !all[i - 1]?.startsWith("--"))
+const COUNT = Number(positional[0] ?? 300_000)
 /** Normalising worker threads (default: the pipeline's own default; 0 = inline). */
-const WORKERS = process.argv[3] === undefined ? undefined : Number(process.argv[3])
+const WORKERS = positional[1] === undefined ? undefined : Number(positional[1])
+const READERS = (() => {
+  const i = process.argv.indexOf("--readers")
+  return i === -1 ? 4 : Number(process.argv[i + 1])
+})()
+/** Requests a second across all readers (0: as fast as they can, a load test rather than readers). */
+const READER_RATE = (() => {
+  const i = process.argv.indexOf("--reader-rate")
+  return i === -1 ? 100 : Number(process.argv[i + 1])
+})()
 const BATCH = 2000
-const TARGET_PER_SECOND = 5000
+const TARGET_PER_SECOND = 10_000
 
 const admin = (statement: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -71,6 +93,138 @@ const baseline = (files: ReadonlyArray<string>) =>
     return { rows: lines.length, seconds, perSecond: Math.round(lines.length / seconds) }
   })
 
+// ---------------------------------------------------------------- readers
+
+interface ReaderStats {
+  readonly concurrency: number
+  readonly targetRate: number
+  readonly requests: number
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly errors: number
+}
+
+/** The reader process: N loops of `GET /v1/vuln/{id}` until the parent says stop. */
+const runReaders = (port: number, apiKey: string, idsFile: string, concurrency: number, rate: number) => {
+  const ids = JSON.parse(readFileSync(idsFile, "utf8")) as Array<string>
+  const latencies: Array<number> = []
+  let errors = 0
+  let running = true
+  const started = performance.now()
+  const loops = Array.from({ length: concurrency }, async (_, worker) => {
+    // Paced: each loop starts a request every `concurrency / rate` seconds, whatever the last one took.
+    const interval = rate > 0 ? (concurrency / rate) * 1000 : 0
+    let next = performance.now() + (interval * worker) / concurrency
+    for (let i = worker; running; i += concurrency) {
+      if (interval > 0) {
+        const wait = next - performance.now()
+        next += interval
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        if (!running) break
+      }
+      const start = performance.now()
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/v1/vuln/${ids[i % ids.length]}`, { headers: { authorization: apiKey } })
+        await response.arrayBuffer()
+        if (response.status !== 200) errors++
+      } catch {
+        errors++
+      }
+      latencies.push(performance.now() - start)
+    }
+  })
+  process.on("message", async (message) => {
+    if (message !== "stop") return
+    running = false
+    await Promise.all(loops)
+    const seconds = (performance.now() - started) / 1000
+    const sorted = latencies.sort((a, b) => a - b)
+    const at = (p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 100) / 100
+    const stats: ReaderStats = {
+      concurrency,
+      targetRate: rate,
+      requests: sorted.length,
+      perSecond: Math.round(sorted.length / seconds),
+      p50: at(0.5),
+      p99: at(0.99),
+      max: Math.round((sorted.at(-1) ?? 0) * 100) / 100,
+      errors
+    }
+    process.send!(stats, () => process.exit(0))
+  })
+  process.send!("started")
+}
+
+
+/**
+ * `bin/vdb serve api` on the bench's database, an organization with limits 0,
+ * and the reader process; `stop()` ends the readers and returns their figures.
+ */
+const startReaders = (url: string) =>
+  Effect.gen(function*() {
+    // Apart from the ingested folder: the server's data directory holds its admin socket.
+    const work = mkdtempSync(join(tmpdir(), "vdb-bench-readers-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+    const sql = yield* SqlClient.SqlClient
+    const ids = (yield* sql<{ identifier: string }>`SELECT DISTINCT identifier FROM vuln_records
+      WHERE identifier LIKE 'CVE-%' ORDER BY identifier LIMIT 500`).map((row) => row.identifier)
+    if (ids.length === 0) throw new Error("no CVE records to read")
+    const idsFile = join(work, "reader-ids.json")
+    writeFileSync(idsFile, JSON.stringify(ids))
+    const masterKey = new Uint8Array(randomBytes(32))
+    const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
+    const orgs = Context.get(yield* Layer.build(Organizations.layer.pipe(Layer.provide(Box))), Organizations)
+    const org = yield* orgs.create({ name: "bench-readers", perMinute: 0, perWeek: 0 })
+    const port = yield* Effect.promise(freePort)
+    const log = openSync(join(work, "server.log"), "a")
+    const server = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DATABASE_URL: url,
+        VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
+        VDB_DATA_DIR: join(work, "data"),
+        VDB_API_PORT: String(port)
+      },
+      stdio: ["ignore", log, log]
+    })
+    const serverExited = new Promise<void>((r) => server.once("exit", () => r()))
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => {
+        if (server.exitCode === null) server.kill("SIGTERM")
+        return serverExited
+      })
+    )
+    yield* Effect.promise(async () => {
+      const deadline = Date.now() + 60_000
+      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    })
+    const readers = fork(fileURLToPath(import.meta.url), ["--role=readers", String(port), org.apiKey, idsFile, String(READERS), String(READER_RATE)], {
+      stdio: "inherit"
+    })
+    yield* Effect.promise(() => new Promise<void>((r) => readers.once("message", () => r())))
+    return {
+      stop: () =>
+        Effect.promise(() =>
+          new Promise<ReaderStats>((resolveStats) => {
+            readers.once("message", (stats) => {
+              // The re-ingest and the baseline run without the API server's share of the cores.
+              server.kill("SIGTERM")
+              resolveStats(stats as ReaderStats)
+            })
+            readers.send("stop")
+          })
+        )
+    }
+  })
+
+// ---------------------------------------------------------------- ingestion
+
 const program = Effect.gen(function*() {
   const work = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-"))
   const name = `vdb_bench_ingest_${Date.now().toString(36)}`
@@ -87,9 +241,11 @@ const program = Effect.gen(function*() {
     console.error("ingesting ../shared/data …")
     const corpus = yield* runIngest(DATA)
     console.error(`  ${JSON.stringify(corpus)}`)
-    console.error(`ingesting the generated set (${generated.count} items) …`)
+    const readers = READERS > 0 ? yield* startReaders(url) : undefined
+    console.error(`ingesting the generated set (${generated.count} items)${readers ? `, ${READERS} readers on /vuln` : ""} …`)
     const large = yield* runIngest(work)
-    console.error(`  ${JSON.stringify(large)}`)
+    const readerStats = readers ? yield* readers.stop() : undefined
+    console.error(`  ${JSON.stringify(large)}${readerStats ? `\n  readers: ${JSON.stringify(readerStats)}` : ""}`)
     console.error("re-ingesting the generated set …")
     const again = yield* runIngest(work)
     console.error(`  ${JSON.stringify(again)}`)
@@ -98,11 +254,14 @@ const program = Effect.gen(function*() {
     console.error(`  ${JSON.stringify(base)}`)
     const result = {
       date: new Date().toISOString(),
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+      loadAverage: loadavg().map((n) => Math.round(n * 100) / 100),
       batchSize: BATCH,
       workers: WORKERS ?? defaultWorkers(),
       clonedFrom: generated.originals,
       corpus,
       generated: large,
+      ...(readerStats ? { readers: { during: "generated set", endpoint: "GET /v1/vuln/{id}", ...readerStats } } : {}),
       reingest: again,
       baseline: base,
       ratioToBaseline: {
@@ -110,7 +269,8 @@ const program = Effect.gen(function*() {
         reingest: Number((again.perSecond / base.perSecond).toFixed(3))
       },
       target: TARGET_PER_SECOND,
-      met: large.perSecond >= TARGET_PER_SECOND && corpus.skipped === 0 && again.inserted + again.updated === 0
+      met: large.perSecond >= TARGET_PER_SECOND && corpus.skipped === 0 && again.inserted + again.updated === 0 &&
+        (readerStats === undefined || readerStats.errors === 0)
     }
     mkdirSync(RESULTS, { recursive: true })
     writeFileSync(join(RESULTS, "ingest.json"), `${JSON.stringify(result, null, 2)}\n`)
@@ -118,4 +278,10 @@ const program = Effect.gen(function*() {
   }).pipe(Effect.provide(Store))
 })
 
-await Effect.runPromise(Effect.scoped(program))
+const role = process.argv.find((arg) => arg.startsWith("--role="))
+if (role === "--role=readers") {
+  const [port, apiKey, idsFile, concurrency, rate] = process.argv.slice(process.argv.indexOf(role) + 1)
+  runReaders(Number(port), apiKey!, idsFile!, Number(concurrency), Number(rate))
+} else {
+  await Effect.runPromise(Effect.scoped(program))
+}

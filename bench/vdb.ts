@@ -1,8 +1,12 @@
-// `npm run bench -- vdb [durationMs] [--rounds N] [--concurrency N] [--profile DIR] [--parts]
-// [--floor] [--server-log FILE]`:
+// `npm run bench -- vdb [durationMs] [--rounds N] [--extra-rounds N] [--concurrency N] [--profile DIR]
+// [--parts] [--floor] [--no-cold] [--server-log FILE]`:
 // `GET /v1/vuln/{id}` throughput with authentication (ApiKey), rate limiting
 // (limits 0) and the usage log on, against a bare single-row PostgreSQL fetch
-// of the same record, in the same run. Writes bench/results/vdb.json.
+// of the same record, in the same run. Then the same request in other
+// configurations (limits set but never reached, a JWT, `Accept-Encoding:
+// gzip`, a 304 for `If-None-Match`), each against that bare fetch, and a
+// cold-cache pass (every identifier of the fixture corpus once, after
+// ingesting it). Writes bench/results/vdb.json.
 //
 // Three processes, so nothing measured shares an event loop with its load:
 // this one (seeds a throwaway database, orchestrates), the server under test
@@ -18,7 +22,7 @@
 import { spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
+import { freePort } from "../test/support/processes.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -31,6 +35,7 @@ import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
+import { bearerFor, coldPass, otherConfigurations } from "./vdb/configurations.ts"
 import type { LoadStats } from "./vdb/load.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -45,6 +50,15 @@ const option = (name: string) => {
 const DURATION_MS = Number(args.find((a, i) => /^\d+$/.test(a) && !args[i - 1]?.startsWith("--")) ?? 5000)
 const WARMUP_MS = 1500
 const ROUNDS = Number(option("--rounds") ?? 3)
+/** Rounds of each other configuration (median taken). */
+const EXTRA_ROUNDS = Number(option("--extra-rounds") ?? 1)
+const COLD = !args.includes("--no-cold")
+/**
+ * "Limits that are never reached": 5/min and 1000/week would refuse all but the first five
+ * requests of a run, so this organization's limits are as high as they go: every request
+ * still runs the one atomic counter statement.
+ */
+const NEVER_REACHED = 2_000_000_000
 const CONCURRENCY = Number(option("--concurrency") ?? 32)
 /** The server's pool (`VDB_DATABASE_POOL_SIZE`, default 10) and the bare fetch's. */
 const POOL = 10
@@ -75,17 +89,8 @@ const record = {
   }
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
 
-/** Seeds the record and an organization with both limits 0; returns its API key. */
+/** Seeds the record, an organization with both limits 0 and one with limits it never reaches. */
 const seed = (url: string, masterKey: Uint8Array) =>
   Effect.gen(function*() {
     const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
@@ -116,8 +121,10 @@ const seed = (url: string, masterKey: Uint8Array) =>
         gcve: false
       }]
     }], [])
-    const org = yield* Context.get(deps, Organizations).create({ name: "bench", perMinute: 0, perWeek: 0 })
-    return { apiKey: org.apiKey, orgUuid: org.uuid }
+    const orgs = Context.get(deps, Organizations)
+    const org = yield* orgs.create({ name: "bench", perMinute: 0, perWeek: 0 })
+    const limited = yield* orgs.create({ name: "bench-limited", perMinute: NEVER_REACHED, perWeek: NEVER_REACHED })
+    return { apiKey: org.apiKey, orgUuid: org.uuid, secret: org.secret, limitedKey: limited.apiKey }
   }).pipe(Effect.scoped)
 
 const node = process.execPath
@@ -148,7 +155,7 @@ const startServer = async (env: Record<string, string>, dataDir: string, port: n
 }
 
 const load = <A extends { readonly errors: number } = LoadStats>(
-  mode: "http" | "sql" | "parts",
+  mode: "http" | "list" | "sql" | "parts",
   params: ReadonlyArray<string | number>,
   roles: Record<string, string> = {}
 ) =>
@@ -167,8 +174,8 @@ const load = <A extends { readonly errors: number } = LoadStats>(
     })
   })
 
-/** `--floor`: bench/vdb/floor.ts (plain node:http, org read + record fetch) under the same load, one round. */
-const runFloor = async (databaseUrl: string, orgUuid: string) => {
+/** `--floor`: bench/vdb/floor.ts (plain node:http, cached organization and answer) under the same load, one round. */
+const runFloor = async (databaseUrl: string, orgUuid: string, apiKey: string) => {
   const port = await freePort()
   const child = spawn(node, [join(ROOT, "bench/vdb/floor.ts"), databaseUrl, String(port), orgUuid, CVE, String(POOL)], {
     stdio: ["ignore", "pipe", "inherit"]
@@ -178,7 +185,7 @@ const runFloor = async (databaseUrl: string, orgUuid: string) => {
       child.stdout.once("data", () => resolve())
       child.once("exit", (code) => reject(new Error(`floor server exited with ${code}`)))
     })
-    return await load("http", [port, `/v1/vuln/${CVE}`, "none", CONCURRENCY, WARMUP_MS, DURATION_MS], {
+    return await load("http", [port, `/v1/vuln/${CVE}`, apiKey, CONCURRENCY, WARMUP_MS, DURATION_MS], {
       VDB_BENCH_SERVER_PID: String(child.pid ?? 0),
       VDB_BENCH_DATABASE: new URL(databaseUrl).pathname.slice(1)
     })
@@ -202,15 +209,16 @@ const main = async () => {
   let server: { readonly pid: number | undefined; stop: () => Promise<number | null> } | undefined
   try {
     const masterKey = new Uint8Array(randomBytes(32))
-    const { apiKey, orgUuid } = await Effect.runPromise(seed(url.toString(), masterKey))
+    const { apiKey, limitedKey, orgUuid, secret } = await Effect.runPromise(seed(url.toString(), masterKey))
     const port = await freePort()
-    server = await startServer({
+    const serverEnv = {
       DATABASE_URL: url.toString(),
       VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
       VDB_DATA_DIR: join(dataDir, "data"),
       VDB_API_PORT: String(port),
       VDB_DATABASE_POOL_SIZE: String(POOL)
-    }, dataDir, port)
+    }
+    server = await startServer(serverEnv, dataDir, port)
 
     const path = `/v1/vuln/${CVE}`
     const check = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: apiKey } })
@@ -228,9 +236,29 @@ const main = async () => {
       bare.push(await measured("sql", [url.toString(), CVE, POOL, CONCURRENCY, WARMUP_MS, DURATION_MS]))
       api.push(await measured("http", [port, path, apiKey, CONCURRENCY, WARMUP_MS, DURATION_MS]))
     }
+
+    const others = EXTRA_ROUNDS === 0 ? {} : await otherConfigurations({
+      port,
+      path,
+      keys: { apiKey, limitedKey, bearer: await bearerFor(port, orgUuid, secret) },
+      neverReached: NEVER_REACHED,
+      rounds: EXTRA_ROUNDS,
+      bare,
+      measure: ([authorization, ...rest]) =>
+        load("http", [port, path, authorization!, CONCURRENCY, WARMUP_MS, DURATION_MS, ...rest], roles)
+    })
+    const cold = COLD
+      ? await coldPass({
+        root: ROOT,
+        env: serverEnv,
+        databaseUrl: url.toString(),
+        pathsFile: join(dataDir, "paths.txt"),
+        measure: (file) => load("list", [port, file, apiKey, CONCURRENCY], roles)
+      })
+      : undefined
     await server.stop()
     server = undefined
-    const floor = FLOOR ? await runFloor(url.toString(), orgUuid) : undefined
+    const floor = FLOOR ? await runFloor(url.toString(), orgUuid, apiKey) : undefined
     const parts = PARTS
       ? await load<{ lookup: LoadStats; org: LoadStats; errors: number }>(
         "parts",
@@ -259,6 +287,11 @@ const main = async () => {
       // whatever else runs on the machine meanwhile ("other").
       cpuRatio: Math.round((middle(bare.map(ownCpu)) / middle(api.map(ownCpu))) * 1000) / 1000,
       target: 0.5,
+      p99VsBare: Math.round((apiStats.p99 / bareStats.p99) * 100) / 100,
+      // Issue 13's targets: >= 50 % of the bare fetch's req/s, and p99 <= 3x the bare fetch's p99.
+      met: { throughput: apiStats.rps / bareStats.rps >= 0.5, p99: apiStats.p99 <= 3 * bareStats.p99 },
+      configurations: others,
+      ...(cold === undefined ? {} : { coldCache: cold }),
       ...(floor === undefined ? {} : {
         floor: {
           ...floor,

@@ -3,6 +3,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { DatabaseError } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
+import { CustomProvidersLive } from "../src/gateway/custom/CustomProvidersLive.ts"
 import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
@@ -17,7 +18,7 @@ import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
-export const SqlDomains = Layer.mergeAll(
+export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.mergeAll(
   ServiceKeys.layer,
   ProviderKeys.layer,
   VulnStore.layer,
@@ -28,7 +29,7 @@ export const SqlDomains = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Members.layer),
   Layer.provideMerge(Organizations.layer)
-)
+)))
 
 /**
  * The whole application over one database. Built in order: master key (before

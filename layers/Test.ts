@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { Layer } from "effect"
 import { Invalidation } from "../src/db/Invalidation.ts"
+import { CustomProvidersMemory } from "../src/gateway/custom/CustomProvidersLive.ts"
 import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
@@ -10,7 +11,8 @@ import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 
 /** Unit tests: every domain in memory over one in-process invalidation bus, secrets under a throwaway master key. */
-export const Test = Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, VulnStore.layerMemory, InferenceLog.layerMemory).pipe(
+export const Test = CustomProvidersMemory.pipe(
+  Layer.provideMerge(Layer.mergeAll(ServiceKeys.layerMemory, ProviderKeys.layerMemory, VulnStore.layerMemory, InferenceLog.layerMemory)),
   Layer.provideMerge(Organizations.layerMemory),
   Layer.provideMerge(SecretBox.layer),
   Layer.provideMerge(Invalidation.layerMemory),

@@ -85,6 +85,60 @@ export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("Upst
   override get message() { return `provider ${this.provider} did not answer within 120 seconds` }
 }
 
+/** A custom provider whose endpoint is not https or resolves to a non-public address: nothing was sent. */
+export class UpstreamBlocked extends Schema.TaggedError<UpstreamBlocked>()("UpstreamBlocked", {
+  provider: Schema.String
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "upstream_blocked" }
+  // The resolved addresses stay in the server log: the caller learns nothing about the network behind the gateway.
+  override get message() { return `provider ${this.provider} resolves to a non-public address; the request was not sent` }
+}
+
+/** A custom provider answered with a 3xx: redirects are never followed. */
+export class UpstreamRedirect extends Schema.TaggedError<UpstreamRedirect>()("UpstreamRedirect", {
+  provider: Schema.String
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "upstream_redirect" }
+  override get message() { return `provider ${this.provider} answered with a redirect, which the gateway does not follow` }
+}
+
+/** A custom provider asked for the Kiro API (spec 2: a 400, unlike a built-in's 404 `unsupported_api`). */
+export class UnsupportedKiroApi extends Schema.TaggedError<UnsupportedKiroApi>()("UnsupportedKiroApi", {
+  provider: Schema.String
+}, { httpApiStatus: 400 }) {
+  get status() { return 400 }
+  get code() { return "unsupported_api" }
+  override get message() { return `provider ${this.provider} does not serve the Kiro API` }
+}
+
+/** The Kiro sign-in in the vault could not be turned into an access token (refused, unreachable or malformed answer). */
+export class UpstreamAuthFailed extends Schema.TaggedError<UpstreamAuthFailed>()("UpstreamAuthFailed", {
+  provider: Schema.String,
+  reason: Schema.Literals(["refused", "unreachable", "malformed"])
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "upstream_auth_failed" }
+  // Never the provider's answer: it may echo the token it refused.
+  override get message() {
+    return this.reason === "refused"
+      ? `the ${this.provider} sign-in service refused the stored sign-in; store a new one`
+      : this.reason === "unreachable"
+      ? `the ${this.provider} sign-in service could not be reached`
+      : `the ${this.provider} sign-in service gave an answer without a usable access token`
+  }
+}
+
+/** The stored provider credential is not what the provider needs (spec 2: "provider credential configuration invalid"). */
+export class ProviderCredentialInvalid extends Schema.TaggedError<ProviderCredentialInvalid>()("ProviderCredentialInvalid", {
+  provider: Schema.String
+}, { httpApiStatus: 502 }) {
+  get status() { return 502 }
+  get code() { return "provider_credential_invalid" }
+  override get message() { return `the stored ${this.provider} credential is not a valid sign-in; store a new one` }
+}
+
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", {
   feature: Schema.String
 }, { httpApiStatus: 501 }) {
@@ -108,6 +162,11 @@ export type GatewayError =
   | RequestTooLarge
   | UpstreamUnreachable
   | UpstreamTimeout
+  | UpstreamBlocked
+  | UpstreamRedirect
+  | UnsupportedKiroApi
+  | UpstreamAuthFailed
+  | ProviderCredentialInvalid
   | NotImplemented
   | InternalError
 

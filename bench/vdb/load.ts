@@ -2,12 +2,14 @@
 // shares an event loop with what it measures. Two modes, same loop shape
 // (CONCURRENCY workers, each one request at a time, for DURATION ms after a
 // warm-up), one JSON line of statistics on stdout:
-//   node bench/vdb/load.ts http <port> <path> <authorization> <concurrency> <warmupMs> <durationMs>
+//   node bench/vdb/load.ts http <port> <path> <authorization> <concurrency> <warmupMs> <durationMs> [<headersJson> <status>]
+//   node bench/vdb/load.ts list <port> <pathsFile> <authorization> <concurrency>   (every path once, no warm-up)
 //   node bench/vdb/load.ts sql <databaseUrl> <identifier> <pool> <concurrency> <warmupMs> <durationMs>
 //   node bench/vdb/load.ts parts <databaseUrl> <identifier> <orgUuid> <pool> <concurrency> <warmupMs> <durationMs>
 // The HTTP client is a minimal keep-alive HTTP/1.1 client over `node:net` (one
 // connection per worker): it costs far less CPU than `node:http`, so on a small
 // machine the server, not the client, is what gets measured.
+import { readFileSync } from "node:fs"
 import { connect } from "node:net"
 import { type CpuSplit, snapshot, split } from "./cpu.ts"
 import { PgClient } from "@effect/sql-pg"
@@ -89,9 +91,9 @@ const drive = async (concurrency: number, warmupMs: number, durationMs: number, 
 const HEADER_END = Buffer.from("\r\n\r\n")
 const CHUNKED_END = Buffer.from("0\r\n\r\n")
 
-/** One keep-alive connection; `get()` resolves with the status of one complete response. */
-const httpConnection = (port: number, request: Buffer) =>
-  new Promise<{ get: () => Promise<number> }>((resolve, reject) => {
+/** One keep-alive connection; `get(request)` resolves with the status of one complete response. */
+const httpConnection = (port: number) =>
+  new Promise<{ get: (request: Buffer) => Promise<number> }>((resolve, reject) => {
     const socket = connect({ port, host: "127.0.0.1", noDelay: true })
     let pending: ((status: number) => void) | undefined
     let buffer = Buffer.alloc(0)
@@ -121,7 +123,7 @@ const httpConnection = (port: number, request: Buffer) =>
     })
     socket.once("connect", () =>
       resolve({
-        get: () =>
+        get: (request: Buffer) =>
           new Promise<number>((r) => {
             pending = r
             socket.write(request)
@@ -129,15 +131,46 @@ const httpConnection = (port: number, request: Buffer) =>
       }))
   })
 
-const runHttp = async (args: ReadonlyArray<string>) => {
-  const [port, path, authorization, concurrency, warmupMs, durationMs] = args as [string, string, string, string, string, string]
-  const request = Buffer.from(
+const requestBytes = (port: string, path: string, authorization: string, headers: Record<string, string>) =>
+  Buffer.from(
     `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
-      `User-Agent: vdb-bench\r\nAccept: application/json\r\n\r\n`,
+      `User-Agent: vdb-bench\r\nAccept: application/json\r\n` +
+      Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") + "\r\n",
     "latin1"
   )
-  const connections = await Promise.all(Array.from({ length: Number(concurrency) }, () => httpConnection(Number(port), request)))
-  return drive(Number(concurrency), Number(warmupMs), Number(durationMs), async (w) => (await connections[w]!.get()) === 200)
+
+/** One path over and over from every worker; a request counts as failed unless it answers `status` (200). */
+const runHttp = async (args: ReadonlyArray<string>) => {
+  const [port, path, authorization, concurrency, warmupMs, durationMs, headers, status] = args as [
+    string, string, string, string, string, string, string | undefined, string | undefined
+  ]
+  const request = requestBytes(port, path, authorization, headers === undefined ? {} : JSON.parse(headers))
+  const expected = Number(status ?? 200)
+  const connections = await Promise.all(Array.from({ length: Number(concurrency) }, () => httpConnection(Number(port))))
+  return drive(Number(concurrency), Number(warmupMs), Number(durationMs), async (w) => (await connections[w]!.get(request)) === expected)
+}
+
+/** Every path of the file once (the cold pass): workers take the next path until none is left; 200 or 404 is an answer. */
+const runList = async (args: ReadonlyArray<string>) => {
+  const [port, file, authorization, concurrency] = args as [string, string, string, string]
+  const paths = readFileSync(file, "utf8").split("\n").filter((p) => p !== "")
+  const latencies: Array<number> = []
+  const cpuBefore = snapshot()
+  let next = 0
+  let errors = 0
+  const start = performance.now()
+  await Promise.all(Array.from({ length: Number(concurrency) }, async () => {
+    const connection = await httpConnection(Number(port))
+    while (next < paths.length) {
+      const request = requestBytes(port, paths[next++]!, authorization, {})
+      const t = performance.now()
+      const answered = await connection.get(request)
+      latencies.push(performance.now() - t)
+      if (answered !== 200 && answered !== 404) errors++
+    }
+  }))
+  const seconds = (performance.now() - start) / 1000
+  return summarise(latencies, seconds, errors, split(cpuBefore, snapshot(), ROLES), latencies.length)
 }
 
 /** The baseline: the same record by identifier, one row, over a pool of the server's size, same driver as the server. */
@@ -177,13 +210,15 @@ const runParts = (args: ReadonlyArray<string>) => {
 const [mode, ...rest] = process.argv.slice(2)
 const stats = mode === "http"
   ? await runHttp(rest)
+  : mode === "list"
+  ? await runList(rest)
   : mode === "sql"
   ? await runSql(rest)
   : mode === "parts"
   ? await runParts(rest)
   : undefined
 if (stats === undefined) {
-  console.error("usage: load.ts http|sql ...")
+  console.error("usage: load.ts http|list|sql|parts ...")
   process.exit(2)
 }
 process.stdout.write(JSON.stringify(stats) + "\n")

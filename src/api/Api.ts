@@ -5,6 +5,7 @@ import { BadRequestBody, NotFoundBody } from "../../schema/ErrorBody.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
 import { TokenResponse } from "../../schema/TokenResponse.ts"
 import { Authentication, Metering, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
+import { conditionalOperation } from "./ConditionalOpenApi.ts"
 
 const Identifier = { identifier: Schema.String }
 
@@ -37,12 +38,14 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
     params: Identifier,
     success: CveSummary,
     error: [BadRequestBody, NotFoundBody]
-  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>). 400 for an identifier over 100 characters or with control characters."),
+  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>). 400 for an identifier over 100 characters or with control characters.")
+    .annotate(OpenApi.Transform, conditionalOperation({ compressed: false })),
   HttpApiEndpoint.get("vuln", "/vuln/:identifier", {
     params: Identifier,
     success: VulnRecords,
     error: [BadRequestBody, NotFoundBody]
-  }).annotate(OpenApi.Description, "CVE Record Format 5.1 records, one per source that knows the identifier."),
+  }).annotate(OpenApi.Description, "CVE Record Format 5.1 records, one per source that knows the identifier.")
+    .annotate(OpenApi.Transform, conditionalOperation({ compressed: true })),
   HttpApiEndpoint.get("vulnMissing", "/vuln", {
     success: VulnRecords,
     error: BadRequestBody
@@ -53,6 +56,7 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
     success: ExploitResponse,
     error: [BadRequestBody, NotFoundBody]
   }).annotate(OpenApi.Description, "Exploit, proof-of-concept and sighting records, newest first.")
+    .annotate(OpenApi.Transform, conditionalOperation({ compressed: false }))
 ).middleware(Authentication) {}
 
 /** The vulnerability data API (spec 1): the single source of routes, OpenAPI, errors and the client. */

@@ -9,7 +9,8 @@ import { AuthHandlers } from "./handlers/AuthHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
 import { RouteFallback } from "./RouteFallback.ts"
-import { SummaryCache } from "./SummaryCache.ts"
+import { ResponseCache } from "./ResponseCache.ts"
+import { VulnFastPath } from "./VulnFastPath.ts"
 
 const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
 
@@ -26,11 +27,12 @@ export const ApiRoutesWith = <R1, R2>(services: {
   Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }),
     HttpApiScalar.layer(Api, { path: "/docs" }),
-    RouteFallback
+    RouteFallback,
+    VulnFastPath
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers]),
     Layer.provide(Middleware),
-    Layer.provide(SummaryCache.layer),
+    Layer.provide(ResponseCache.layer),
     Layer.provide([Jwt.layer, services.rateLimiter, services.usageLog])
   )
 

@@ -1,4 +1,4 @@
-import { Clock, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import type { Organization } from "../../schema/Organization.ts"
 import { Forbidden, TooManyRequests, Unauthorized } from "../../schema/ErrorBody.ts"
@@ -7,13 +7,39 @@ import { Jwt } from "../auth/Jwt.ts"
 import { verifyTokenRequest } from "../auth/SigV4Token.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { Authentication, CurrentOrg, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
+import type { RateDecision } from "../ratelimit/Windows.ts"
+import { Authentication, CurrentOrg, type MeterSlot, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
 
 const unauthorized = (message: string) => new Unauthorized({ message })
 
+const VERIFIED_MAX = 10_000
+
+/** `exp` of a token that already verified (so its payload is ours and well-formed). */
+const expOf = (token: string): number | undefined => {
+  try {
+    const exp = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")).exp
+    return typeof exp === "number" ? exp : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * The organization's row is read from the database on every request (no cache of the row), so
- * a rotated secret or a deactivation takes effect on the very next request.
+ * The decision for an organization with both limits 0: nothing is counted, so
+ * nothing about it depends on the request (no counter, no clock). One shared
+ * object, which `MeteringLive` recognises to send headers built once.
+ */
+export const UNLIMITED: RateDecision = {
+  admitted: true,
+  minute: { kind: "minute", limit: 0, used: 0, resetAt: 0 },
+  week: { kind: "week", limit: 0, used: 0, resetAt: 0 },
+  now: 0
+}
+
+/**
+ * The organization comes from `Organizations.secretOf`'s per-process cache, which every change
+ * (rotation, deactivation, limits) evicts in every process through the invalidation bus, so it
+ * takes effect on the very next request without a database read per request.
  */
 const makeGate = Effect.gen(function*() {
   const orgs = yield* Organizations
@@ -24,20 +50,38 @@ const makeGate = Effect.gen(function*() {
       Effect.catchTag("OrgError", () => Effect.fail(unauthorized("invalid credentials")))
     )
 
+  // One per organization object (a changed organization is a new object), so an admitted
+  // request of an unlimited organization allocates nothing here.
+  const principals = new WeakMap<Organization, CurrentOrg["Service"]>()
+  const principalOf = (org: Organization) => {
+    let principal = principals.get(org)
+    if (principal === undefined) {
+      principal = CurrentOrg.of({ uuid: org.uuid, perMinute: org.perMinute, perWeek: org.perWeek })
+      principals.set(org, principal)
+    }
+    return principal
+  }
+
   /** Active check and rate limit, recording both for the response headers and the usage log. */
-  const admit = Effect.fnUntraced(function*(org: Organization) {
-    const slot = yield* RequestMeter
+  const admit = (slot: MeterSlot, org: Organization): Effect.Effect<CurrentOrg["Service"], Forbidden | TooManyRequests> => {
     slot.orgUuid = org.uuid
     const limits = { perMinute: org.perMinute, perWeek: org.perWeek }
     if (!org.isActive) {
-      slot.decision = yield* limiter.peek(org.uuid, limits)
-      return yield* new Forbidden({ message: "organization inactive" })
+      return Effect.flatMap(limiter.peek(org.uuid, limits), (decision) => {
+        slot.decision = decision
+        return Effect.fail(new Forbidden({ message: "organization inactive" }))
+      })
     }
-    const decision = yield* limiter.consume(org.uuid, limits)
-    slot.decision = decision
-    if (!decision.admitted) return yield* new TooManyRequests({ message: "rate limit exceeded" })
-    return CurrentOrg.of({ uuid: org.uuid, perMinute: org.perMinute, perWeek: org.perWeek })
-  })
+    // Both limits 0: no counter is touched (as `RateLimiter.consume` does), without its clock read.
+    if (limits.perMinute === 0 && limits.perWeek === 0) {
+      slot.decision = UNLIMITED
+      return Effect.succeed(principalOf(org))
+    }
+    return Effect.flatMap(limiter.consume(org.uuid, limits), (decision) => {
+      slot.decision = decision
+      return decision.admitted ? Effect.succeed(principalOf(org)) : Effect.fail(new TooManyRequests({ message: "rate limit exceeded" }))
+    })
+  }
 
   return { findOrg, admit }
 })
@@ -47,7 +91,8 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
   const jwt = yield* Jwt
 
   // The expected digest of an opened secret (Organizations hands out the same
-  // Redacted while the row is unchanged); a rotated secret is a new object.
+  // Redacted while its entry is cached); a rotated secret is a new object. A
+  // repeated ApiKey verification is two map lookups and a constant-time compare.
   const digests = new WeakMap<Redacted.Redacted<string>, string>()
   const expectedDigest = (secret: Redacted.Redacted<string>, orgUuid: string) => {
     let digest = digests.get(secret)
@@ -58,45 +103,70 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
     return digest
   }
 
-  const viaApiKey = Effect.fnUntraced(function*(header: string) {
+  const viaApiKey = (slot: MeterSlot, header: string) => {
     const key = parseApiKey(header)
-    if (key === undefined) return yield* unauthorized("malformed ApiKey credential")
-    const { org, secret } = yield* findOrg(key.orgUuid)
-    if (!digestMatches(key.digest, expectedDigest(secret, org.uuid))) {
-      return yield* unauthorized("invalid credentials")
-    }
-    return yield* admit(org)
-  })
-
-  const viaBearer = Effect.fnUntraced(function*(token: string) {
-    // Spec 1 puts "credentials inactive or expired" under 403: the token was ours and good once.
-    const orgUuid = yield* jwt.verify(token).pipe(
-      Effect.mapError((e) => e.reason === "expired" ? new Forbidden({ message: e.message }) : unauthorized(e.message))
+    if (key === undefined) return Effect.fail(unauthorized("malformed ApiKey credential"))
+    return Effect.flatMap(
+      findOrg(key.orgUuid),
+      ({ org, secret }): Effect.Effect<CurrentOrg["Service"], Unauthorized | Forbidden | TooManyRequests> =>
+        digestMatches(key.digest, expectedDigest(secret, org.uuid))
+          ? admit(slot, org)
+          : Effect.fail(unauthorized("invalid credentials"))
     )
-    const { org } = yield* findOrg(orgUuid)
-    return yield* admit(org)
-  })
+  }
+
+  // Tokens that verified, until their `exp`: a client sends the same token for up to 15 minutes,
+  // and an HS512 verification costs about as much as the rest of the request. Only a token
+  // that verified is kept (same bytes, same signature); an expired one goes through `verify`
+  // again, which gives the 403. The organization is still looked up (and judged) per request.
+  const verified = new Map<string, { readonly orgUuid: string; readonly expSeconds: number }>()
+  const remember = (token: string, orgUuid: string) => {
+    const exp = expOf(token)
+    if (exp === undefined) return
+    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!)
+    verified.set(token, { orgUuid, expSeconds: exp })
+  }
+
+  const viaBearer = (slot: MeterSlot, token: string, nowMillis: number) => {
+    const hit = verified.get(token)
+    const orgUuid = hit !== undefined && hit.expSeconds > Math.floor(nowMillis / 1000)
+      ? Effect.succeed(hit.orgUuid)
+      : jwt.verify(token).pipe(
+        Effect.tap((uuid) => Effect.sync(() => remember(token, uuid))),
+        // Spec 1 puts "credentials inactive or expired" under 403: the token was ours and good once.
+        Effect.mapError((e) => e.reason === "expired" ? new Forbidden({ message: e.message }) : unauthorized(e.message))
+      )
+    return orgUuid.pipe(
+      Effect.flatMap(findOrg),
+      Effect.flatMap(({ org }) => admit(slot, org))
+    )
+  }
 
   // Both schemes share one decision per request: the builder tries the second
   // scheme when the first fails, and a request must be judged (and counted) once.
-  const authenticate = Effect.gen(function*() {
-    const slot = yield* RequestMeter
-    if (slot.authFailure !== undefined) return yield* Effect.fail(slot.authFailure as Unauthorized)
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const header = (request.headers.authorization ?? "").trim()
-    const space = header.indexOf(" ")
-    const scheme = space === -1 ? header.toLowerCase() : header.slice(0, space).toLowerCase()
-    const value = space === -1 ? "" : header.slice(space + 1).trim()
-    const outcome = scheme === "apikey"
-      ? viaApiKey(`ApiKey ${value}`)
-      : scheme === "bearer" && value !== ""
-      ? viaBearer(value)
-      : Effect.fail(unauthorized("missing credentials: send Authorization: ApiKey <org_uuid>:<hex> or Bearer <token>"))
-    return yield* Effect.tapError(outcome, (error) => Effect.sync(() => (slot.authFailure = error)))
-  })
-
+  // Read straight from the fiber's context: this runs on every API request.
   const middleware = (httpEffect: Effect.Effect<any, any, any>) =>
-    Effect.flatMap(authenticate, (org) => Effect.provideService(httpEffect, CurrentOrg, org))
+    Effect.withFiber((fiber) => {
+      const slot = Context.getUnsafe(fiber.context, RequestMeter)
+      if (slot.authFailure !== undefined) return Effect.fail(slot.authFailure as Unauthorized)
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      const header = (request.headers.authorization ?? "").trim()
+      const space = header.indexOf(" ")
+      const scheme = space === -1 ? header.toLowerCase() : header.slice(0, space).toLowerCase()
+      const value = space === -1 ? "" : header.slice(space + 1).trim()
+      const outcome = scheme === "apikey"
+        ? viaApiKey(slot, `ApiKey ${value}`)
+        : scheme === "bearer" && value !== ""
+        ? viaBearer(slot, value, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+        : Effect.fail(unauthorized("missing credentials: send Authorization: ApiKey <org_uuid>:<hex> or Bearer <token>"))
+      return Effect.matchEffect(outcome, {
+        onFailure: (error) => {
+          slot.authFailure = error
+          return Effect.fail(error)
+        },
+        onSuccess: (org) => Effect.provideService(httpEffect, CurrentOrg, org)
+      })
+    })
 
   return Authentication.of({ apiKey: middleware, bearer: middleware })
 }))
@@ -117,7 +187,7 @@ export const SignedRequestLive = Layer.effect(SignedRequest, Effect.gen(function
       if (check._tag === "Rejected") return yield* unauthorized(check.reason)
       const { org, secret } = yield* findOrg(check.orgUuid)
       if (!check.verify(Redacted.value(secret))) return yield* unauthorized("signature does not match")
-      const current = yield* admit(org)
+      const current = yield* admit(yield* RequestMeter, org)
       return yield* Effect.provideService(httpEffect, CurrentOrg, current)
     })
   })

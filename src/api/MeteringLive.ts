@@ -1,10 +1,11 @@
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Metering, type MeterSlot, RequestMeter, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
+import { UNLIMITED } from "./AuthenticationLive.ts"
 
 const MAX_LOGGED = 200
 const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
@@ -22,41 +23,45 @@ const SIGNED_CHALLENGE = `AWS4-HMAC-SHA512 realm="vdb"`
  */
 export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
   const usage = yield* UsageLog
-  return Metering.of(Effect.fnUntraced(function*(httpEffect, { endpoint }) {
-    const started = performance.now()
-    const at = new Date(yield* Clock.currentTimeMillis)
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const route = yield* HttpRouter.RouteContext
-    const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
-    yield* HttpEffect.appendPreResponseHandler((_request, response) =>
-      Effect.sync(() => {
-        usage.record({
-          orgUuid: slot.orgUuid,
-          method: request.method,
-          route: endpoint.path,
-          identifier: clip(route.params.identifier),
-          status: response.status,
-          latencyMs: performance.now() - started,
-          clientAddress: Option.getOrNull(request.remoteAddress),
-          userAgent: clip(request.headers["user-agent"]),
-          at
+  // An unlimited organization's headers never change: built once.
+  const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
+  const onDefect = (defect: unknown) =>
+    Effect.andThen(
+      Effect.logError("API request failed", defect),
+      Effect.fail(new InternalError({ message: "internal server error" }))
+    )
+  // Every API request passes here: what it needs is read straight from the fiber's context.
+  return Metering.of((httpEffect, { endpoint }) =>
+    Effect.withFiber((fiber) => {
+      const started = performance.now()
+      const at = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      const route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext)
+      const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
+      HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
+        Effect.sync(() => {
+          usage.record({
+            orgUuid: slot.orgUuid,
+            method: request.method,
+            route: endpoint.path,
+            identifier: clip(route.params.identifier),
+            status: response.status,
+            latencyMs: performance.now() - started,
+            clientAddress: Option.getOrNull(request.remoteAddress),
+            userAgent: clip(request.headers["user-agent"]),
+            at
+          })
+          const challenged = response.status === 401
+            ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
+            : response
+          return slot.decision === null
+            ? challenged
+            : HttpServerResponse.setHeaders(challenged, slot.decision === UNLIMITED ? unlimitedHeaders : rateLimitHeaders(slot.decision))
         })
-        const challenged = response.status === 401
-          ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
-          : response
-        return slot.decision === null ? challenged : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
-      })
-    )
-    return yield* httpEffect.pipe(
-      Effect.provideService(RequestMeter, slot),
-      Effect.catchDefect((defect) =>
-        Effect.andThen(
-          Effect.logError("API request failed", defect),
-          Effect.fail(new InternalError({ message: "internal server error" }))
-        )
       )
-    )
-  }))
+      return httpEffect.pipe(Effect.provideService(RequestMeter, slot), Effect.catchDefect(onDefect))
+    })
+  )
 }))
 
 /** Request decoding failures as `400 {success:false,error}`; the message names the slot, not the schema. */

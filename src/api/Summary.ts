@@ -71,10 +71,3 @@ export const buildSummary = (identifier: string, lookup: Lookup): SummaryBody | 
     links
   }
 }
-
-/** Every identifier a cached summary depends on (for invalidation). */
-export const summaryKeys = (identifier: string, lookup: Lookup): ReadonlyArray<string> => [
-  identifier,
-  ...lookup.aliases,
-  ...lookup.records.map((r) => r.identifier)
-]

@@ -5,6 +5,8 @@ import { GatewayAdminClient, GatewayAdminError } from "../gateway/GatewayAdminRp
 import { checkCommand, ruleCommand } from "./RuleCommands.ts"
 import { policyCommand } from "./PolicyCommands.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "../gateway/keys/ProviderSlugs.ts"
+import { SLUG as CUSTOM_SLUG } from "../gateway/custom/CustomProviderRules.ts"
+import { customProviderCommand } from "./CustomProviderCommands.ts"
 
 /**
  * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
@@ -25,10 +27,11 @@ const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.
 const validOrg = (raw: string) =>
   UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw)}`)
 
+/** A built-in slug, or slug-shaped: whether it is one of the organization's custom providers is the server's to say. */
 const validProvider = (raw: string) =>
-  isProviderSlug(raw)
+  isProviderSlug(raw) || CUSTOM_SLUG.test(raw)
     ? Effect.succeed(raw)
-    : fail(`--provider: unknown provider ${JSON.stringify(raw)} (known: ${PROVIDER_SLUGS.join(", ")})`)
+    : fail(`--provider: unknown provider ${JSON.stringify(raw)} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider's slug)`)
 
 /** Server refusals (unknown organization, ...) become the command's one-line error; defects stay defects. */
 const refusal = <A, E, R>(self: Effect.Effect<A, E | GatewayAdminError, R>) =>
@@ -130,6 +133,6 @@ export const gatewayCommand = Command.make("gateway").pipe(
       Command.withDescription("Per-organization inference logging (metadata only)"),
       Command.withSubcommands([inferenceLogCommand("enable"), inferenceLogCommand("disable")])
     ),
-    ruleCommand, policyCommand, checkCommand
+    ruleCommand, policyCommand, checkCommand, customProviderCommand
   ])
 )

@@ -8,6 +8,7 @@ import { apiCommands, usageCommand } from "./ApiCommands.ts"
 import { IngestClient, ingestCommand } from "../ingest/IngestCommand.ts"
 import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
 import { FirewallAdminClient } from "../gateway/FirewallAdminRpcs.ts"
+import { CustomProviderAdminClient } from "../gateway/custom/CustomProviderAdminRpcs.ts"
 import { gatewayCommand } from "./GatewayCommands.ts"
 import { dbCommand } from "./DbCommand.ts"
 import { orgCommand } from "./OrgCommands.ts"
@@ -23,6 +24,7 @@ const viaAdminSocket = AdminClient.layer(Main)
 const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 const IngestClientLive = Layer.effect(IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 const FirewallAdminClientLive = Layer.effect(FirewallAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
+const CustomProviderAdminClientLive = Layer.effect(CustomProviderAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
 const vdb = Command.make("vdb").pipe(
   Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
@@ -32,7 +34,9 @@ const vdb = Command.make("vdb").pipe(
     orgCommand.pipe(Command.provide(viaAdminSocket)),
     memberCommand.pipe(Command.provide(viaAdminSocket)),
     authCommand,
-    gatewayCommand.pipe(Command.provide(Layer.merge(GatewayAdminClientLive, FirewallAdminClientLive))),
+    gatewayCommand.pipe(
+      Command.provide(Layer.mergeAll(GatewayAdminClientLive, FirewallAdminClientLive, CustomProviderAdminClientLive))
+    ),
     ingestCommand.pipe(Command.provide(IngestClientLive)),
     usageCommand.pipe(Command.provide(viaAdminSocket)),
     mcpCommand,

@@ -1,7 +1,5 @@
 import { mkdirSync } from "node:fs"
 import { resolve } from "node:path"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -30,6 +28,15 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): S
   )
 
 /**
+ * PGlite's WebAssembly memory only grows, and every page PostgreSQL touches
+ * stays resident: its default shared_buffers (160 MB, set for a dedicated
+ * server) is most of the embedded database's idle footprint. A local,
+ * single-session database is served from the operating system's page cache
+ * anyway. Measured in bench/memory.ts (docs/gateway.md "Memory").
+ */
+const PGLITE_MEMORY = ["-c", "shared_buffers=16MB"]
+
+/**
  * Embedded PGlite under `dir`, served to the same PostgreSQL driver through
  * pglite-socket on a loopback port. PGlite has a single session, so the pool
  * holds exactly one connection: more would interleave concurrent transactions.
@@ -42,7 +49,12 @@ export const layerPglite = (dir: string): SqlLayer =>
       Effect.tryPromise({
         try: async () => {
           mkdirSync(absolute, { recursive: true })
-          const db = await PGlite.create(absolute)
+          // Loaded only here: a server on PostgreSQL never holds PGlite's code in memory.
+          const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+            import("@electric-sql/pglite"),
+            import("@electric-sql/pglite-socket")
+          ])
+          const db = await PGlite.create(absolute, { startParams: [...PGlite.defaultStartParams, ...PGLITE_MEMORY] })
           const socket = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
           await socket.start()
           return { db, socket }

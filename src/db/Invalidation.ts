@@ -9,7 +9,9 @@ export const INVALIDATION_CHANNELS = [
   "provider-key",
   "guardrail-rules",
   "gateway-policies",
-  "inference-settings"
+  "inference-settings",
+  "custom-provider",
+  "vuln-records"
 ] as const
 
 export type InvalidationChannel = typeof INVALIDATION_CHANNELS[number]

@@ -2,18 +2,20 @@ import { Context, DateTime, Effect, Redacted, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import type { RpcClient, RpcClientError } from "effect/rpc"
 import { InferenceLog } from "./InferenceLog.ts"
+import { CustomProviders } from "./custom/CustomProviders.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "./keys/ProviderSlugs.ts"
 import { OrgUnknown, ServiceKeyExists } from "./keys/ServiceKeyErrors.ts"
 import { SERVICE_KEY_PREFIX } from "./keys/ServiceKeyFormat.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
+import { providerKeyRefusal } from "./kiro/KiroSignInCheck.ts"
 
 export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("UnknownProvider", {
   provider: Schema.String
 }, { httpApiStatus: 400 }) {
   override get message() {
-    return `unknown provider ${JSON.stringify(this.provider)} (known: ${PROVIDER_SLUGS.join(", ")})`
+    return `unknown provider ${JSON.stringify(this.provider)} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider of the organization)`
   }
 }
 
@@ -93,12 +95,13 @@ const MAX_PROVIDER_KEY_BYTES = 16 * 1024
 
 const refuse = (reason: GatewayAdminError["reason"]) => Effect.fail(new GatewayAdminError({ reason }))
 
-/** Handlers for `GatewayAdminRpcs`; needs `ServiceKeys`, `ProviderKeys` and `Organizations`. */
+/** Handlers for `GatewayAdminRpcs`; needs `ServiceKeys`, `ProviderKeys`, `Organizations` and `CustomProviders`. */
 export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(function*() {
   const serviceKeys = yield* ServiceKeys
   const providerKeys = yield* ProviderKeys
   const orgs = yield* Organizations
   const inferenceLog = yield* InferenceLog
+  const custom = yield* CustomProviders
 
   /** The organization's canonical UUID; any unknown or malformed UUID is `OrgUnknown`. */
   const existingOrg = (org: string) =>
@@ -107,8 +110,14 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
       Effect.catchTag("OrgError", () => refuse(new OrgUnknown({ uuid: org })))
     )
 
-  const knownProvider = (provider: string) =>
-    isProviderSlug(provider) ? Effect.succeed(provider) : refuse(new UnknownProvider({ provider }))
+  /** A built-in slug, or one of the organization's own custom providers. */
+  const knownProvider = (org: string, provider: string) =>
+    isProviderSlug(provider)
+      ? Effect.succeed(provider)
+      : custom.lookup(org, provider).pipe(
+        Effect.orElseSucceed(() => undefined),
+        Effect.flatMap((route) => route !== undefined ? Effect.succeed(provider) : refuse(new UnknownProvider({ provider })))
+      )
 
   const acceptableKey = (key: Redacted.Redacted<string>) => {
     const text = Redacted.value(key).trim()
@@ -135,8 +144,10 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
       ),
     GatewayProviderKeySet: Effect.fnUntraced(function*({ key, org, provider }) {
       const uuid = yield* existingOrg(org)
-      const slug = yield* knownProvider(provider)
+      const slug = yield* knownProvider(uuid, provider)
       const value = yield* acceptableKey(key)
+      const refused = providerKeyRefusal(slug, value)
+      if (refused !== undefined) return yield* refuse(new InvalidProviderKey({ reason: refused }))
       yield* providerKeys.set(uuid, slug, value)
     }),
     GatewayInferenceLogSet: Effect.fnUntraced(function*({ enabled, org }) {
@@ -144,7 +155,7 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
     }),
     GatewayProviderKeyDelete: Effect.fnUntraced(function*({ org, provider }) {
       const uuid = yield* existingOrg(org)
-      const slug = yield* knownProvider(provider)
+      const slug = yield* knownProvider(uuid, provider)
       return { deleted: yield* providerKeys.remove(uuid, slug) }
     }),
     GatewayProviderKeyList: Effect.fnUntraced(function*({ org }) {

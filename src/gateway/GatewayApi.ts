@@ -110,7 +110,12 @@ export class Listings extends HttpApiGroup.make("listings")
   .annotateMerge(OpenApi.annotations({ title: "Listings", description: "Models visible to the caller; sealed-block nonces." }))
 {}
 
-/** Kiro's surface (relay arrives with the Kiro issue; today an authenticated 501). */
+/**
+ * Kiro's native surface: `generateAssistantResponse` answers
+ * `application/vnd.amazon.eventstream`, relayed byte for byte; the gateway
+ * mints the provider token from the vault's sign-in. `ListAvailableModels`
+ * is upstream's live list filtered by the model policy.
+ */
 export class KiroSurface extends HttpApiGroup.make("kiro")
   .add(
     relay("generateAssistantResponse", "/:provider/:org/v1/generateAssistantResponse", ProviderOrg, OpenAiErrors),

@@ -3,11 +3,21 @@ import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { randomUUID } from "node:crypto"
 import { IncomingMessage } from "node:http"
-import { InternalError, InvalidRequest, NotImplemented, RouteNotFound, UnknownProvider, UnsupportedApi } from "../../schema/GatewayError.ts"
+import {
+  InternalError,
+  InvalidRequest,
+  RouteNotFound,
+  UnknownProvider,
+  UnsupportedApi,
+  UnsupportedKiroApi
+} from "../../schema/GatewayError.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
+import type { CustomRoute } from "./custom/CustomProviders.ts"
+import { CustomRelay } from "./custom/CustomRelay.ts"
 import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
 import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
 import { InferenceLog } from "./InferenceLog.ts"
+import { type KiroCall, KiroRelay } from "./kiro/KiroRelay.ts"
 import { modelList } from "./ModelList.ts"
 import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
@@ -122,6 +132,8 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const upstream = yield* UpstreamClient
     const inferenceLog = yield* InferenceLog
     const nonces = yield* Nonces
+    const custom = yield* CustomRelay
+    const kiroRelay = yield* KiroRelay
 
     /** Provider and surface checks, then authentication: shared by every route. */
     const admit = Effect.fnUntraced(function*(
@@ -132,15 +144,41 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       endpoint: Endpoint | undefined
     ) {
       const slug = params.provider
+      const org = orgSource === "path" ? params.org : orgSource === "header" ? headerOrg(headers) : undefined
       const provider = catalog.lookup(slug)
+      if (provider === undefined) return yield* admitCustom(exchange, slug, org, headers, endpoint)
       if (endpoint === undefined) exchange.dialect = dialectOfProvider(provider)
-      if (provider === undefined) return yield* new UnknownProvider({ provider: slug })
       if (endpoint !== undefined && provider.upstreamPaths[endpoint] === undefined) {
         return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(provider) })
       }
-      const org = orgSource === "path" ? params.org : orgSource === "header" ? headerOrg(headers) : undefined
       const orgUuid = yield* authenticate(serviceKeys, org, headers)
-      return { provider, orgUuid }
+      return { provider, orgUuid, route: undefined as CustomRoute | undefined }
+    })
+
+    /**
+     * A slug that is not built in: the named organization's own custom provider. An unknown slug, another
+     * organization's slug, and a slug asked for without that organization's key all take this one path (the
+     * organization's cached map, then authentication) and end in the same 404: neither the answer, its
+     * dialect nor the work done tells whether an organization has the slug.
+     */
+    const admitCustom = Effect.fnUntraced(function*(
+      exchange: Exchange,
+      slug: string,
+      org: string | undefined,
+      headers: HeaderRecord,
+      endpoint: Endpoint | undefined
+    ) {
+      const route = org === undefined ? undefined : yield* custom.lookup(org, slug)
+      const orgUuid = yield* authenticate(serviceKeys, org, headers).pipe(
+        Effect.catchTag("InvalidApiKey", () => Effect.fail(new UnknownProvider({ provider: slug })))
+      )
+      if (route === undefined) return yield* new UnknownProvider({ provider: slug })
+      if (endpoint === undefined) exchange.dialect = dialectOfProvider(route)
+      if (endpoint === "kiro") return yield* new UnsupportedKiroApi({ provider: slug })
+      if (endpoint !== undefined && route.upstreamPaths[endpoint] === undefined) {
+        return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(route) })
+      }
+      return { provider: route as Provider, orgUuid, route: route as CustomRoute | undefined }
     })
 
     const relay = Effect.fnUntraced(function*(
@@ -151,7 +189,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       orgSource: OrgSource
     ) {
       const headers = incomingHeaders(request)
-      const { orgUuid, provider } = yield* admit(exchange, params, headers, orgSource, endpoint)
+      const { orgUuid, provider, route } = yield* admit(exchange, params, headers, orgSource, endpoint)
       const body = yield* readBody(request)
       const { envelope, parsed } = yield* parseBody(body)
       const verdict = yield* inspection.inspect({
@@ -191,14 +229,16 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
         })
 
       if (isStreaming(envelope)) {
-        const response = yield* upstream.stream(upstreamRequest)
+        const response = yield* (route === undefined ? upstream.stream(upstreamRequest) : custom.stream(route, upstreamRequest))
         const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, true))
         const relayed = logged
           ? countBytes(response.body, (bytes) => Effect.runSync(record(response.status, bytes)))
           : response.body
         return HttpServerResponse.raw(relayed, { status: response.status, headers: out })
       }
-      const response = yield* upstream.buffered(upstreamRequest)
+      const response = yield* (route === undefined
+        ? upstream.buffered(upstreamRequest)
+        : custom.buffered(route, upstreamRequest))
       const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, false))
       if (logged) yield* record(response.status, response.body.length)
       const sentBody = yield* compressBody(negotiate(headers["accept-encoding"]), response.body, out)
@@ -232,12 +272,15 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       })
     })
 
-    /** Authenticated routes whose behaviour arrives in a later issue (Kiro). */
-    const notYet = (feature: string, endpoint: Endpoint | undefined) =>
+    /** Kiro's native routes: admitted here (provider, surface, service key), served by `KiroRelay`. */
+    const kiroRoute = (serve: (call: KiroCall) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayFailure>) =>
       Effect.fnUntraced(function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
-        yield* admit(exchange, params, incomingHeaders(request), "path", endpoint)
-        return yield* new NotImplemented({ feature })
+        const headers = incomingHeaders(request)
+        const { orgUuid, provider } = yield* admit(exchange, params, headers, "path", "kiro")
+        return yield* serve({ request, headers, query: queryOf(request.url), exchange, orgUuid, provider })
       })
+    const kiroGenerate = kiroRoute(kiroRelay.generate)
+    const kiroModels = kiroRoute(kiroRelay.listModels)
 
     return {
       /** `POST /{provider}/{org}/v1/<surface>` and the legacy/org-less forms. */
@@ -253,9 +296,15 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
         const exchange = newExchange("openai")
         return answering(exchange, issueNonces(request, params, exchange))
       },
+      /** `POST /kiro/{org}/v1/generateAssistantResponse`. */
       kiro: (request: HttpServerRequest, params: RouteParams) => {
         const exchange = newExchange("openai")
-        return answering(exchange, notYet("the Kiro relay", "kiro")(request, params, exchange))
+        return answering(exchange, kiroGenerate(request, params, exchange))
+      },
+      /** `GET /kiro/{org}/v1/ListAvailableModels`. */
+      kiroModels: (request: HttpServerRequest, params: RouteParams) => {
+        const exchange = newExchange("openai")
+        return answering(exchange, kiroModels(request, params, exchange))
       },
       /** Any other path: `unknown_provider` unless the first segment is a provider, then `unsupported_api`. */
       fallback: (request: HttpServerRequest) => {

@@ -4,6 +4,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } from "./GatewayApi.ts"
 import { GatewayHandlers, type RouteParams } from "./GatewayHandlers.ts"
+import { KiroRelay } from "./kiro/KiroRelay.ts"
 import { Nonces } from "./nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Policies } from "../policies/Policies.ts"
@@ -11,8 +12,10 @@ import { FirewallLayer } from "./pipeline/Firewall.ts"
 import { ProviderCatalog } from "./ProviderCatalog.ts"
 import { UpstreamClient } from "./relay/UpstreamClient.ts"
 import { ManageRoutes } from "./manage/ManageHandlers.ts"
+import { CustomRelayLive } from "./custom/CustomProvidersLive.ts"
 
-const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make)
+// Kiro's relay mints tokens with the same vault and upstream client as the handlers: no further requirement.
+const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make).pipe(Layer.provide(KiroRelay.layer))
 
 type RawHandler = (
   request: HttpServerRequest.HttpServerRequest,
@@ -78,7 +81,7 @@ const KiroSurfaceLive = HttpApiBuilder.group(ServedApi, "kiro", Effect.fnUntrace
   const h = yield* GatewayHandlers
   return handlers
     .handleRaw("generateAssistantResponse", ({ params, request }) => h.kiro(request, params))
-    .handleRaw("listAvailableModels", ({ params, request }) => h.kiro(request, params))
+    .handleRaw("listAvailableModels", ({ params, request }) => h.kiroModels(request, params))
 }))
 
 /** The whole contract's OpenAPI document (inference routes included), built once. */
@@ -121,6 +124,7 @@ export const GatewayRoutes = Layer.merge(GatewayRoutesWith, ManageRoutes).pipe(
   Layer.provide([
     ProviderCatalog.layer,
     UpstreamClient.layer,
-    Nonces.layer
+    Nonces.layer,
+    CustomRelayLive
   ])
 )

@@ -18,7 +18,30 @@ export interface InferenceRecord {
   readonly requestBytes: number
   readonly responseBytes: number
   readonly decision: Decision
+  /** Kiro only: what the side decoder read from the event stream (names and metered usage, never content). */
+  readonly stream?: StreamRecord | undefined
 }
+
+/** Event-stream metadata of one inference. */
+export interface StreamRecord {
+  /** Frames per `:event-type`. */
+  readonly events: Readonly<Record<string, number>>
+  /** Types of exception or error frames. */
+  readonly exceptions: ReadonlyArray<string>
+  /** Sum of the metering events' usage, in `unit` (Kiro: credits). */
+  readonly usage: number | undefined
+  readonly unit: string | undefined
+  /** Some frame did not decode (decoding stopped there; the relay did not). */
+  readonly undecodable: boolean
+}
+
+/**
+ * The `stream` column's value. Absent is JSON `null` (stored as SQL NULL): the
+ * driver cannot type an array of nothing but nulls. jsonb refuses the
+ * `\u0000` escape JSON gives a NUL, and the decoder's names come from upstream.
+ */
+const storableJson = (stream: StreamRecord | undefined): string =>
+  stream === undefined ? "null" : JSON.stringify(stream).replaceAll("\\u0000", "\\ufffd")
 
 /** Shared results of `enabled`: the per-request check allocates nothing when the answer is known. */
 const ON = Effect.succeed(true)
@@ -83,16 +106,18 @@ export class InferenceLog extends Context.Service<InferenceLog, {
       capacity: QUEUE_CAPACITY,
       batchSize: BATCH,
       linger: LINGER,
-      // One array per column: ten parameters whatever the batch size (PostgreSQL allows 65535).
+      // One array per column: eleven parameters whatever the batch size (PostgreSQL allows 65535).
       // Numbers that may be fractional or exceed int4 go as text, which the casts parse.
       write: (batch) =>
         sql`INSERT INTO gateway_inference_log (request_id, org_uuid, provider, surface, model, status, latency_ms,
-            request_bytes, response_bytes, decision)
-          SELECT * FROM unnest(${batch.map((e) => e.requestId)}::uuid[], ${batch.map((e) => e.orgUuid)}::uuid[],
+            request_bytes, response_bytes, decision, stream)
+          SELECT r, o, p, su, m, st, l, rq, rs, d, NULLIF(s, 'null'::jsonb)
+          FROM unnest(${batch.map((e) => e.requestId)}::uuid[], ${batch.map((e) => e.orgUuid)}::uuid[],
             ${batch.map((e) => storableText(e.provider))}::text[], ${batch.map((e) => storableText(e.surface))}::text[],
             ${batch.map((e) => storableText(e.model))}::text[], ${batch.map((e) => e.status)}::int[],
             ${batch.map((e) => String(e.latencyMs))}::float8[], ${batch.map((e) => String(e.requestBytes))}::int8[],
-            ${batch.map((e) => String(e.responseBytes))}::int8[], ${batch.map((e) => storableText(e.decision))}::text[])
+            ${batch.map((e) => String(e.responseBytes))}::int8[], ${batch.map((e) => storableText(e.decision))}::text[],
+            ${batch.map((e) => storableJson(e.stream))}::jsonb[]) AS t(r, o, p, su, m, st, l, rq, rs, d, s)
           ON CONFLICT (request_id) DO NOTHING`
     })
 
@@ -136,9 +161,10 @@ export class InferenceLog extends Context.Service<InferenceLog, {
           request_bytes: string | number
           response_bytes: string | number
           decision: Decision
+          stream: StreamRecord | null
         }>`
           SELECT request_id, org_uuid, provider, surface, model, status, latency_ms, request_bytes,
-                 response_bytes, decision
+                 response_bytes, decision, stream
           FROM gateway_inference_log WHERE org_uuid = ${orgUuid}
           ORDER BY created_at DESC LIMIT ${limit}
         `.pipe(Effect.orDie)
@@ -152,7 +178,8 @@ export class InferenceLog extends Context.Service<InferenceLog, {
           latencyMs: row.latency_ms,
           requestBytes: Number(row.request_bytes),
           responseBytes: Number(row.response_bytes),
-          decision: row.decision
+          decision: row.decision,
+          ...(row.stream === null ? {} : { stream: row.stream })
         }))
       })
     })

@@ -46,9 +46,9 @@ export const baseUrlConfig = (spec: ProviderSpec) =>
   )
 
 /**
- * The provider catalog. Only built-in providers for now; per-organization
- * custom providers join through `lookup` in a later issue (another
- * organization's custom slug must look exactly like an unknown one).
+ * The built-in providers. An organization's own providers live in
+ * `src/gateway/custom/` and are looked up (by organization and slug) only
+ * when a slug is not here, so built-in routes pay nothing for them.
  */
 export class ProviderCatalog extends Context.Service<ProviderCatalog, {
   lookup(slug: string): Provider | undefined

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto"
-import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, RequestResolver } from "effect"
+import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, RequestResolver, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
 import { formatApiKey } from "../auth/ApiKey.ts"
@@ -28,7 +28,10 @@ export class Organizations extends Context.Service<Organizations, {
   rotateSecret(uuid: string): Effect.Effect<OrgCredentials, OrgError>
   setActive(uuid: string, active: boolean): Effect.Effect<Organization, OrgError>
   setLimits(uuid: string, limits: OrgLimits): Effect.Effect<Organization, OrgError>
-  /** For authentication: read from the database on every call, so rotation and deactivation take effect at once. */
+  /**
+   * For authentication: cached per process and dropped by the `organization` invalidation
+   * (published by every change, from any process), so rotation and deactivation take effect at once.
+   */
   secretOf(uuid: string): Effect.Effect<{ readonly org: Organization; readonly secret: Redacted.Redacted<string> }, OrgError>
 }>()("vdb/orgs/Organizations") {
   static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
@@ -99,18 +102,27 @@ export class Organizations extends Context.Service<Organizations, {
       return toOrganization((yield* select(row.uuid))[0]!)
     })
 
-    // Authentication's hot path. The row is read on every call; only what is
-    // derived from an identical row (the opened secret, the Organization) is
-    // reused: one entry per organization, holding the row it was opened from
-    // (rotation changes the sealed text), so a changed row never matches it.
-    // A change published by any process drops the entry, so an old secret's
-    // plaintext does not outlive its rotation.
-    const opened = new Map<string, { readonly at: number; readonly row: string; readonly value: SecretOf }>()
+    // Authentication's hot path: a map lookup. What was read about an organization (its row,
+    // the opened secret) stays until a change to it is published by any process (`organization`
+    // on the invalidation bus: rotation, activation, limits) or a lost bus connection clears all.
+    // The TTL (a sweep, off the request path) bounds only what a lost notification could leave,
+    // and how long a secret's plaintext stays in memory.
+    const opened = new Map<string, { readonly at: number; readonly value: SecretOf }>()
+    yield* Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const [uuid, entry] of opened) if (now - entry.at >= OPENED_TTL_MILLIS) opened.delete(uuid)
+    }).pipe(Effect.repeat(Schedule.spaced(OPENED_SWEEP_MILLIS)), Effect.forkScoped)
+    // A read that overlapped a change may hold the row from before it: served, not kept.
+    let generation = 0
     yield* bus.subscribe("organization", (event) =>
-      Effect.sync(() => event._tag === "All" ? opened.clear() : opened.delete(event.key))
+      Effect.sync(() => {
+        generation++
+        if (event._tag === "All") opened.clear()
+        else opened.delete(event.key)
+      })
     )
-    // Concurrent authentications share one read: reads requested in the same
-    // scheduler turn go out as one statement, sent after every one of them was
+    // Concurrent misses share one read: reads requested in the same scheduler
+    // turn go out as one statement, sent after every one of them was
     // requested, so each still sees the row as it is after its request arrived.
     const reads = RequestResolver.make<ReadOrg>((entries) =>
       Effect.gen(function*() {
@@ -121,21 +133,26 @@ export class Organizations extends Context.Service<Organizations, {
         for (const entry of entries) entry.completeUnsafe(Exit.succeed(byUuid.get(entry.request.uuid)))
       })
     )
-    const secretOf = Effect.fnUntraced(function*(raw: string) {
+    const read = Effect.fnUntraced(function*(raw: string) {
+      const now = yield* Clock.currentTimeMillis
       const uuid = yield* validUuid(raw)
+      const started = generation
       const row = yield* Effect.request(ReadOrg({ uuid }), reads)
       if (row === undefined) return yield* notFound(uuid)
-      const key = openedKey(row)
-      const now = yield* Clock.currentTimeMillis
-      const hit = opened.get(row.uuid)
-      if (hit !== undefined && hit.row === key && now - hit.at < OPENED_TTL_MILLIS) return hit.value
       const secret = yield* box.open(row.secret_sealed).pipe(Effect.orDie)
       const value: SecretOf = { org: toOrganization(row), secret: Redacted.make(secret) }
-      opened.delete(row.uuid)
-      if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!)
-      opened.set(row.uuid, { at: now, row: key, value })
+      if (started === generation) {
+        opened.delete(row.uuid)
+        if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!)
+        opened.set(row.uuid, { at: now, value })
+      }
       return value
     })
+    // Keys are canonical (lower-case) UUIDs, which is what clients send; anything else is read (and checked).
+    const secretOf = (raw: string) => {
+      const hit = opened.get(raw)
+      return hit === undefined ? read(raw) : Effect.succeed(hit.value)
+    }
 
     return Organizations.of({ create, list, show, rotateSecret, setActive, setLimits, secretOf })
   }))
@@ -214,21 +231,13 @@ interface SecretOf {
   readonly secret: Redacted.Redacted<string>
 }
 
-/** Opened secrets are kept briefly (bounded), so a secret does not live in memory longer than its use. */
-const OPENED_TTL_MILLIS = 60_000
-const OPENED_MAX = 1_000
-
-const openedKey = (row: OrgRow) =>
-  [
-    row.uuid,
-    row.secret_sealed,
-    row.name,
-    row.is_active,
-    row.per_minute,
-    row.per_week,
-    new Date(row.created_at).getTime(),
-    new Date(row.updated_at).getTime()
-  ].join("\u0000")
+/**
+ * Opened secrets are kept a while (bounded), so a secret does not live in memory long after its
+ * use; like the gateway's key cache TTL, this is what a lost invalidation could leave stale.
+ */
+const OPENED_TTL_MILLIS = 30_000
+const OPENED_SWEEP_MILLIS = 5_000
+const OPENED_MAX = 10_000
 
 interface OrgRow {
   readonly uuid: string

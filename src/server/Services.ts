@@ -5,7 +5,7 @@ import { HealthRoutes } from "./Health.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { SiteRoutes } from "../site/SiteRoutes.ts"
 
-/** The four HTTP services of `bin/vdb serve`; each later issue mounts its routes here. */
+/** The four HTTP services of `bin/vdb serve`; each mounts its routes here. */
 export const SERVICE_NAMES = ["api", "gateway", "site", "mcp"] as const
 export type ServiceName = typeof SERVICE_NAMES[number]
 

@@ -1,11 +1,13 @@
 import { Effect, PubSub, Stream } from "effect"
 import { SqlClient } from "effect/sql"
+import { Invalidation } from "../db/Invalidation.ts"
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
 import { type EpssEntry, isCve } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
 import { pendingRawSql, putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { assemble, type FoundRecord, type ProcessingItem } from "./LookupAssembly.ts"
 import { RECORD_INGEST_SOURCES, toRows } from "./StoreRows.ts"
+import { publishTouched } from "./TouchedRecords.ts"
 import type {
   ExploitRecord,
   FailedItem,
@@ -119,7 +121,11 @@ export const recordsStatement = (sql: SqlClient.SqlClient, identifier: string) =
 export const makeSqlVulnStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const changes = yield* PubSub.sliding<ReadonlyArray<string>>(1024)
-  const publish = (ids: ReadonlyArray<string>) => ids.length === 0 ? Effect.void : PubSub.publish(changes, ids)
+  const bus = yield* Invalidation
+  // After the commit, and before the write returns: an ingest acknowledges a batch only once
+  // every process's response cache was told (NOTIFY sent) and this one's dropped the entries.
+  const publish = (ids: ReadonlyArray<string>) =>
+    ids.length === 0 ? Effect.void : Effect.andThen(publishTouched(bus, ids), PubSub.publish(changes, ids))
 
   const resolve = (identifier: string) =>
     sql<{ id: string }>`
@@ -237,8 +243,8 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     failed: ReadonlyArray<FailedItem>
   ) {
     const rows = toRows(done)
-    yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
-    yield* publish([...rows.touched, ...failed.map((f) => f.identifier)])
+    const previously = yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
+    yield* publish([...rows.touched, ...previously, ...failed.map((f) => f.identifier)])
   }, Effect.orDie)
 
   const failed = Effect.fn("VulnStore.failed")(function*() {

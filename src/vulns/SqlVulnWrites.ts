@@ -84,7 +84,14 @@ export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem
     return results
   })
 
-const OUTPUT_TABLES = ["vuln_records", "vuln_aliases", "vuln_epss", "vuln_exploits", "vuln_exploit_content"] as const
+/** Each output table, and the column naming what its rows were about (for the response caches). */
+const OUTPUT_TABLES = [
+  ["vuln_records", "identifier"],
+  ["vuln_aliases", "identifier"],
+  ["vuln_epss", "cve"],
+  ["vuln_exploits", "cve_id"],
+  ["vuln_exploit_content", null]
+] as const
 
 export const putNormalisedSql = (
   sql: SqlClient.SqlClient,
@@ -96,10 +103,18 @@ export const putNormalisedSql = (
     yield* phaseTwoTurn(sql)
     // Earlier output of re-normalised items is replaced, not merged: an item
     // that no longer names an alias or exploit must stop contributing it.
+    // What the replaced output was about is touched too (an alias an item no longer names, say).
     const replaced = [...done.filter((d) => d.fresh !== true), ...failed]
+    const previously = new Set<string>()
     if (replaced.length > 0) {
-      for (const table of OUTPUT_TABLES) {
-        yield* sql`DELETE FROM ${sql(table)} WHERE ${byKeys(sql, table, "origin_source", "origin_identifier", replaced)}`
+      for (const [table, about] of OUTPUT_TABLES) {
+        const where = byKeys(sql, table, "origin_source", "origin_identifier", replaced)
+        if (about === null) {
+          yield* sql`DELETE FROM ${sql(table)} WHERE ${where}`
+          continue
+        }
+        const gone = yield* sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE ${where} RETURNING ${sql(about)} AS id`
+        for (const row of gone) previously.add(row.id)
       }
     }
     const { aliases, epss, exploits, records } = rows
@@ -183,6 +198,7 @@ export const putNormalisedSql = (
           ${done.map((d) => d.hash)}::text[])
         ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash`
     }
+    return previously
   })
 
 /**

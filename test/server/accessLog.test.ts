@@ -1,11 +1,14 @@
+import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
+import { join } from "node:path"
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
-import { Context, Effect, Exit, Layer, Logger, Scope, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Logger, References, Scope, Stream } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { accessLog } from "../../src/server/AccessLog.ts"
+import { AccessLogWriter, accessLog } from "../../src/server/AccessLog.ts"
+import { type LineWriter, makeLineWriter } from "../../src/server/LineWriter.ts"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
 
@@ -35,29 +38,45 @@ const send = (port: number, path: string, options: { headers?: Record<string, st
     req.end()
   })
 
+/** A writer that keeps what reaches the destination: each chunk is one write of the destination. */
+const collecting = () => {
+  const chunks: Array<string> = []
+  const writer = makeLineWriter((chunk) => chunks.push(chunk))
+  const lines = () => chunks.join("").split("\n").filter((line) => line !== "")
+  return { chunks, writer, lines, parsed: () => lines().map((line) => JSON.parse(line) as { annotations: Line }) }
+}
+
+/** A loopback server with the access log, its lines going to `writer`. */
+const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
+  Effect.gen(function*() {
+    const routes = Layer.mergeAll(
+      HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
+      HttpRouter.add("GET", "/boom", Effect.die(new Error("boom"))),
+      HttpRouter.add(
+        "GET",
+        "/stream",
+        HttpServerResponse.stream(Stream.concat(Stream.make(new TextEncoder().encode("first\n")), Stream.never))
+      )
+    )
+    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, middleware: accessLog("probe") }).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provide(Layer.succeed(AccessLogWriter, writer)),
+      Layer.provide(extra ?? Layer.empty)
+    )
+    const context = yield* Layer.build(server)
+    return (Context.get(context, HttpServer.HttpServer).address as unknown as { readonly port: number }).port
+  })
+
+const waitFor = (ready: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 100 && !ready(); i++) yield* Effect.sleep("20 millis")
+  })
+
 describe("access log in process", () => {
   it.live("logs the status actually sent: 404 for no route, 500 for a defect, 499 for an aborted stream", () =>
     Effect.scoped(Effect.gen(function*() {
-      const lines: Array<Line> = []
-      const collector = Logger.make((options) => {
-        const { annotations } = Logger.formatStructured.log(options)
-        if (annotations.requestId !== undefined) lines.push(annotations as unknown as Line)
-      })
-      const routes = Layer.mergeAll(
-        HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
-        HttpRouter.add("GET", "/boom", Effect.die(new Error("boom"))),
-        HttpRouter.add(
-          "GET",
-          "/stream",
-          HttpServerResponse.stream(Stream.concat(Stream.make(new TextEncoder().encode("first\n")), Stream.never))
-        )
-      )
-      const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, middleware: accessLog("probe") }).pipe(
-        Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-        Layer.provide(Logger.layer([collector]))
-      )
-      const context = yield* Layer.build(server)
-      const { port } = Context.get(context, HttpServer.HttpServer).address as unknown as { readonly port: number }
+      const sink = collecting()
+      const port = yield* serveProbe(sink.writer)
 
       const statuses = yield* Effect.promise(() =>
         Promise.all([
@@ -68,8 +87,9 @@ describe("access log in process", () => {
       )
       assert.deepStrictEqual(statuses, [200, 404, 500])
       yield* Effect.promise(() => send(port, "/stream", { abortAfterFirstChunk: true }))
-      for (let i = 0; i < 50 && lines.length < 4; i++) yield* Effect.sleep("20 millis")
+      yield* waitFor(() => sink.lines().length >= 4)
 
+      const lines = sink.parsed().map((line) => line.annotations)
       const byRoute = new Map(lines.map((line) => [line.route, line]))
       assert.strictEqual(byRoute.get("/ok")?.status, 200)
       assert.strictEqual(byRoute.get("/ok")?.requestId, "client-id:1.2_3-4")
@@ -78,7 +98,90 @@ describe("access log in process", () => {
       assert.strictEqual(byRoute.get("/boom")?.status, 500)
       assert.match(byRoute.get("/boom")!.requestId, UUID)
       assert.strictEqual(byRoute.get("/stream")?.status, 499)
+      assert.isFalse(sink.lines().some((line) => line.includes("secret")))
     })))
+
+  it.live("writes the line Logger.formatJson wrote for the same request (fields, order, types)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sink = collecting()
+      const port = yield* serveProbe(sink.writer)
+      yield* Effect.promise(() => send(port, "/ok?q=1", { headers: { "x-request-id": "same-shape" } }))
+      yield* waitFor(() => sink.lines().length >= 1)
+      const ours = JSON.parse(sink.lines()[0]!)
+
+      const logged: Array<string> = []
+      yield* Effect.logInfo("request").pipe(
+        Effect.annotateLogs({ service: "probe", requestId: "same-shape", method: "GET", route: "/ok", status: 200, durationMs: 0.5 }),
+        Effect.provide(Logger.layer([Logger.map(Logger.formatJson, (line) => void logged.push(line))]))
+      )
+      const theirs = JSON.parse(logged[0]!)
+      assert.deepStrictEqual(Object.keys(ours), Object.keys(theirs))
+      assert.deepStrictEqual(Object.keys(ours.annotations), Object.keys(theirs.annotations))
+      const stable = (line: any) => ({ ...line, timestamp: typeof line.timestamp, fiberId: typeof line.fiberId, annotations: { ...line.annotations, durationMs: typeof line.annotations.durationMs } })
+      assert.deepStrictEqual(stable(ours), stable(theirs))
+      assert.isTrue(!Number.isNaN(Date.parse(ours.timestamp)))
+    })))
+
+  it.live("under concurrency every line is complete and written once; sequential requests keep their order", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sink = collecting()
+      const port = yield* serveProbe(sink.writer)
+      const N = 300
+      const statuses = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: N }, (_, i) => send(port, `/ok?i=${i}`, { headers: { "x-request-id": `c-${i}` } })))
+      )
+      assert.isTrue(statuses.every((status) => status === 200))
+      for (let i = 0; i < 50; i++) yield* Effect.promise(() => send(port, "/ok", { headers: { "x-request-id": `s-${i}` } }))
+      yield* waitFor(() => sink.lines().length >= N + 50)
+
+      // Every chunk ends on a line boundary: no line is ever split across writes.
+      assert.isTrue(sink.chunks.every((chunk) => chunk.endsWith("\n")))
+      const ids = sink.parsed().map((line) => line.annotations.requestId)
+      assert.strictEqual(ids.length, N + 50)
+      assert.deepStrictEqual(ids.filter((id) => id.startsWith("c-")).sort(), Array.from({ length: N }, (_, i) => `c-${i}`).sort())
+      assert.deepStrictEqual(ids.filter((id) => id.startsWith("s-")), Array.from({ length: 50 }, (_, i) => `s-${i}`))
+    })))
+
+  it.live("writes nothing when the minimum log level is above INFO", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const sink = collecting()
+      const port = yield* serveProbe(sink.writer, Layer.succeed(References.MinimumLogLevel, "Warn"))
+      assert.strictEqual(yield* Effect.promise(() => send(port, "/ok")), 200)
+      yield* Effect.sleep("50 millis")
+      sink.writer.flush()
+      assert.deepStrictEqual(sink.lines(), [])
+    })))
+})
+
+describe("line writer", () => {
+  it("joins the lines of one turn into one write, in order, and flushes on demand", async () => {
+    const sink = collecting()
+    for (let i = 0; i < 10; i++) sink.writer.write(`line ${i}`)
+    assert.deepStrictEqual(sink.chunks, [])
+    await new Promise((r) => setImmediate(r))
+    assert.deepStrictEqual(sink.chunks, [Array.from({ length: 10 }, (_, i) => `line ${i}\n`).join("")])
+    sink.writer.write("late")
+    sink.writer.flush()
+    assert.strictEqual(sink.chunks[1], "late\n")
+  })
+
+  it("bounds a turn's buffer: a flood is written in bounded chunks without waiting for the turn to end", () => {
+    const sink = collecting()
+    for (let i = 0; i < 10_000; i++) sink.writer.write(String(i))
+    assert.isAbove(sink.chunks.length, 1)
+    sink.writer.flush()
+    assert.deepStrictEqual(sink.lines(), Array.from({ length: 10_000 }, (_, i) => String(i)))
+  })
+
+  it("the stderr writer flushes lines queued in the turn that calls process.exit", async () => {
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, [join(import.meta.dirname, "fixtures/accessLogExit.ts"), "5"], (error, _stdout, stderr) =>
+        resolve({ code: error ? (error.code as number) : 0, stderr }))
+    })
+    assert.strictEqual(run.code, 0)
+    const ids = run.stderr.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).annotations.requestId)
+    assert.deepStrictEqual(ids, ["exit-0", "exit-1", "exit-2", "exit-3", "exit-4"])
+  })
 })
 
 describe("access log of bin/vdb serve", () => {

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { GatewayPolicyEntry, NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { GuardrailRule, GuardrailRulePatch, NewGuardrailRule } from "../../../schema/GuardrailRule.ts"
+import { CustomProvider, NewCustomProvider } from "../custom/CustomProvider.ts"
 import { CheckRequest, FirewallCheckResult } from "./FirewallCheck.ts"
 import {
   ManageInvalidRequestBody,
@@ -12,8 +13,8 @@ import { ManageAuthentication, ManageFailures, ManageValidation } from "./Manage
 
 /**
  * The gateway's management API (`/manage/v1/...` on the gateway port): one
- * organization's guardrail rules, policy entries, provider keys and
- * inference-log switch, authenticated with that organization's
+ * organization's guardrail rules, policy entries, provider keys,
+ * inference-log switch and custom providers, authenticated with that organization's
  * vulnerability-API credential. The contract alone: handlers live in
  * `ManageHandlers.ts`, the typed client in `ManageClient.ts`.
  */
@@ -100,12 +101,12 @@ export class ProviderKeysApi extends HttpApiGroup.make("providerKeys").add(
     params: { provider: Schema.String },
     payload: ProviderKeyInput,
     success: HttpApiSchema.NoContent,
-    error: ManageInvalidRequestBody
+    error: [ManageInvalidRequestBody, ManageUnavailableBody]
   }).annotate(OpenApi.Description, "Store (or replace) the provider's key, sealed under the master key. Write-only."),
   HttpApiEndpoint.delete("remove", "/provider-keys/:provider", {
     params: { provider: Schema.String },
     success: HttpApiSchema.NoContent,
-    error: [ManageInvalidRequestBody, ManageNotFoundBody]
+    error: [ManageInvalidRequestBody, ManageNotFoundBody, ManageUnavailableBody]
   })
 ) {}
 
@@ -117,12 +118,33 @@ export class InferenceLogApi extends HttpApiGroup.make("inferenceLog").add(
   }).annotate(OpenApi.Description, "Record inference metadata (never prompt or completion text) for this organization, or stop.")
 ) {}
 
+export const CustomProviderList = Schema.Struct({ data: Schema.Array(CustomProvider) })
+
+export class CustomProvidersApi extends HttpApiGroup.make("customProviders").add(
+  HttpApiEndpoint.get("list", "/custom-providers", { success: CustomProviderList })
+    .annotate(OpenApi.Description, "The organization's custom providers (no keys: those are in the vault, under the same slug)."),
+  HttpApiEndpoint.post("add", "/custom-providers", {
+    payload: NewCustomProvider,
+    success: Created(CustomProvider),
+    error: ManageInvalidRequestBody
+  }).annotate(
+    OpenApi.Description,
+    "Register a provider: https base URL that resolves only to public addresses, surfaces among chat, responses and messages, auth bearer, x-api-key or header:<name>, key-free default headers. 400 says what is wrong."
+  ),
+  HttpApiEndpoint.delete("remove", "/custom-providers/:slug", {
+    params: { slug: Schema.String },
+    success: HttpApiSchema.NoContent,
+    error: [ManageInvalidRequestBody, ManageNotFoundBody]
+  }).annotate(OpenApi.Description, "Remove a custom provider and its stored key.")
+) {}
+
 /** Mounted under `/manage/v1`; OpenAPI at `/manage/v1/openapi.json`. */
 export class ManageApi extends HttpApi.make("vdb-gateway-manage")
   .add(GuardrailsApi)
   .add(PoliciesApi)
   .add(ProviderKeysApi)
   .add(InferenceLogApi)
+  .add(CustomProvidersApi)
   .middleware(ManageAuthentication)
   .middleware(ManageValidation)
   .middleware(ManageFailures)

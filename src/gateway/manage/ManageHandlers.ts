@@ -12,11 +12,14 @@ import { InferenceLog } from "../InferenceLog.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "../keys/ProviderSlugs.ts"
 import { SERVICE_KEY_PREFIX } from "../keys/ServiceKeyFormat.ts"
+import type { CustomProviderError } from "../custom/CustomProvider.ts"
+import { CustomProviders } from "../custom/CustomProviders.ts"
 import { makeDryRun } from "./FirewallCheck.ts"
 import { ManageApi } from "./ManageApi.ts"
 import { ManageFallback } from "./ManageFallback.ts"
 import { ManageInvalidRequest, ManageNotFound, ManageUnavailable } from "./ManageErrors.ts"
 import { ManageMiddleware } from "./ManageMiddleware.ts"
+import { providerKeyRefusal } from "../kiro/KiroSignInCheck.ts"
 import { CurrentOrg } from "./ManageSecurity.ts"
 
 /** Generous for any API key or credential blob; anything larger is a mistake (a file pasted in). */
@@ -88,10 +91,21 @@ const PolicyHandlers = HttpApiBuilder.group(ManageApi, "policies", Effect.fn(fun
   })
 }))
 
-const knownProvider = (provider: string) =>
+/** A built-in slug, or one of the organization's own custom providers. */
+const knownProvider = (custom: CustomProviders["Service"], org: string, provider: string) =>
   isProviderSlug(provider)
     ? Effect.succeed(provider)
-    : Effect.fail(invalid(`unknown provider ${JSON.stringify(provider.slice(0, 64))} (known: ${PROVIDER_SLUGS.join(", ")})`, "unknown_provider"))
+    : custom.lookup(org, provider).pipe(
+      Effect.mapError(unavailable),
+      Effect.flatMap((route) =>
+        route !== undefined
+          ? Effect.succeed(provider)
+          : Effect.fail(invalid(
+            `unknown provider ${JSON.stringify(provider.slice(0, 64))} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider of this organization)`,
+            "unknown_provider"
+          ))
+      )
+    )
 
 /** The same acceptance rules as `bin/vdb gateway provider-key set`. */
 const acceptableKey = (key: Redacted.Redacted<string>) => {
@@ -108,6 +122,7 @@ const acceptableKey = (key: Redacted.Redacted<string>) => {
 
 const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effect.fn(function*(handlers) {
   const providerKeys = yield* ProviderKeys
+  const custom = yield* CustomProviders
   return handlers.handleAll({
     list: () =>
       Effect.flatMap(orgUuid, (org) => providerKeys.list(org)).pipe(
@@ -121,12 +136,15 @@ const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effe
       ),
     set: Effect.fnUntraced(function*({ params, payload }) {
       const org = yield* orgUuid
-      const provider = yield* knownProvider(params.provider)
-      yield* providerKeys.set(org, provider, yield* acceptableKey(payload.key))
+      const provider = yield* knownProvider(custom, org, params.provider)
+      const key = yield* acceptableKey(payload.key)
+      const refused = providerKeyRefusal(provider, key)
+      if (refused !== undefined) return yield* Effect.fail(invalid(refused, "invalid_provider_key"))
+      yield* providerKeys.set(org, provider, key)
     }),
     remove: Effect.fnUntraced(function*({ params }) {
       const org = yield* orgUuid
-      const provider = yield* knownProvider(params.provider)
+      const provider = yield* knownProvider(custom, org, params.provider)
       if (!(yield* providerKeys.remove(org, provider))) {
         return yield* new ManageNotFound({ message: `no ${provider} key is stored`, code: "provider_key_not_found" })
       }
@@ -145,6 +163,21 @@ const InferenceLogHandlers = HttpApiBuilder.group(ManageApi, "inferenceLog", Eff
   })
 }))
 
+const CustomProviderHandlers = HttpApiBuilder.group(ManageApi, "customProviders", Effect.fn(function*(handlers) {
+  const custom = yield* CustomProviders
+  const refused = (error: CustomProviderError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
+    error.reason._tag === "CustomProviderNotFound"
+      ? Effect.fail(new ManageNotFound({ message: error.message, code: "custom_provider_not_found" }))
+      : Effect.fail(invalid(error.message, "invalid_custom_provider"))
+  return handlers.handleAll({
+    list: () => Effect.map(Effect.flatMap(orgUuid, (org) => custom.list(org)), (data) => ({ data })),
+    add: ({ payload }) =>
+      Effect.flatMap(orgUuid, (org) =>
+        Effect.catch(custom.add(org, payload), (e) => Effect.fail(invalid(e.message, "invalid_custom_provider")))),
+    remove: ({ params }) => Effect.flatMap(orgUuid, (org) => Effect.catch(custom.remove(org, params.slug), refused))
+  })
+}))
+
 /**
  * `/manage/v1/...` and `/manage/v1/openapi.json`, without the domain
  * services (`Guardrails`, `Policies`, `ProviderKeys`, `InferenceLog`,
@@ -154,7 +187,7 @@ export const ManageRoutesWith = Layer.merge(
   HttpApiBuilder.layer(ManageApi, { openapiPath: "/manage/v1/openapi.json" }),
   ManageFallback
 ).pipe(
-  Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers]),
+  Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers, CustomProviderHandlers]),
   Layer.provide(ManageMiddleware),
   Layer.provide(AuthenticationLive),
   Layer.provide([Jwt.layer, RateLimiter.layer])

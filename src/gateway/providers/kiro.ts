@@ -1,8 +1,10 @@
 import { bearer, type ProviderSpec } from "./ProviderSpec.ts"
 
 /**
- * Catalog entry only: the Kiro relay (token minting from the vault's sign-in,
- * binary event stream) arrives with the custom-provider issue.
+ * Kiro's native API. The stored key is a sign-in, not a token: `kiro/KiroRelay.ts`
+ * mints the bearer token (`kiro/KiroTokens.ts`) and serves both native paths,
+ * `/generateAssistantResponse` (below) and `/ListAvailableModels` beside it.
+ * `models` is what `GET /kiro/{org}/v1/models` lists; `ListAvailableModels` is live.
  */
 export const kiro: ProviderSpec = {
   slug: "kiro",

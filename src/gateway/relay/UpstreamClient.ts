@@ -118,11 +118,19 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
   /** The whole response, bounded by the non-streaming timeout (502 when exceeded). */
   buffered(request: UpstreamRequest): Effect.Effect<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>
 }>()("vdb/gateway/UpstreamClient") {
-  static readonly make = (options?: { readonly timeout?: Duration.Input | undefined }) =>
+  /** `ca` replaces the trusted roots (custom providers under a test allowance only; see `custom/VettingPolicy.ts`). */
+  static readonly make = (options?: {
+    readonly timeout?: Duration.Input | undefined
+    readonly ca?: ReadonlyArray<string> | undefined
+  }) =>
     Effect.gen(function*() {
       const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.timeout ?? "120 seconds"))
       const agent = yield* Effect.acquireRelease(
-        Effect.sync(() => new Agent({ keepAliveTimeout: 30_000, pipelining: 1, connect: { timeout: 10_000 } })),
+        Effect.sync(() => new Agent({
+          keepAliveTimeout: 30_000,
+          pipelining: 1,
+          connect: options?.ca !== undefined && options.ca.length > 0 ? { timeout: 10_000, ca: [...options.ca] } : { timeout: 10_000 }
+        })),
         (agent) => Effect.promise(() => agent.close().catch(() => undefined))
       )
       // Streams are not bounded in time.

@@ -11,6 +11,7 @@ import { Test } from "../../../layers/Test.ts"
 import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
 import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
 import { FirewallAdminClient } from "../../../src/gateway/FirewallAdminRpcs.ts"
+import { CustomProviderAdminClient } from "../../../src/gateway/custom/CustomProviderAdminRpcs.ts"
 import { ServiceKeys } from "../../../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
@@ -21,7 +22,9 @@ const Services = Test
 const Client = Layer.effect(GatewayAdminClient, RpcTest.makeClient(GatewayAdminRpcs)).pipe(
   Layer.provide(GatewayAdminRpcHandlers),
   // `gateway rule|policy|check` are covered by test/gateway/manage/cli.test.ts.
-  Layer.merge(Layer.mock(FirewallAdminClient)({}))
+  Layer.merge(Layer.mock(FirewallAdminClient)({})),
+  // `gateway custom-provider` is covered by test/gateway/custom/cli.test.ts.
+  Layer.merge(Layer.mock(CustomProviderAdminClient)({}))
 )
 
 const TestLayer = Client.pipe(Layer.provideMerge(Services), Layer.provideMerge(TestConsole.layer))
@@ -95,7 +98,9 @@ describe("bin/vdb gateway (admin RPCs, in-process)", () => {
         const cases: Array<[ReadonlyArray<string>, string, RegExp]> = [
           [["service-key", "create", "--org", "not-a-uuid"], "", /^--org: not a UUID: "not-a-uuid"$/],
           [["service-key", "rotate", "--org", "6f1c2b9e-8d4a-4c1e-9b7a-2f3e4d5c6b7a"], "", /^organization 6f1c2b9e-.* does not exist$/],
-          [["provider-key", "set", "--org", org.uuid, "--provider", "nope"], "sk-x", /^--provider: unknown provider "nope" \(known: openai, /],
+          [["provider-key", "set", "--org", org.uuid, "--provider", "Nope!"], "sk-x", /^--provider: unknown provider "Nope!" \(known: openai, /],
+          // Slug-shaped: only the server knows the organization's custom providers.
+          [["provider-key", "set", "--org", org.uuid, "--provider", "nope"], "sk-x", /^unknown provider "nope" \(known: openai, .*custom provider/],
           [["provider-key", "list", "--org", "6f1c2b9e-8d4a-4c1e-9b7a-2f3e4d5c6b7a"], "", /does not exist$/],
           [["provider-key", "set", "--org", org.uuid, "--provider", "groq"], "", /^no provider key on stdin/],
           [["provider-key", "set", "--org", org.uuid, "--provider", "groq"], "vdb_sk_" + "a".repeat(43), /^that is a vdb service key/]

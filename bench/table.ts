@@ -1,0 +1,249 @@
+// `npm run bench -- table` (or `make bench-table`): renders the README's
+// benchmark table from bench/results/*.json and rewrites it between the
+// `<!-- bench-table:start -->` and `<!-- bench-table:end -->` markers. The
+// table is never typed by hand: a figure that is not in a result file is not
+// in the README. Each row says when its result was measured, on which machine
+// when the result records it, its target and whether it was met.
+import { readFileSync, writeFileSync } from "node:fs"
+import { cpus } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url))
+const RESULTS = join(ROOT, "bench/results")
+const README = join(ROOT, "README.md")
+const START = "<!-- bench-table:start -->"
+const END = "<!-- bench-table:end -->"
+
+type Json = any
+interface Row {
+  readonly bench: string
+  readonly figure: string
+  readonly baseline: string
+  readonly target: string
+  /** undefined: the result says nothing either way. */
+  readonly met: boolean | undefined
+  readonly date: string | undefined
+  readonly machine?: string | undefined
+  /** The 1-minute load average when the run started, where the result records it. */
+  readonly load?: number | undefined
+}
+
+const load = (name: string): Json | undefined => {
+  try {
+    return JSON.parse(readFileSync(join(RESULTS, `${name}.json`), "utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+const n = (value: unknown, digits = 0) =>
+  typeof value === "number" && Number.isFinite(value)
+    ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "—"
+const pct = (ratio: unknown) => (typeof ratio === "number" ? `${Math.round(ratio * 100)} %` : "—")
+const ms = (value: unknown) => (typeof value === "number" ? `${value >= 0 ? "+" : ""}${value.toFixed(2)} ms` : "—")
+const day = (iso: unknown) => (typeof iso === "string" ? iso.slice(0, 16).replace("T", " ") : undefined)
+const machineOf = (json: Json) =>
+  json?.machine?.cpus !== undefined ? `${json.machine.cpus} × ${String(json.machine.model).replace(/\s+/g, " ").trim()}` : undefined
+const loadOf = (json: Json): number | undefined => {
+  const load = json?.loadAverage
+  const first = Array.isArray(load) ? load[0] : Array.isArray(load?.start) ? load.start[0] : undefined
+  return typeof first === "number" ? first : undefined
+}
+const all = (...flags: Array<unknown>) =>
+  flags.some((flag) => typeof flag !== "boolean") ? undefined : flags.every((flag) => flag === true)
+
+/**
+ * Reads `api`, `bareFetch` (or `bare`), `ratio` (a number or `{ rps }`), `target` and `met`
+ * (a boolean, or flags that must all hold), plus one reported row per `configurations` entry
+ * (`what`, `rps`, `p50`, `p99`, `ratio`) and `coldCache`, when present.
+ */
+const vdbRows = (r: Json): Array<Row> => {
+  if (r === undefined) return []
+  const bare = r.bareFetch ?? r.bare
+  const ratio = typeof r.ratio === "number" ? r.ratio : r.ratio?.rps ?? (r.api?.rps && bare?.rps ? r.api.rps / bare.rps : undefined)
+  const target = typeof r.target === "number" ? r.target : r.targets?.ratio ?? 0.5
+  return [{
+    bench: "`vdb`: `/v1/vuln/{id}`, ApiKey, limits 0, usage log",
+    figure: `${n(r.api?.rps)} req/s, p50 ${n(r.api?.p50, 1)} ms, p99 ${n(r.api?.p99, 1)} ms: **${pct(ratio)}** of the bare fetch`,
+    baseline: `bare single-row PostgreSQL fetch, ${n(bare?.rps)} req/s`,
+    target: `≥ ${pct(target)} of the bare fetch`,
+    met: typeof r.met === "boolean"
+      ? r.met
+      : r.met !== undefined
+      ? all(...Object.values(r.met))
+      : typeof ratio === "number" ? ratio >= target : undefined,
+    date: day(r.date ?? r.at),
+    machine: machineOf(r),
+    load: loadOf(r)
+  }, ...Object.values(r.configurations ?? {}).map((c: Json): Row => ({
+    bench: `\`vdb\`: ${c.what}`,
+    figure: `${n(c.rps)} req/s, p50 ${n(c.p50, 1)} ms, p99 ${n(c.p99, 1)} ms: **${pct(c.ratio)}** of the bare fetch`,
+    baseline: "bare fetch, same run",
+    target: "reported",
+    met: undefined,
+    date: day(r.date ?? r.at),
+    machine: machineOf(r),
+    load: loadOf(r)
+  })), ...(r.coldCache?.cold === undefined ? [] : [{
+    bench: `\`vdb\`: cold cache, ${n(r.coldCache.identifiers)} identifiers once each after an ingest`,
+    figure: `${n(r.coldCache.cold.rps)} req/s, p50 ${n(r.coldCache.cold.p50, 1)} ms, p99 ${n(r.coldCache.cold.p99, 1)} ms`,
+    baseline: `the same list warm, ${n(r.coldCache.warm?.rps)} req/s`,
+    target: "reported",
+    met: undefined,
+    date: day(r.date ?? r.at),
+    machine: machineOf(r),
+    load: loadOf(r)
+  }])]
+}
+
+const gatewayRows = (r: Json): Array<Row> => {
+  if (r === undefined) return []
+  const log = r.accessLog?.on === false ? "access log off" : "production access log on"
+  const rows: Array<Row> = [
+    {
+      bench: `\`gateway\`: added latency, concurrency 1 (${log})`,
+      figure: `p50 ${ms(r.addedLatencyMs?.p50)}, p99 ${ms(r.addedLatencyMs?.p99)}`,
+      baseline: "direct calls to the same local upstream",
+      target: `p50 ≤ ${r.targets?.addedP50Ms} ms, p99 ≤ ${r.targets?.addedP99Ms} ms`,
+      met: all(r.met?.addedP50, r.met?.addedP99),
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    },
+    {
+      bench: `\`gateway\`: throughput, concurrency 64 (${log})`,
+      figure: `${n(r.throughputRps?.gateway)} req/s: **${pct(r.throughputRatio)}** of the bare relay (CPU per request ${n(r.cpuMicrosPerRequest?.gateway)} µs vs ${n(r.cpuMicrosPerRequest?.bareRelay)} µs)`,
+      baseline: `bare Node relay (undici), ${n(r.throughputRps?.bareRelay)} req/s`,
+      target: `≥ ${pct(r.targets?.throughputRatio)}`,
+      met: r.met?.throughput,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    },
+    {
+      bench: "`gateway`: streaming, added time to first byte",
+      figure: ms(r.firstByteMs?.addedP50),
+      baseline: "direct streamed call",
+      target: `≤ ${r.targets?.firstByteAddedMs} ms`,
+      met: r.met?.firstByte,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    }
+  ]
+  if (r.memory !== undefined) {
+    rows.push({
+      bench: `\`gateway\`: RSS over ${r.memory.seconds} s at concurrency 64`,
+      figure: `${n(r.memory.earlyRssMiB)} → ${n(r.memory.lateRssMiB)} MiB (${r.memory.growth >= 0 ? "+" : ""}${n(r.memory.growth * 100, 1)} %), ${n(r.memory.requests)} requests`,
+      baseline: "its own RSS after warm-up",
+      target: `flat within ${pct(r.targets?.rssGrowth)}`,
+      met: r.met?.rssFlat,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    })
+  }
+  return rows
+}
+
+const firewallRows = (r: Json): Array<Row> =>
+  r === undefined ? [] : [{
+    bench: `\`firewall\`: ${r.case ?? "chat request with guardrail rules"}`,
+    figure: `added p50 **${ms(r.addedP50Ms?.firewallOverBareRelay)}** (firewall step alone ${ms(r.addedP50Ms?.firewallOverAllowAll)})`,
+    baseline: "bare relay, same run",
+    target: `≤ ${r.targets?.addedP50Ms} ms`,
+    met: r.met?.addedP50,
+    date: day(r.date),
+    machine: machineOf(r),
+    load: loadOf(r)
+  }]
+
+const guardrailRows = (r: Json): Array<Row> =>
+  r === undefined ? [] : [{
+    bench: `\`guardrails\`: ${r.patterns} RE2 patterns over ${n(r.bodyBytes / 1048576, 1)} MiB, no match`,
+    figure: `**${n(r.scan?.mbPerSecond)} MB/s** on one core (${n(r.ratioToBaseline?.scanVsOneRe2Test, 2)}× one single-pattern RE2 pass)`,
+    baseline: `one RE2 test of one pattern, ${n(r.baseline?.oneRe2Test?.mbPerSecond)} MB/s`,
+    target: `≥ ${r.scan?.target} MB/s`,
+    met: r.scan?.met,
+    date: day(r.date),
+    machine: machineOf(r),
+    load: loadOf(r)
+  }]
+
+const ingestRows = (r: Json): Array<Row> => {
+  if (r === undefined) return []
+  const readers = r.readers === undefined
+    ? ""
+    : `; ${r.readers.concurrency ?? ""} readers on \`/vuln\`${r.readers.targetRate ? ` at ${r.readers.targetRate} req/s` : ""} meanwhile: p99 ${n(r.readers.p99, 1)} ms, ${n(r.readers.errors)} errors`
+  return [{
+    bench: `\`ingest\`: ${n(r.generated?.items)} generated records on PostgreSQL`,
+    figure: `**${n(r.generated?.perSecond)} records/s**${readers}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
+    baseline: `bare multi-row INSERT of the same rows, ${n(r.baseline?.perSecond)}/s`,
+    target: `≥ ${n(r.target)}/s`,
+    met: typeof r.met === "boolean" ? r.met : undefined,
+    date: day(r.date),
+    machine: machineOf(r),
+    load: loadOf(r)
+  }]
+}
+
+const memoryRows = (r: Json): Array<Row> =>
+  r === undefined ? [] : (r.results ?? []).flatMap((m: Json): Array<Row> => [
+    {
+      bench: `\`memory\`: \`bin/vdb serve\` (four services) idle, ${m.db === "embedded" ? "embedded database" : "PostgreSQL"}`,
+      figure: `**${n(m.idleMiB)} MiB** RSS`,
+      baseline: "—",
+      target: `≤ ${m.target?.idleMiB} MiB`,
+      met: m.met?.idle,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    },
+    {
+      bench: `\`memory\`: after ingesting \`${m.ingest?.corpus}\`, ${m.db === "embedded" ? "embedded" : "PostgreSQL"}`,
+      figure: `peak ${n(m.peakDuringIngestMiB)} MiB; ${n(m.target?.settleSeconds)} s later ${n(m.finalMiB)} MiB (${m.finalOverIdle >= 0 ? "+" : ""}${n(m.finalOverIdle * 100)} % of idle)`,
+      baseline: `idle, ${n(m.idleMiB)} MiB`,
+      target: `back within ${pct(m.target?.settleWithin)} of idle in ${n(m.target?.settleSeconds)} s`,
+      met: m.met?.returnsToIdle,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    }
+  ])
+
+const rows: Array<Row> = [
+  ...vdbRows(load("vdb")),
+  ...gatewayRows(load("gateway")),
+  ...firewallRows(load("firewall")),
+  ...guardrailRows(load("guardrails")),
+  ...ingestRows(load("ingest")),
+  ...memoryRows(load("memory"))
+]
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ")
+const here = `${cpus().length} × ${(cpus()[0]?.model ?? "unknown CPU").replace(/\s+/g, " ").trim()}`
+const table = [
+  START,
+  `<!-- generated by \`make bench-table\` from bench/results/*.json; edits here are overwritten -->`,
+  `Generated ${new Date().toISOString().slice(0, 10)} from \`bench/results/*.json\`. Machine: ${here} unless a row names another. Each figure is one run; "measured" is that run's UTC time and, where recorded, the machine's 1-minute load average then (2 cores: above 2, other work was competing).`,
+  "",
+  "| bench | figure | baseline (same run) | target | met | measured |",
+  "|---|---|---|---|---|---|",
+  ...rows.map((row) =>
+    `| ${cell(row.bench)} | ${cell(row.figure)} | ${cell(row.baseline)} | ${cell(row.target)} | ${row.met === undefined ? "—" : row.met ? "met" : "**not met**"} | ${row.date ?? "—"}${row.load !== undefined ? `, load ${row.load}` : ""}${row.machine !== undefined && row.machine !== here ? ` (${cell(row.machine)})` : ""} |`
+  ),
+  END
+].join("\n")
+
+const readme = readFileSync(README, "utf8")
+const from = readme.indexOf(START)
+const to = readme.indexOf(END)
+if (from === -1 || to === -1 || to < from) {
+  console.error(`README.md has no ${START} … ${END} pair; the table is:\n`)
+  console.log(table)
+  process.exit(1)
+}
+writeFileSync(README, readme.slice(0, from) + table + readme.slice(to + END.length))
+console.log(table)

@@ -1,0 +1,42 @@
+import { Exit, Schema } from "effect"
+
+/** An AWS region name; it becomes part of a host name, so nothing else may pass. */
+const Region = Schema.String.check(Schema.isPattern(/^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/))
+
+/**
+ * What the vault holds for the `kiro` provider (spec 2): the Kiro sign-in,
+ * from which the gateway mints short-lived access tokens. `social` refreshes
+ * at Kiro's own auth service; `idc` (IAM Identity Center, Builder ID)
+ * through SSO OIDC `CreateToken`, which needs the registered client's id and
+ * secret.
+ */
+export const KiroSignIn = Schema.Struct({
+  refreshToken: Schema.NonEmptyString,
+  authMethod: Schema.Literals(["social", "idc"]),
+  clientId: Schema.optionalKey(Schema.NonEmptyString),
+  clientSecret: Schema.optionalKey(Schema.NonEmptyString),
+  profileArn: Schema.optionalKey(Schema.NonEmptyString),
+  region: Schema.optionalKey(Region)
+})
+export type KiroSignIn = typeof KiroSignIn.Type
+
+const decodeSignIn = Schema.decodeUnknownExit(Schema.fromJsonString(KiroSignIn))
+
+/** One line, and never the value: a sign-in is a secret, so no decoder message (which quotes input) is shown. */
+export const KIRO_SIGN_IN_EXPECTED =
+  `the kiro key must be the sign-in as JSON: {"refreshToken": "...", "authMethod": "social" | "idc", "clientId"?, "clientSecret"?, "profileArn"?, "region"?}`
+export const KIRO_IDC_NEEDS_CLIENT = `a kiro "idc" sign-in needs "clientId" and "clientSecret"`
+
+/** The sign-in, or the one-line reason it is refused. */
+export const parseKiroSignIn = (text: string): KiroSignIn | { readonly refused: string } => {
+  const exit = decodeSignIn(text)
+  if (Exit.isFailure(exit)) return { refused: KIRO_SIGN_IN_EXPECTED }
+  const signIn = exit.value
+  if (signIn.authMethod === "idc" && (signIn.clientId === undefined || signIn.clientSecret === undefined)) {
+    return { refused: KIRO_IDC_NEEDS_CLIENT }
+  }
+  return signIn
+}
+
+export const isRefused = (parsed: KiroSignIn | { readonly refused: string }): parsed is { readonly refused: string } =>
+  "refused" in parsed

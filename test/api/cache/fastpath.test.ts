@@ -1,0 +1,100 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { Organizations } from "../../../src/orgs/Organizations.ts"
+import type { SecretBox } from "../../../src/secrets/SecretBox.ts"
+import { VulnStore } from "../../../src/vulns/VulnStore.ts"
+import { PostgresTest } from "../../support/database.ts"
+import { SecretBoxTest } from "../../support/secrets.ts"
+import { serveApi } from "../harness.ts"
+import { get, type RawResponse } from "./http.ts"
+import { ingestRecord } from "./seed.ts"
+
+/**
+ * `VulnFastPath` answers a cached `/vuln` for an unlimited, active organization before the
+ * router; a query string (ignored by the endpoint) sends the same request through the HttpApi. Both must answer the
+ * same bytes and headers, and every other case must reach the HttpApi's own answer.
+ */
+const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(PostgresTest, SecretBoxTest))
+)
+
+const comparable = (r: RawResponse) => {
+  const { date: _date, ...headers } = r.headers
+  return { status: r.status, headers, body: r.body.toString("base64") }
+}
+
+layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
+  describe("the cached /vuln fast path", () => {
+    it.effect("answers exactly what the HttpApi answers: identity, gzip, br, 304; and logs the request the same way", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+        const base = yield* serveApi(Layer.succeedContext(ctx))
+        const org = yield* Effect.flatMap(Organizations, (orgs) => orgs.create({ name: "fast", perMinute: 0, perWeek: 0 }))
+        yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0001", size: 3000 })
+        const auth = { authorization: org.apiKey }
+        const first = yield* get(`${base}/vuln/CVE-2034-0001`, auth)
+        const etag = first.headers.etag as string
+        const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "accept-encoding": "br;q=1, gzip;q=0.5" }, { "if-none-match": etag }]
+        for (const headers of variants) {
+          const fast = yield* get(`${base}/vuln/CVE-2034-0001`, { ...auth, ...headers })
+          const full = yield* get(`${base}/vuln/CVE-2034-0001?via=httpapi`, { ...auth, ...headers })
+          assert.deepStrictEqual(comparable(fast), comparable(full), JSON.stringify(headers))
+          // Again: now from the fast path's finished responses.
+          const again = yield* get(`${base}/vuln/CVE-2034-0001`, { ...auth, ...headers })
+          assert.deepStrictEqual(comparable(again), comparable(full), JSON.stringify(headers))
+        }
+
+        const sql = yield* SqlClient.SqlClient
+        let rows: ReadonlyArray<{ route: string; identifier: string; status: number }> = []
+        // The usage log writes off the response path: poll for the batch.
+        for (let i = 0; i < 100 && rows.length < 13; i++) {
+          yield* Effect.sleep("50 millis")
+          rows = yield* sql<{ route: string; identifier: string; status: number }>`
+            SELECT route, identifier, status FROM usage_log WHERE org_uuid = ${org.uuid}::uuid ORDER BY id`
+        }
+        assert.strictEqual(rows.length, 13)
+        for (const row of rows) {
+          assert.strictEqual(row.route, "/v1/vuln/:identifier")
+          assert.strictEqual(row.identifier, "CVE-2034-0001")
+        }
+        assert.deepStrictEqual(rows.map((r) => r.status).slice(-3), [304, 304, 304])
+      })))
+
+    it.effect("a wrong key, an inactive or a limited organization, and a miss get the HttpApi's answers", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+        const base = yield* serveApi(Layer.succeedContext(ctx))
+        const orgs = yield* Organizations
+        const org = yield* orgs.create({ name: "fast", perMinute: 0, perWeek: 0 })
+        yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0002" })
+        const url = `${base}/vuln/CVE-2034-0002`
+        assert.strictEqual((yield* get(url, { authorization: org.apiKey })).status, 200)
+        assert.strictEqual((yield* get(url, { authorization: org.apiKey })).status, 200)
+
+        const wrong = org.apiKey.slice(0, -1) + (org.apiKey.endsWith("0") ? "1" : "0")
+        const refused = yield* get(url, { authorization: wrong })
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.headers["www-authenticate"], `ApiKey realm="vdb", Bearer realm="vdb"`)
+
+        yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 100 })
+        const limited = yield* get(url, { authorization: org.apiKey })
+        assert.strictEqual(limited.status, 200)
+        assert.strictEqual(limited.headers["x-ratelimit-remaining-week"], "99")
+
+        yield* orgs.setActive(org.uuid, false)
+        assert.strictEqual((yield* get(url, { authorization: org.apiKey })).status, 403)
+        yield* orgs.setActive(org.uuid, true)
+        yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 0 })
+        assert.strictEqual((yield* get(url, { authorization: org.apiKey })).status, 200)
+
+        // Not cached (never found): the HttpApi's 404, in the API's dialect.
+        const missing = yield* get(`${base}/vuln/CVE-2034-9999`, { authorization: org.apiKey })
+        assert.strictEqual(missing.status, 404)
+        assert.strictEqual(JSON.parse(missing.body.toString()).success, false)
+        // The cache follows an ingest on the fast path too.
+        yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0002", revision: 2 })
+        assert.include((yield* get(url, { authorization: org.apiKey })).body.toString(), "revision 2")
+      })))
+  })
+})

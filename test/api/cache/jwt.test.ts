@@ -1,0 +1,53 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import { SignJWT } from "jose"
+import { Organizations } from "../../../src/orgs/Organizations.ts"
+import { SecretBox } from "../../../src/secrets/SecretBox.ts"
+import { VulnStore } from "../../../src/vulns/VulnStore.ts"
+import { PostgresTest } from "../../support/database.ts"
+import { SecretBoxTest } from "../../support/secrets.ts"
+import { serveApi } from "../harness.ts"
+import { get } from "./http.ts"
+
+const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(PostgresTest, SecretBoxTest))
+)
+
+/** Verified tokens are remembered until their `exp`; what is remembered never outlives that or the organization. */
+layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
+  describe("Bearer tokens", () => {
+    it.effect("a remembered token stops working at its exp (403) and when its organization is deactivated", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+        const base = yield* serveApi(Layer.succeedContext(ctx))
+        const orgs = yield* Organizations
+        const org = yield* orgs.create({ name: "jwt", perMinute: 0, perWeek: 0 })
+        const key = Redacted.value((yield* SecretBox).derive("jwt-signing"))
+        const forge = (exp: number) =>
+          Effect.promise(() =>
+            new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setIssuer("urn:vendor:vdb").setSubject(`urn:uuid:${org.uuid}`)
+              .setIssuedAt(Math.floor(Date.now() / 1000)).setExpirationTime(exp).sign(key)
+          )
+        const url = `${base}/info/CVE-2033-0001`
+        // Expires at the next whole second (at least one later): accepted now, twice (the second from memory).
+        const shortLived = `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 2)}`
+        assert.strictEqual((yield* get(url, { authorization: shortLived })).status, 404)
+        assert.strictEqual((yield* get(url, { authorization: shortLived })).status, 404)
+        yield* Effect.sleep("2100 millis")
+        const expired = yield* get(url, { authorization: shortLived })
+        assert.strictEqual(expired.status, 403)
+        assert.strictEqual(JSON.parse(expired.body.toString()).error, "token expired")
+
+        const token = `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 900)}`
+        assert.strictEqual((yield* get(url, { authorization: token })).status, 404)
+        yield* orgs.setActive(org.uuid, false)
+        assert.strictEqual((yield* get(url, { authorization: token })).status, 403)
+        yield* orgs.setActive(org.uuid, true)
+        assert.strictEqual((yield* get(url, { authorization: token })).status, 404)
+        // A token that differs in one signature character was never verified: 401.
+        const tampered = token.slice(0, -2) + (token.at(-2) === "A" ? "B" : "A") + token.at(-1)
+        assert.strictEqual((yield* get(url, { authorization: tampered })).status, 401)
+      })))
+  })
+})
