@@ -1,9 +1,10 @@
 import { Layer } from "effect"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { Jwt } from "../auth/Jwt.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Api } from "./Api.ts"
+import { ApiDocs } from "./ApiDocs.ts"
 import { AuthenticationLive, SignedRequestLive } from "./AuthenticationLive.ts"
 import { AuthHandlers } from "./handlers/AuthHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
@@ -26,7 +27,7 @@ export const ApiRoutesWith = <R1, R2>(services: {
 }) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }),
-    HttpApiScalar.layer(Api, { path: "/docs" }),
+    ApiDocs,
     RouteFallback,
     VulnFastPath
   ).pipe(

@@ -132,8 +132,18 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const openapi = yield* raw(`${base}/openapi.json`)
         assert.strictEqual(openapi.status, 200)
         assert.match(openapi.body.openapi, /^3\.1/)
-        const docs = yield* Effect.promise(() => fetch(base.replace(/\/v1$/, "/docs")))
-        assert.strictEqual(docs.status, 200)
+        // The Scalar page is built on the first request (src/api/ApiDocs.ts), then reused.
+        const page = () =>
+          Effect.promise(async () => {
+            const docs = await fetch(base.replace(/\/v1$/, "/docs"))
+            return { status: docs.status, type: docs.headers.get("content-type"), body: await docs.text() }
+          })
+        const first = yield* page()
+        assert.strictEqual(first.status, 200)
+        assert.match(first.type ?? "", /^text\/html/)
+        assert.include(first.body, "<script")
+        assert.isAbove(first.body.length, 1_000_000)
+        assert.deepStrictEqual(yield* page(), first)
       })))
 
     it.effect("JWT: sign-in with AWS4-HMAC-SHA512, Bearer requests, expiry, tampering, foreign issuer", () =>
