@@ -1,4 +1,4 @@
-import { Cache, Cause, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Cache, Context, Duration, Effect, Layer } from "effect"
 import {
   type GatewayPolicyEntry,
   type NewPolicyEntry,
@@ -7,8 +7,9 @@ import {
   PolicyError,
   STRIPPABLE_KINDS
 } from "../../schema/GatewayPolicy.ts"
-import { type Invalidated, Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
-import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY, keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
+import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
+import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
+import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"
@@ -38,34 +39,24 @@ export class Policies extends Context.Service<Policies, {
   static readonly make = Effect.fnUntraced(function*(store: PolicyStore, ttl: Duration.Duration, bus: InvalidationBus) {
     const unavailable = new BackendUnavailable({ backend: "policy" })
 
-    const readSnapshot = (orgUuid: string): Effect.Effect<PolicySnapshot, BackendUnavailable> =>
+    const readSnapshot = (orgUuid: string): Effect.Effect<PolicySnapshot, unknown> =>
       store.read(orgUuid).pipe(
         Effect.map(({ entries, version }) =>
           compileSnapshot(
             version,
             entries.map((e) => ({ kind: e.kind, effect: e.effect, provider: e.provider ?? "", value: e.value }))
           )
-        ),
-        Effect.timeout(BACKEND_TIMEOUT),
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause as Cause.Cause<never>)
-            : Effect.logWarning("gateway policy backend unavailable").pipe(
-              Effect.annotateLogs("failure", String(Cause.squash(cause))),
-              Effect.andThen(Effect.fail(unavailable))
-            )
         )
       )
 
-    // Only successful reads are cached: a failed read is retried by the next request.
-    const cache = yield* Cache.makeWith(readSnapshot, {
-      capacity: KEY_CACHE_CAPACITY,
-      timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
+    const cache = yield* makeBackendCache({
+      what: "policy",
+      read: readSnapshot,
+      unavailable,
+      ttl,
+      bus,
+      channels: ["gateway-policies"]
     })
-
-    yield* bus.subscribe("gateway-policies", (event: Invalidated) =>
-      event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key.toLowerCase())
-    )
     const changed = (orgUuid: string) => bus.publish("gateway-policies", orgUuid)
 
     const org = (raw: string) =>

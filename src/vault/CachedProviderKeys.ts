@@ -1,6 +1,6 @@
-import { Cache, Cause, Duration, Effect, Exit, Redacted } from "effect"
+import { Cache, Duration, Effect, Redacted } from "effect"
 import type { InvalidationBus } from "../db/Invalidation.ts"
-import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "../gateway/keys/KeyCacheTtl.ts"
+import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
 import type { SecretBox } from "../secrets/SecretBox.ts"
 import { ProviderKeyMissing, ProviderKeyUnreadable } from "./ProviderKeyErrors.ts"
@@ -41,15 +41,6 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     const org = key.slice(0, slash)
     const provider = key.slice(slash + 1)
     return store.sealedOf(org, provider).pipe(
-      Effect.timeout(BACKEND_TIMEOUT),
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.logWarning("gateway provider-key backend unavailable").pipe(
-            Effect.annotateLogs("failure", String(Cause.squash(cause))),
-            Effect.andThen(Effect.fail(unavailable))
-          )
-      ),
       Effect.flatMap((sealed): Effect.Effect<VaultEntry> =>
         sealed === undefined
           ? Effect.succeed("missing")
@@ -61,13 +52,7 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     )
   }
 
-  const cache = yield* Cache.makeWith(readEntry, {
-    capacity: KEY_CACHE_CAPACITY,
-    timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
-  })
-
-  yield* bus.subscribe("provider-key", (event) =>
-    event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key))
+  const cache = yield* makeBackendCache({ what: "provider-key", read: readEntry, unavailable, ttl, bus, channels: ["provider-key"] })
 
   const get = (
     orgUuid: string,

@@ -1,7 +1,8 @@
-import { Cache, Cause, Context, Duration, Effect, Exit, Layer } from "effect"
+import { Cache, Context, Duration, Effect, Layer } from "effect"
 import { Invalidation, type InvalidationBus } from "../../db/Invalidation.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
-import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY, keyCacheTtl } from "../keys/KeyCacheTtl.ts"
+import { makeBackendCache } from "../keys/BackendCache.ts"
+import { keyCacheTtl } from "../keys/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import { type Provider, resolveProvider } from "../ProviderCatalog.ts"
 import type { Endpoint, ProviderSpec } from "../providers/ProviderSpec.ts"
@@ -92,28 +93,20 @@ export const makeCustomProviders = Effect.fnUntraced(function*(options: {
 }) {
   const { bus, providerKeys, store, ttl, vet } = options
 
-  const readOrg = (org: string) =>
-    store.list(org).pipe(
-      Effect.timeout(BACKEND_TIMEOUT),
-      Effect.map((rows): ReadonlyMap<string, CustomRoute> => new Map(rows.map((row) => [row.slug, routeOf(row)]))),
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.logWarning("gateway custom-provider backend unavailable").pipe(
-            Effect.annotateLogs("failure", String(Cause.squash(cause))),
-            Effect.andThen(Effect.fail(unavailable))
-          )
-      )
-    )
-
   // One entry per organization (its few providers): an unknown slug and another
   // organization's slug take the same path, a lookup in the caller's own map.
-  const cache = yield* Cache.makeWith(readOrg, {
-    capacity: KEY_CACHE_CAPACITY,
-    timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
+  const cache = yield* makeBackendCache({
+    what: "custom-provider",
+    read: (org) =>
+      Effect.map(
+        store.list(org),
+        (rows): ReadonlyMap<string, CustomRoute> => new Map(rows.map((row) => [row.slug, routeOf(row)]))
+      ),
+    unavailable,
+    ttl,
+    bus,
+    channels: ["custom-provider"]
   })
-  yield* bus.subscribe("custom-provider", (event) =>
-    event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key))
 
   const lookup = (orgUuid: string | undefined, slug: string): Effect.Effect<CustomRoute | undefined, BackendUnavailable> =>
     orgUuid === undefined || !UUID.test(orgUuid) || !SLUG.test(slug)

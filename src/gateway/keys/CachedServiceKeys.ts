@@ -1,7 +1,7 @@
-import { Cache, Cause, Duration, Effect, Exit } from "effect"
-import type { InvalidationBus, Invalidated } from "../../db/Invalidation.ts"
+import { Cache, Duration, Effect } from "effect"
+import type { InvalidationBus } from "../../db/Invalidation.ts"
 import type { Organizations } from "../../orgs/Organizations.ts"
-import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
+import { makeBackendCache } from "./BackendCache.ts"
 import { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 import { generateServiceKey, isServiceKeyShaped, serviceKeyVerifier, verifierMatches } from "./ServiceKeyFormat.ts"
 import type { ServiceKeyStore } from "./ServiceKeyStore.ts"
@@ -42,29 +42,17 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
       Effect.catchTag("OrgError", () => Effect.succeed(false))
     )
 
-  const readState = (orgUuid: string): Effect.Effect<OrgKeyState, BackendUnavailable> =>
-    Effect.all([orgActive(orgUuid), store.verifierOf(orgUuid)], { concurrency: 2 }).pipe(
-      Effect.map(([active, verifier]): OrgKeyState => ({ active, verifier })),
-      Effect.timeout(BACKEND_TIMEOUT),
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.logWarning("gateway service-key backend unavailable").pipe(
-            Effect.annotateLogs("failure", String(Cause.squash(cause))),
-            Effect.andThen(Effect.fail(unavailable))
-          )
-      )
-    )
-
-  const cache = yield* Cache.makeWith(readState, {
-    capacity: KEY_CACHE_CAPACITY,
-    timeToLive: (exit) => Exit.isSuccess(exit) ? ttl : Duration.zero
+  const cache = yield* makeBackendCache({
+    what: "service-key",
+    read: (orgUuid) =>
+      Effect.all([orgActive(orgUuid), store.verifierOf(orgUuid)], { concurrency: 2 }).pipe(
+        Effect.map(([active, verifier]): OrgKeyState => ({ active, verifier }))
+      ),
+    unavailable,
+    ttl,
+    bus,
+    channels: ["organization", "service-key"]
   })
-
-  const evict = (event: Invalidated) =>
-    event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key.toLowerCase())
-  yield* bus.subscribe("organization", evict)
-  yield* bus.subscribe("service-key", evict)
 
   const verify = (orgUuid: string, presentedKey: string): Effect.Effect<ServiceKeyCheck, BackendUnavailable> => {
     // Shape checks first: a provider key, a malformed UUID or junk never reaches the database.

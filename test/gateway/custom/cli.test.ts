@@ -1,10 +1,9 @@
-import { NodeServices } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stdio, Stream } from "effect"
-import { Command } from "effect/cli"
+import { Effect, Layer, Redacted } from "effect"
 import { RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
 import { Test } from "../../../layers/Test.ts"
+import { cliRunner } from "../../support/cliRun.ts"
 import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
 import {
   CustomProviderAdminClient,
@@ -27,21 +26,7 @@ const Clients = Layer.mergeAll(
 
 const TestLayer = Clients.pipe(Layer.provideMerge(Test), Layer.provideMerge(TestConsole.layer))
 
-const cli = Command.runWith(gatewayCommand, { version: "test" })
-
-const run = (args: ReadonlyArray<string>, stdin = "") =>
-  Effect.gen(function*() {
-    const before = { out: (yield* TestConsole.logLines).length, err: (yield* TestConsole.errorLines).length }
-    const exit = yield* Effect.exit(cli(args).pipe(
-      Effect.provide(Layer.merge(
-        NodeServices.layer,
-        Stdio.layerTest({ stdin: stdin === "" ? Stream.empty : Stream.make(new TextEncoder().encode(stdin)) })
-      ))
-    ))
-    const out = (yield* TestConsole.logLines).slice(before.out).map(String)
-    const error = exit._tag === "Failure" ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message) : undefined
-    return { out, error }
-  })
+const run = cliRunner(gatewayCommand)
 
 describe("bin/vdb gateway custom-provider (admin RPCs, in-process)", () => {
   layer(TestLayer, { excludeTestServices: true })((it) => {

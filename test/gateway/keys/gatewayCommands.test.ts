@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { NodeServices, NodeSocket, NodeSocketServer } from "@effect/platform-node"
+import { NodeSocket, NodeSocketServer } from "@effect/platform-node"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stdio, Stream } from "effect"
-import { Command } from "effect/cli"
+import { Effect, Layer, Redacted } from "effect"
 import { RpcClient, RpcSerialization, RpcServer, RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
 import { Test } from "../../../layers/Test.ts"
+import { cliRunner } from "../../support/cliRun.ts"
 import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
 import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
 import { FirewallAdminClient } from "../../../src/gateway/FirewallAdminRpcs.ts"
@@ -29,23 +29,8 @@ const Client = Layer.effect(GatewayAdminClient, RpcTest.makeClient(GatewayAdminR
 
 const TestLayer = Client.pipe(Layer.provideMerge(Services), Layer.provideMerge(TestConsole.layer))
 
-const cli = Command.runWith(gatewayCommand, { version: "test" })
-
 /** Runs `vdb gateway <args>` with `stdin`; returns what it printed, or the error it failed with. */
-const run = (args: ReadonlyArray<string>, stdin = "") =>
-  Effect.gen(function*() {
-    const before = { out: (yield* TestConsole.logLines).length, err: (yield* TestConsole.errorLines).length }
-    const exit = yield* Effect.exit(cli(args).pipe(
-      Effect.provide(Layer.merge(
-        NodeServices.layer,
-        Stdio.layerTest({ stdin: stdin === "" ? Stream.empty : Stream.make(new TextEncoder().encode(stdin)) })
-      ))
-    ))
-    const out = (yield* TestConsole.logLines).slice(before.out).map(String)
-    const err = (yield* TestConsole.errorLines).slice(before.err).map(String)
-    const error = exit._tag === "Failure" ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message) : undefined
-    return { out, err, error }
-  })
+const run = cliRunner(gatewayCommand)
 
 describe("bin/vdb gateway (admin RPCs, in-process)", () => {
   layer(TestLayer, { excludeTestServices: true })((it) => {

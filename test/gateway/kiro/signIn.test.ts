@@ -1,7 +1,5 @@
-import { NodeServices } from "@effect/platform-node"
 import { assert, describe as effectDescribe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stdio, Stream } from "effect"
-import { Command } from "effect/cli"
+import { Effect, Layer, Redacted } from "effect"
 import { RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -14,6 +12,7 @@ import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from ".
 import { formatApiKey } from "../../../src/auth/ApiKey.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
+import { cliRunner } from "../../support/cliRun.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { type ManagedGateway, newOrg, startManagedGateway } from "../manage/harness.ts"
 
@@ -42,14 +41,11 @@ const Client = Layer.effect(GatewayAdminClient, RpcTest.makeClient(GatewayAdminR
   Layer.merge(Layer.mock(FirewallAdminClient)({})),
   Layer.merge(Layer.mock(CustomProviderAdminClient)({}))
 )
-const cli = Command.runWith(gatewayCommand, { version: "test" })
+const run = cliRunner(gatewayCommand)
 
+/** `gateway provider-key set --provider kiro` with `stdin`: the error message, if it failed. */
 const setKiro = (org: string, stdin: string) =>
-  Effect.exit(cli(["provider-key", "set", "--org", org, "--provider", "kiro"]).pipe(
-    Effect.provide(Layer.merge(NodeServices.layer, Stdio.layerTest({ stdin: Stream.make(new TextEncoder().encode(stdin)) })))
-  )).pipe(Effect.map((exit) =>
-    exit._tag === "Failure" ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message) : undefined
-  ))
+  Effect.map(run(["provider-key", "set", "--org", org, "--provider", "kiro"], stdin), (result) => result.error)
 
 effectDescribe("bin/vdb gateway provider-key set --provider kiro", () => {
   layer(Client.pipe(Layer.provideMerge(Test), Layer.provideMerge(TestConsole.layer)), { excludeTestServices: true })((it) => {
