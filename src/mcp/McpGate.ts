@@ -1,5 +1,5 @@
-import { Clock, Effect, Option, Redacted } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Clock, Effect, Exit, Option, Redacted } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -15,6 +15,14 @@ export const challengeFor = (origin: string) =>
 
 const originOf = (request: HttpServerRequest.HttpServerRequest) =>
   `http://${request.headers.host ?? "localhost"}`
+
+/**
+ * A JSON-RPC request to these tools is a few KiB; 1 MiB leaves room for any
+ * real one and keeps a bulk upload from being read and parsed at all.
+ */
+export const MAX_MCP_BODY_BYTES = 1024 * 1024
+const maxBody = ByteSize.fromInputUnsafe(MAX_MCP_BODY_BYTES)
+const tooLarge = (length: number) => Number.isFinite(length) && length > MAX_MCP_BODY_BYTES
 
 const errorBody = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
@@ -70,7 +78,16 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
       const started = performance.now()
       const at = new Date(yield* Clock.currentTimeMillis)
       const verdict = yield* judge(request)
-      const response = verdict.refusal ?? HttpServerResponse.setHeaders(yield* httpEffect, verdict.headers ?? {})
+      // A declared length over the cap is refused unread. Otherwise the body is read here, stopping at the
+      // cap; the request keeps what it read, and the MCP server parses that copy.
+      const overCap = verdict.refusal === null &&
+        (tooLarge(Number(request.headers["content-length"])) ||
+          Exit.isFailure(yield* Effect.exit(Effect.provideService(request.arrayBuffer, HttpIncomingMessage.MaxBodySize, maxBody))))
+      const refusal = verdict.refusal ??
+        (overCap
+          ? errorBody(413, "payload_too_large", `request body over ${MAX_MCP_BODY_BYTES} bytes`, { connection: "close" })
+          : null)
+      const response = refusal ?? HttpServerResponse.setHeaders(yield* httpEffect, verdict.headers ?? {})
       usage.record({
         orgUuid: verdict.org,
         method: request.method,

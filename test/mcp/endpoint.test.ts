@@ -263,6 +263,25 @@ describe("MCP endpoint HTTP surface", () => {
     expect(response.headers.get("allow")).toBe("POST")
   })
 
+  it("a body over 1 MiB is refused (413), declared or streamed, and the server answers the next request", async () => {
+    const headers = { authorization: org.apiKey, "content-type": "application/json", accept: "application/json, text/event-stream" }
+    const big = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"a".repeat(2 * 1024 * 1024)}"}}`
+    const declared = await fetch(mcpUrl, { method: "POST", headers, body: big })
+    expect(declared.status).toBe(413)
+    expect(((await declared.json()) as { error: { code: string } }).error.code).toBe("payload_too_large")
+    // No content-length: the body is streamed (chunked) and reading stops at the cap.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big))
+        controller.close()
+      }
+    })
+    const streamed = await fetch(mcpUrl, { method: "POST", headers, body: chunks, duplex: "half" } as RequestInit)
+    expect(streamed.status).toBe(413)
+    const ok = await fetch(mcpUrl, { headers: { authorization: org.apiKey } })
+    expect(ok.status).toBe(405)
+  })
+
   it("rate limit: 429 once the organization's per-minute limit is used; inactive: 403", async () => {
     const limited = await json<Credentials>(["org", "create", "--name", "mcp-limited", "--per-minute", "2", "--per-week", "0", "--json"])
     const client = await connect(limited.apiKey) // initialize and initialized: two requests
