@@ -8,7 +8,10 @@
  * of undici pool (one `Agent`, keep-alive, no pipelining). The gateway's
  * stderr (its access log) goes to a file, as a deployed service's would, and
  * every request must have its line there. `BENCH_ACCESS_LOG=0` measures the
- * gateway without the access log.
+ * gateway without the access log. A fourth child, the framework floor, is the same relay as one
+ * route on Effect's HTTP server with the same access log and nothing else (`runEffectFloor`): the
+ * ceiling for any gateway served by `HttpRouter`. The gateway and the floor run with the Node and
+ * glibc settings `bin/vdb` starts the server with (`--max-semi-space-size`, `MALLOC_TRIM_THRESHOLD_`).
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
  * added time to first streamed byte, and the gateway's RSS over a sustained
@@ -172,6 +175,56 @@ const runGateway = async (upstreamPort: number) => {
   server.once("listening", () => process.send!({ port: (server.address() as AddressInfo).port }))
 }
 
+/**
+ * The framework floor: the same relay (our body reader, our undici client, the upstream's headers
+ * cleaned as the gateway cleans them) as one route on Effect's HTTP server with the production
+ * access log (off with `BENCH_ACCESS_LOG=0`, like the gateway's), and nothing else: no authentication, no policy, no provider key. What the gateway
+ * cannot go below while its routes are served by `HttpRouter`.
+ */
+const runEffectFloor = async (upstreamPort: number) => {
+  const [{ NodeHttpServer }, { Effect, Layer, Logger }, { HttpRouter, HttpServerResponse }, http] = await Promise.all([
+    import("@effect/platform-node"),
+    import("effect"),
+    import("effect/http"),
+    import("node:http")
+  ])
+  const { UpstreamClient } = await import("../src/gateway/relay/UpstreamClient.ts")
+  const { readBody } = await import("../src/gateway/relay/RequestBody.ts")
+  const { clientResponseHeaders } = await import("../src/gateway/relay/RelayHeaders.ts")
+  const { accessLog } = await import("../src/server/AccessLog.ts")
+  const origin = `http://127.0.0.1:${upstreamPort}`
+  const route = HttpRouter.use(Effect.fnUntraced(function*(router) {
+    const upstream = yield* UpstreamClient
+    yield* router.add("POST", "/v1/chat/completions", (request) =>
+      Effect.gen(function*() {
+        const body = yield* readBody(request)
+        const headers: Record<string, string> = {}
+        for (const name in request.headers) {
+          if (name !== "host" && name !== "connection" && name !== "content-length" && name !== "authorization") {
+            headers[name] = request.headers[name]!
+          }
+        }
+        headers.authorization = "Bearer sk-upstream"
+        const response = yield* upstream.buffered({ provider: "openai", origin, path: "/v1/chat/completions", method: "POST", headers, body })
+        return HttpServerResponse.uint8Array(response.body, { status: response.status, headers: clientResponseHeaders(response.headers, false) })
+      }).pipe(Effect.orElseSucceed(() => HttpServerResponse.empty({ status: 502 }))))
+  }))
+  const server = http.createServer({ keepAliveTimeout: 60_000 })
+  const options = { disableLogger: true, disableListenLog: true } as const
+  const served = process.env.BENCH_ACCESS_LOG !== "0"
+    ? HttpRouter.serve(route, { ...options, middleware: accessLog("gateway") })
+    : HttpRouter.serve(route, options)
+  const app = served.pipe(
+    Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatJson)])),
+    Layer.provide(UpstreamClient.layer),
+    Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
+  )
+  Effect.runFork(Layer.launch(app))
+  process.on("SIGINT", () => process.exit(0))
+  reportCpu()
+  server.once("listening", () => process.send!({ port: (server.address() as AddressInfo).port }))
+}
+
 // ---------------------------------------------------------------- load
 
 interface Target {
@@ -189,15 +242,21 @@ const drive = async () => {
   const logDir = mkdtempSync(join(tmpdir(), "vdb-bench-gateway-"))
   const logFile = join(logDir, "gateway.stderr")
   const logFd = openSync(logFile, "w")
+  const floorLogFd = openSync(join(logDir, "effect-floor.stderr"), "w")
   const spawn = (role: string, arg?: number) =>
     new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number> }>((resolve) => {
-      const profile = (role === "gateway" || role === "relay") && process.env.BENCH_PROFILE !== undefined
+      const profile = (role === "gateway" || role === "relay" || role === "effect") && process.env.BENCH_PROFILE !== undefined
       const child = fork(fileURLToPath(import.meta.url), [role, String(arg ?? "")], {
-        stdio: role === "gateway" ? ["ignore", "inherit", logFd, "ipc"] : "inherit",
+        stdio: role === "gateway" || role === "effect" ? ["ignore", "inherit", role === "gateway" ? logFd : floorLogFd, "ipc"] : "inherit",
         execArgv: [
           ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`] : []),
+          // The gateway and the framework floor run with the settings `bin/vdb` starts the server with.
+          ...(role === "gateway" || role === "effect" ? [`--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 8}`] : []),
           ...(role === "gateway" ? gatewayFlags : [])
-        ]
+        ],
+        env: role === "gateway" || role === "effect"
+          ? { ...process.env, MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? "1048576" }
+          : process.env
       })
       const ask = (question: "cpu" | "rss") =>
         new Promise<number>((done) => {
@@ -221,7 +280,14 @@ const drive = async () => {
   const upstream = await spawn("upstream")
   const gateway = await spawn("gateway", upstream.port)
   const relay = await spawn("relay", upstream.port)
+  const floor = await spawn("effect", upstream.port)
 
+  const floorTarget: Target = {
+    name: "effect",
+    origin: `http://127.0.0.1:${floor.port}`,
+    path: "/v1/chat/completions",
+    headers: { authorization: "Bearer service", "content-type": "application/json" }
+  }
   const targets: Record<"direct" | "gateway" | "relay", Target> = {
     direct: {
       name: "direct",
@@ -242,7 +308,7 @@ const drive = async () => {
       headers: { authorization: "Bearer service", "content-type": "application/json" }
     }
   }
-  const pools = new Map(Object.values(targets).map((t) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })]))
+  const pools = new Map([...Object.values(targets), floorTarget].map((t) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })]))
   const plain = requestBody(false)
   const streamed = requestBody(true)
 
@@ -274,8 +340,8 @@ const drive = async () => {
     await once(target, plain)
     return performance.now() - start
   }
-  const cpuOf: Record<string, () => Promise<number>> = { gateway: gateway.cpu, relay: relay.cpu }
-  const cpuPerRequest: Record<string, Array<number>> = { gateway: [], relay: [] }
+  const cpuOf: Record<string, () => Promise<number>> = { gateway: gateway.cpu, relay: relay.cpu, effect: floor.cpu }
+  const cpuPerRequest: Record<string, Array<number>> = { gateway: [], relay: [], effect: [] }
   const throughput = async (target: Target, seconds: number) => {
     const cpuBefore = await cpuOf[target.name]?.()
     let done = 0
@@ -299,6 +365,8 @@ const drive = async () => {
     await throughput(target, 0.5)
     await sequential(() => firstByte(target), 200)
   }
+  await sequential(timed(floorTarget), 1000)
+  await throughput(floorTarget, 0.5)
   // Interleave rounds so drift (thermal, GC, neighbours) hits every target alike.
   const latency: Record<string, Array<number>> = { direct: [], gateway: [], relay: [] }
   const first: Record<string, Array<number>> = { direct: [], gateway: [], relay: [] }
@@ -308,11 +376,12 @@ const drive = async () => {
       first[target.name]!.push(...await sequential(() => firstByte(target), N / 8))
     }
   }
-  const rps: Record<string, number> = { gateway: 0, relay: 0 }
+  const rps: Record<string, number> = { gateway: 0, relay: 0, effect: 0 }
   const ROUNDS = 4
   for (let round = 0; round < ROUNDS; round++) {
     rps.relay! += (await throughput(targets.relay, SECONDS / ROUNDS)) / ROUNDS
     rps.gateway! += (await throughput(targets.gateway, SECONDS / ROUNDS)) / ROUNDS
+    rps.effect! += (await throughput(floorTarget, SECONDS / ROUNDS)) / ROUNDS
   }
   const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   const stats = (samples: Array<number>) => {
@@ -340,6 +409,14 @@ const drive = async () => {
     },
     throughputRps: { gateway: Math.round(rps.gateway!), bareRelay: Math.round(rps.relay!) },
     throughputRatio: round3(rps.gateway! / rps.relay!),
+    // The same relay as a bare route on Effect's HTTP server with the access log (see `runEffectFloor`):
+    // the ratio the gateway cannot pass while served by `HttpRouter`, and the gateway against it.
+    frameworkFloor: {
+      rps: Math.round(rps.effect!),
+      ratioToBareRelay: round3(rps.effect! / rps.relay!),
+      cpuMicrosPerRequest: Math.round(median(cpuPerRequest.effect!)),
+      gatewayRatioToFloor: round3(rps.gateway! / rps.effect!)
+    },
     // Process CPU per relayed request at concurrency 64 (µs): what the throughput ratio means on an idle machine.
     cpuMicrosPerRequest: {
       gateway: Math.round(median(cpuPerRequest.gateway!)),
@@ -367,8 +444,9 @@ const drive = async () => {
     ...(memory ? { rssFlat: memory.growth <= TARGETS.rssGrowth } : {})
   }
   for (const pool of pools.values()) await pool.close()
-  await Promise.all([upstream.kill(), gateway.kill(), relay.kill()])
+  await Promise.all([upstream.kill(), gateway.kill(), relay.kill(), floor.kill()])
   closeSync(logFd)
+  closeSync(floorLogFd)
   // Every request the gateway answered has its line, complete (the gateway flushes on exit).
   const logged = readFileSync(logFile, "utf8").split("\n").filter((line) => line.includes('"message":"request"'))
   rmSync(logDir, { recursive: true, force: true })
@@ -448,4 +526,5 @@ const [role, arg] = process.argv.slice(2)
 if (role === "upstream") runUpstream()
 else if (role === "relay") void runRelay(Number(arg))
 else if (role === "gateway") void runGateway(Number(arg))
+else if (role === "effect") void runEffectFloor(Number(arg))
 else await drive()

@@ -122,6 +122,16 @@ const gatewayRows = (r: Json): Array<Row> => {
       machine: machineOf(r),
       load: loadOf(r)
     },
+    ...(r.frameworkFloor === undefined ? [] : [{
+      bench: `\`gateway\`: framework floor, concurrency 64 (${log})`,
+      figure: `the same relay as one route on Effect's HTTP server: ${n(r.frameworkFloor.rps)} req/s, **${pct(r.frameworkFloor.ratioToBareRelay)}** of the bare relay; the gateway is ${pct(r.frameworkFloor.gatewayRatioToFloor)} of it`,
+      baseline: "bare Node relay, same run",
+      target: "reported: the ceiling while the routes are served by `HttpRouter`",
+      met: undefined,
+      date: day(r.date),
+      machine: machineOf(r),
+      load: loadOf(r)
+    }]),
     {
       bench: "`gateway`: streaming, added time to first byte",
       figure: ms(r.firstByteMs?.addedP50),

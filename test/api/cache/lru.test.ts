@@ -65,13 +65,18 @@ describe("ResponseCache", () => {
 })
 
 describe("vuln-records messages", () => {
-  it("fit a NOTIFY payload, and many identifiers become one flush", () => {
+  it("fit a NOTIFY payload; a batch's identifiers go one by one, only a whole-store write becomes one flush", () => {
     const ids = Array.from({ length: 3_000 }, (_, n) => `GHSA-${String(n).padStart(4, "0")}-abcd-efgh`)
     const messages = touchedMessages(ids)
     assert.isAbove(messages.length, 1)
     for (const m of messages) assert.isBelow(Buffer.byteLength(m), 7_600)
     assert.deepStrictEqual(messages.flatMap((m) => m.split("\n")).sort(), ids.map((i) => i.toUpperCase()).sort())
-    assert.deepStrictEqual(touchedMessages(Array.from({ length: 5_000 }, (_, n) => `CVE-2024-${n}`)), ["*"])
+    // A whole ingest batch's identifiers are sent one by one (a flush would empty every reader's cache per batch).
+    const batch = touchedMessages(Array.from({ length: 20_000 }, (_, n) => `CVE-2024-${n}`))
+    assert.isAbove(batch.length, 20)
+    assert.notInclude(batch, "*")
+    assert.strictEqual(batch.flatMap((m) => m.split("\n")).length, 20_000)
+    assert.deepStrictEqual(touchedMessages(Array.from({ length: 100_001 }, (_, n) => `CVE-2024-${n}`)), ["*"])
     assert.deepStrictEqual(touchedMessages([]), [])
   })
 })
