@@ -124,11 +124,10 @@ const runRelay = async (upstreamPort: number) => {
 }
 
 const runGateway = async (upstreamPort: number) => {
-  const [{ NodeHttpServer }, { ConfigProvider, Effect, Layer, Redacted }, { HttpRouter }, http] = await Promise.all([
+  const [{ NodeHttpServer }, { ConfigProvider, Effect, Layer, Redacted }, { HttpRouter }] = await Promise.all([
     import("@effect/platform-node"),
     import("effect"),
-    import("effect/http"),
-    import("node:http")
+    import("effect/http")
   ])
   const { GatewayRoutesWith } = await import("../src/gateway/GatewayRoutes.ts")
   const { ProviderCatalog } = await import("../src/gateway/ProviderCatalog.ts")
@@ -158,7 +157,12 @@ const runGateway = async (upstreamPort: number) => {
   const { accessLog } = await import(process.env.BENCH_ACCESS_LOG_MODULE ?? "../src/server/AccessLog.ts") as typeof import("../src/server/AccessLog.ts")
   const { Logger } = await import("effect")
   const options = { disableLogger: true, disableListenLog: true } as const
-  const server = http.createServer({ keepAliveTimeout: 60_000 })
+  // As `src/server/Serve.ts` serves it: an `InterceptingServer`, so the inference requests are answered
+  // below the router (`src/gateway/RelayListener.ts`). `BENCH_GATEWAY_PATH=router` sends them through `HttpRouter`.
+  const { InterceptingServer, ServerInterceptors } = await import("../src/server/InterceptingServer.ts")
+  const { AccessLogWriter } = await import("../src/server/AccessLog.ts")
+  const server = new InterceptingServer({ keepAliveTimeout: 60_000 })
+  const viaRouter = process.env.BENCH_GATEWAY_PATH === "router"
   const served = process.env.BENCH_ACCESS_LOG !== "0"
     ? HttpRouter.serve(GatewayRoutesWith, { ...options, middleware: accessLog("gateway") }).pipe(
       Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatJson)]))
@@ -166,6 +170,9 @@ const runGateway = async (upstreamPort: number) => {
     : HttpRouter.serve(GatewayRoutesWith, options)
   const app = served.pipe(
     Layer.provide(services),
+    Layer.provide(viaRouter ? Layer.empty : Layer.succeed(ServerInterceptors, server.interceptors)),
+    // The listener logs like the middleware; with the log off it writes nowhere.
+    Layer.provide(process.env.BENCH_ACCESS_LOG === "0" ? Layer.succeed(AccessLogWriter, { write: () => undefined, flush: () => undefined }) : Layer.empty),
     Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
   )
   Effect.runFork(Layer.launch(app))

@@ -41,6 +41,14 @@ export interface RouteParams {
   readonly org?: string | undefined
 }
 
+/**
+ * What the inference relay reads of a request: the platform's request, or
+ * the Node request itself when the relay is answered below the router
+ * (`RelayListener.ts`). With a Node request as `source`, the headers and the
+ * body are read from it directly.
+ */
+export type RelayRequest = Pick<HttpServerRequest, "source" | "url" | "headers" | "arrayBuffer">
+
 /** Where a route finds the organization: the path, the legacy header, or nowhere (always 401). */
 export type OrgSource = "path" | "header" | "none"
 
@@ -60,7 +68,7 @@ const newExchange = (dialect: Dialect): Exchange => ({
 })
 
 /** Node's own header record: no copy per request. */
-const incomingHeaders = (request: HttpServerRequest): HeaderRecord =>
+const incomingHeaders = (request: RelayRequest): HeaderRecord =>
   request.source instanceof IncomingMessage ? request.source.headers : request.headers
 
 const queryOf = (url: string): string => {
@@ -182,7 +190,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     })
 
     const relay = Effect.fnUntraced(function*(
-      request: HttpServerRequest,
+      request: RelayRequest,
       params: RouteParams,
       exchange: Exchange,
       endpoint: Endpoint,
@@ -284,7 +292,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
 
     return {
       /** `POST /{provider}/{org}/v1/<surface>` and the legacy/org-less forms. */
-      inference: (endpoint: Endpoint, orgSource: OrgSource) => (request: HttpServerRequest, params: RouteParams) => {
+      inference: (endpoint: Endpoint, orgSource: OrgSource) => (request: RelayRequest, params: RouteParams) => {
         const exchange = newExchange(dialectOfEndpoint(endpoint))
         return answering(exchange, relay(request, params, exchange, endpoint, orgSource))
       },

@@ -1,9 +1,9 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } from "./GatewayApi.ts"
 import { GatewayHandlers, type RouteParams } from "./GatewayHandlers.ts"
+import { type InferenceHandler, type InferenceRoutes, relayListener } from "./RelayListener.ts"
 import { KiroRelay } from "./kiro/KiroRelay.ts"
 import { Nonces } from "./nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
@@ -17,52 +17,60 @@ import { CustomRelayLive } from "./custom/CustomProvidersLive.ts"
 // Kiro's relay mints tokens with the same vault and upstream client as the handlers: no further requirement.
 const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make).pipe(Layer.provide(KiroRelay.layer))
 
-type RawHandler = (
-  request: HttpServerRequest.HttpServerRequest,
-  params: RouteParams
-) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-
 /**
- * The inference routes, mounted straight on the router from their
- * `GatewayApi` definitions (method and path come from the contract; the
- * compiler checks every endpoint of the group has a handler). Measured
- * (docs/gateway.md, "Benchmark"): serving them through `HttpApiBuilder`
- * took the gateway from 0.95 to 0.69 of the bare relay's throughput (50 to
- * 69 µs of CPU per request), far past the 3 % budget, so only these hot
- * routes bypass it; what they answer is still what the contract declares.
+ * One group's inference handlers, checked by the compiler: every endpoint of
+ * the group has one. Mounted on the router (`rawRoutes`) and, on the
+ * gateway's own server, answered below it (`RelayListener.ts`).
  */
-const rawRoutes = <Group extends HttpApiGroup.Constraint>(
+const surface = <Group extends HttpApiGroup.Constraint>(
   group: Group,
-  handlers: { readonly [Id in HttpApiGroup.Endpoints<Group>["identifier"]]: RawHandler }
-) =>
-  HttpRouter.use(Effect.fnUntraced(function*(router) {
-    for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
-      const handler = (handlers as Record<string, RawHandler>)[id]!
-      yield* router.add(
-        endpoint.method as "GET" | "POST",
-        endpoint.path as HttpRouter.PathInput,
-        (request) => Effect.flatMap(HttpRouter.params, (params) => handler(request, params as unknown as RouteParams))
-      )
-    }
-  }))
+  handlers: { readonly [Id in HttpApiGroup.Endpoints<Group>["identifier"]]: InferenceHandler }
+): InferenceRoutes => ({ group, handlers })
 
-const OpenAiSurfacesRaw = Layer.unwrap(Effect.map(GatewayHandlers, (h) =>
-  rawRoutes(OpenAiSurfaces, {
+/** The inference surfaces and their handlers (method and path come from the contract). */
+const inferenceRoutes = (h: GatewayHandlers["Service"]): ReadonlyArray<InferenceRoutes> => [
+  surface(OpenAiSurfaces, {
     chat: h.inference("chat", "path"),
     responses: h.inference("responses", "path"),
     // Legacy form: the organization in `X-Organisation-UUID`.
     chatLegacy: h.inference("chat", "header"),
     // No organization in the path: always 401 `invalid_api_key`, in the route's dialect.
     responsesNoOrg: h.inference("responses", "none")
-  })))
-
-const AnthropicSurfacesRaw = Layer.unwrap(Effect.map(GatewayHandlers, (h) =>
-  rawRoutes(AnthropicSurfaces, {
+  }),
+  surface(AnthropicSurfaces, {
     messages: h.inference("messages", "path"),
     countTokens: h.inference("count_tokens", "path"),
     messagesNoOrg: h.inference("messages", "none"),
     countTokensNoOrg: h.inference("count_tokens", "none")
-  })))
+  })
+]
+
+/**
+ * The inference routes, mounted straight on the router from their
+ * `GatewayApi` definitions. Measured (docs/gateway.md, "Benchmark"): serving
+ * them through `HttpApiBuilder` took the gateway from 0.95 to 0.69 of the
+ * bare relay's throughput (50 to 69 µs of CPU per request), far past the 3 %
+ * budget, so only these hot routes bypass it; what they answer is still what
+ * the contract declares. On the gateway's own server they are answered
+ * before the router (`RelayListener.ts`); these routes answer them on any
+ * other server, identically.
+ */
+const InferenceRoutesRaw = Layer.unwrap(Effect.map(GatewayHandlers, (h) =>
+  HttpRouter.use(Effect.fnUntraced(function*(router) {
+    for (const { group, handlers } of inferenceRoutes(h)) {
+      for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
+        const handler = handlers[id]!
+        yield* router.add(
+          endpoint.method as "GET" | "POST",
+          endpoint.path as HttpRouter.PathInput,
+          (request) => Effect.flatMap(HttpRouter.params, (params) => handler(request, params as unknown as RouteParams))
+        )
+      }
+    }
+  }))))
+
+/** The same routes, answered below the router when the server is an `InterceptingServer`. */
+const InferenceListener = Layer.unwrap(Effect.map(GatewayHandlers, (h) => relayListener("gateway", inferenceRoutes(h))))
 
 /** The routes served through `HttpApiBuilder` (raw handlers: every answer is built by `GatewayHandlers`). */
 class ServedApi extends HttpApi.make("gateway").add(Listings).add(KiroSurface) {}
@@ -104,8 +112,8 @@ const Fallback = HttpRouter.use(Effect.fnUntraced(function*(router) {
  * `GatewayRoutes` supplies the gateway's own.
  */
 export const GatewayRoutesWith = Layer.mergeAll(
-  OpenAiSurfacesRaw,
-  AnthropicSurfacesRaw,
+  InferenceRoutesRaw,
+  InferenceListener,
   HttpApiBuilder.layer(ServedApi).pipe(Layer.provide([ListingsLive, KiroSurfaceLive])),
   OpenApiDocument,
   Fallback

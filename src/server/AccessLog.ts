@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Exit, LogLevel, References } from "effect"
-import type { Fiber } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { HttpServerError, HttpServerRequest } from "effect/http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { type LineWriter, stderrLineWriter } from "./LineWriter.ts"
 
 /**
@@ -48,17 +48,18 @@ const clientWentAway = (request: HttpServerRequest.HttpServerRequest) => {
  */
 const lineOf = (
   serviceJson: string,
-  fiber: Fiber.Fiber<unknown, unknown>,
+  fiberId: number,
   requestId: string,
-  request: HttpServerRequest.HttpServerRequest,
+  method: string,
+  url: string,
   status: number,
   started: number
 ) =>
   `{"message":"request","level":"INFO","timestamp":"${new Date().toISOString()}","annotations":{"service":${serviceJson},"requestId":"${requestId}","method":${
-    JSON.stringify(request.method)
-  },"route":${JSON.stringify(pathOf(request.url))},"status":${status},"durationMs":${
+    JSON.stringify(method)
+  },"route":${JSON.stringify(pathOf(url))},"status":${status},"durationMs":${
     Math.round((performance.now() - started) * 1000) / 1000
-  }},"spans":{},"fiberId":"#${fiber.id}"}`
+  }},"spans":{},"fiberId":"#${fiberId}"}`
 
 /**
  * One JSON line per request on stderr (the logger's format): request id,
@@ -78,7 +79,8 @@ export const accessLog = (service: string) => {
         Effect.withFiber((fiber) => {
           if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
           const writer = fiber.getRef(AccessLogWriter)
-          const write = (status: number) => writer.write(lineOf(serviceJson, fiber, requestId, request, status, started))
+          const write = (status: number) =>
+            writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started))
           if (clientWentAway(request)) write(499)
           else if (Exit.isSuccess(exit)) write(exit.value.status)
           // A failure was answered by `causeResponse` (404, 499, 503, 500...): log the status it sent.
@@ -88,3 +90,33 @@ export const accessLog = (service: string) => {
     })
 }
 
+
+/**
+ * The same line for a request answered below the router
+ * (`src/server/InterceptingServer.ts`): the same fields and rules, the
+ * status read from the Node response once it has closed (499 when it closed
+ * before the response was complete), the fiber that answered it. The level
+ * and the writer are read once from the context the service was built with.
+ */
+export const nodeAccessLog = (service: string, context: Context.Context<never>) => {
+  const serviceJson = JSON.stringify(service)
+  const silenced = LogLevel.isGreaterThan(Context.get(context, References.MinimumLogLevel), "Info")
+  const writer = Context.get(context, AccessLogWriter)
+  /** At the request's start; the returned function writes its line once the response has closed. */
+  return (request: IncomingMessage): ((response: ServerResponse, fiberId: number) => void) | undefined => {
+    if (silenced) return undefined
+    const started = performance.now()
+    const header = request.headers["x-request-id"]
+    const requestId = requestIdOf(typeof header === "string" ? header : undefined)
+    return (response, fiberId) =>
+      writer.write(lineOf(
+        serviceJson,
+        fiberId,
+        requestId,
+        request.method ?? "",
+        request.url ?? "",
+        response.writableFinished ? response.statusCode : 499,
+        started
+      ))
+  }
+}

@@ -1,4 +1,3 @@
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
@@ -7,6 +6,7 @@ import { AdminRpcServer } from "../admin/AdminServer.ts"
 import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { accessLog } from "./AccessLog.ts"
+import { InterceptingServer, ServerInterceptors } from "./InterceptingServer.ts"
 import { ROUTER_CONFIG } from "./RouterConfig.ts"
 import { PORT_VARIABLES, routesOf, type ServiceName } from "./Services.ts"
 import { systemCode, systemReason } from "./SystemError.ts"
@@ -35,17 +35,29 @@ const listenFailed = (name: ServiceName, host: string, port: number) => (cause: 
     reason: systemReason(cause, "listen failed")
   })
 
-const httpService = (name: ServiceName, host: string, port: number) => {
-  const listen = NodeHttpServer.make(() => createServer(), { host, port, gracefulShutdownTimeout: "20 seconds" }).pipe(
-    Effect.mapError(listenFailed(name, host, port))
-  )
-  return HttpRouter.serve(routesOf(name), {
-    disableLogger: true,
-    disableListenLog: true,
-    routerConfig: ROUTER_CONFIG,
-    middleware: accessLog(name)
-  }).pipe(Layer.provide(Layer.mergeAll(Layer.effect(HttpServer.HttpServer, listen), NodeHttpServer.layerHttpServices)))
-}
+/**
+ * One service on its port. The server is an `InterceptingServer`, so routes
+ * may answer their measured hot requests below the router (the gateway's
+ * inference relay, `src/gateway/RelayListener.ts`); everything else goes
+ * through `HttpRouter` and the access-log middleware.
+ */
+const httpService = (name: ServiceName, host: string, port: number) =>
+  Layer.unwrap(Effect.sync(() => {
+    const server = new InterceptingServer()
+    const listen = NodeHttpServer.make(() => server, { host, port, gracefulShutdownTimeout: "20 seconds" }).pipe(
+      Effect.mapError(listenFailed(name, host, port))
+    )
+    return HttpRouter.serve(routesOf(name), {
+      disableLogger: true,
+      disableListenLog: true,
+      routerConfig: ROUTER_CONFIG,
+      middleware: accessLog(name)
+    }).pipe(Layer.provide(Layer.mergeAll(
+      Layer.effect(HttpServer.HttpServer, listen),
+      NodeHttpServer.layerHttpServices,
+      Layer.succeed(ServerInterceptors, server.interceptors)
+    )))
+  }))
 
 /**
  * The start-up announcement is a log line like every other (JSON on stderr);

@@ -2,6 +2,9 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, type Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
+import { AccessLogWriter } from "../../src/server/AccessLog.ts"
+import { InterceptingServer, ServerInterceptors } from "../../src/server/InterceptingServer.ts"
+import type { LineWriter } from "../../src/server/LineWriter.ts"
 import { GatewayRoutesWith } from "../../src/gateway/GatewayRoutes.ts"
 import { InferenceLog } from "../../src/gateway/InferenceLog.ts"
 import { Nonces } from "../../src/gateway/nonces/Nonces.ts"
@@ -53,8 +56,33 @@ export interface Gateway {
   close(): Promise<void>
 }
 
+const discard: LineWriter = { write: () => undefined, flush: () => undefined }
+
+/**
+ * A loopback server for gateway routes: an `InterceptingServer` whose
+ * interceptors the routes fill (the production path), or a plain one.
+ */
+export const gatewayServer = (path: "listener" | "router", accessLog: LineWriter = discard) => {
+  if (path === "router") return NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+  const server = new InterceptingServer()
+  return Layer.mergeAll(
+    NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }),
+    Layer.succeed(ServerInterceptors, server.interceptors),
+    Layer.succeed(AccessLogWriter, accessLog)
+  )
+}
+
 /** The gateway on a loopback port, every built-in provider pointed at one fake upstream. */
-export const startGateway = async (options?: { readonly timeout?: Duration.Input }): Promise<Gateway> => {
+export const startGateway = async (options?: {
+  readonly timeout?: Duration.Input
+  /**
+   * "listener" (the default, as `bin/vdb serve` runs it): inference requests are answered below
+   * the router (`src/gateway/RelayListener.ts`); "router": every request goes through `HttpRouter`.
+   */
+  readonly path?: "listener" | "router"
+  /** Where the listener's access-log lines go; discarded unless given. */
+  readonly accessLog?: LineWriter
+}): Promise<Gateway> => {
   const upstream = await startFakeUpstream()
   const backends: Backends = { authDown: false, providerDown: false }
   const config: Record<string, string> = {}
@@ -79,7 +107,7 @@ export const startGateway = async (options?: { readonly timeout?: Duration.Input
   const healthz = HttpRouter.add("GET", "/healthz", HttpServerResponse.text("ok"))
   const app = HttpRouter.serve(Layer.merge(GatewayRoutesWith, healthz), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    Layer.provideMerge(gatewayServer(options?.path ?? "listener", options?.accessLog))
   )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http"
+import type { FakeUpstream } from "./upstreams/FakeUpstream.ts"
 
 export interface Reply {
   readonly status: number
@@ -29,3 +30,31 @@ export const send = (
     req.on("error", reject)
     req.end(options.body)
   })
+
+/**
+ * The upstream answers a stream's first frame and never ends it; the client reads that frame and
+ * disconnects. Resolves once the upstream saw its request closed (the gateway aborted it).
+ */
+export const disconnectMidStream = async (
+  upstream: Pick<FakeUpstream, "respondWith">,
+  url: string,
+  headers: Record<string, string>
+): Promise<void> => {
+  let upstreamClosed!: () => void
+  const closed = new Promise<void>((resolve) => (upstreamClosed = resolve))
+  upstream.respondWith((_request, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.write("data: first\n\n")
+    res.on("close", () => upstreamClosed())
+  })
+  await new Promise<void>((resolve) => {
+    const req = httpRequest(url, { method: "POST", headers }, (res) => {
+      res.once("data", () => {
+        req.destroy()
+        resolve()
+      })
+    })
+    req.end(JSON.stringify({ model: "gpt-4.1", stream: true }))
+  })
+  await closed
+}

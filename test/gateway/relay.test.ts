@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type Gateway, OPENAI_KEY, ORG, SERVICE_KEY, startGateway } from "./harness.ts"
-import { send } from "./http.ts"
+import { disconnectMidStream, send } from "./http.ts"
 
 let gateway: Gateway
 beforeAll(async () => {
@@ -66,23 +66,7 @@ describe("byte-faithful relay", () => {
   })
 
   it("aborts the upstream request when the client disconnects mid-stream", async () => {
-    let upstreamClosed!: () => void
-    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve))
-    gateway.upstream.respondWith((_request, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write("data: first\n\n")
-      res.on("close", () => upstreamClosed())
-    })
-    await new Promise<void>((resolve) => {
-      const req = httpRequest(chatUrl(), { method: "POST", headers: auth }, (res) => {
-        res.once("data", () => {
-          req.destroy()
-          resolve()
-        })
-      })
-      req.end(JSON.stringify({ model: "gpt-4.1", stream: true }))
-    })
-    await closed
+    await disconnectMidStream(gateway.upstream, chatUrl(), auth)
   })
 })
 

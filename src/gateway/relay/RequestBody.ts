@@ -18,7 +18,7 @@ const tooLarge = new RequestTooLarge()
  * limit has arrived: at most `limit` bytes are ever held.
  */
 export const readBody = (
-  request: HttpServerRequest,
+  request: Pick<HttpServerRequest, "source" | "arrayBuffer">,
   limit: number = MAX_BODY_BYTES
 ): Effect.Effect<Buffer, InvalidRequest | RequestTooLarge> => {
   const source = request.source

@@ -1,7 +1,5 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
 import { GatewayRoutesWith } from "../../../src/gateway/GatewayRoutes.ts"
 import { InferenceLog } from "../../../src/gateway/InferenceLog.ts"
@@ -13,6 +11,7 @@ import { BackendUnavailable, ServiceKeys } from "../../../src/gateway/ServiceKey
 import { type DelimiterIntegrityRule, type GuardrailOutcome, Guardrails } from "../../../src/guardrails/Guardrails.ts"
 import { Policies } from "../../../src/policies/Policies.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
+import { gatewayServer } from "../harness.ts"
 import { type FakeUpstream, startFakeUpstream } from "../upstreams/FakeUpstream.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
@@ -93,7 +92,8 @@ export const startFirewallGateway = async (
   )
   const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    // The production path: inference requests answered below the router.
+    Layer.provideMerge(gatewayServer("listener"))
   )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))

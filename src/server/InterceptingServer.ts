@@ -1,0 +1,35 @@
+import { Context } from "effect"
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+
+/** Answers a request itself and returns true, or returns false to leave it to the router. */
+export type Interceptor = (request: IncomingMessage, response: ServerResponse) => boolean
+
+/**
+ * Where a service's routes register the requests they answer below Effect's
+ * HTTP server (`src/gateway/RelayListener.ts`). Unset (the default) when the
+ * routes are not served by an `InterceptingServer`, e.g. by a test server:
+ * then every request goes through the router, which answers it the same way.
+ */
+export class ServerInterceptors extends Context.Reference<Array<Interceptor> | undefined>("vdb/server/ServerInterceptors", {
+  defaultValue: () => undefined
+}) {}
+
+/**
+ * A Node HTTP server whose `request` events first go to its interceptors.
+ * Node's HTTP parser announces every request with `emit("request", …)`, so
+ * an interceptor that answers one keeps it from the listener
+ * `@effect/platform-node` registers; everything else (`checkContinue`,
+ * upgrades, requests no interceptor takes) reaches it unchanged.
+ */
+export class InterceptingServer extends Server {
+  readonly interceptors: Array<Interceptor> = []
+
+  override emit(event: string | symbol, ...args: Array<any>): boolean {
+    if (event === "request" && this.interceptors.length > 0) {
+      for (const intercept of this.interceptors) {
+        if (intercept(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
+      }
+    }
+    return (super.emit as (event: string | symbol, ...args: Array<any>) => boolean).call(this, event, ...args)
+  }
+}
