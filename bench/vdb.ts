@@ -23,7 +23,7 @@ import { spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { freePort } from "../test/support/processes.ts"
-import { tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
@@ -272,6 +272,8 @@ const main = async () => {
     const result = {
       benchmark: "vdb /v1/vuln/{id}",
       at: new Date().toISOString(),
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+      loadAverage: loadavg().map((n) => Math.round(n * 100) / 100),
       setup: "server (bin/vdb serve api, access log to a file), load generator and PostgreSQL in separate processes; " +
         "keep-alive HTTP/1.1, one connection per worker",
       durationMs: DURATION_MS,
