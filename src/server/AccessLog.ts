@@ -90,7 +90,6 @@ export const accessLog = (service: string) => {
     })
 }
 
-
 /**
  * The same line for a request answered below the router
  * (`src/server/InterceptingServer.ts`): the same fields and rules, the
