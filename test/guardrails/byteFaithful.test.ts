@@ -109,7 +109,10 @@ const jsonValue = fc.letrec((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(text, tie("value"), { maxKeys: 4 })
+    // No key that is one backslash: Node 24's V8 (13.6) then reads every later one-character escaped
+    // key (`"\""`, `"\n"`, `"\/"`, ...) as a backslash too, in the same process (`JSON.parse('{"\\":1}')`
+    // then `JSON.parse('{"\"":1}')` gives the key `\`), so `JSON.parse` stops being this test's oracle.
+    fc.dictionary(text.filter((key) => key !== "\\"), tie("value"), { maxKeys: 4 })
   )
 })).value
 
