@@ -3,6 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { printFields, printJson, printTable } from "./Output.ts"
 import type { CustomProvider, CustomSurface } from "../gateway/custom/CustomProvider.ts"
 import { CustomProviderAdminClient, CustomProviderAdminError } from "../gateway/custom/CustomProviderAdminRpcs.ts"
+import { refusalsAs } from "./Refusals.ts"
 
 /** A refused `bin/vdb gateway custom-provider` command: one line for stderr, exit 1. */
 export class CustomProviderCommandError extends Schema.TaggedError<CustomProviderCommandError>()(
@@ -46,8 +47,7 @@ const validHeaders = (raw: ReadonlyArray<string>) => {
   return Effect.succeed(headers)
 }
 
-const refusal = <A, E, R>(self: Effect.Effect<A, E | CustomProviderAdminError, R>) =>
-  Effect.catchIf(self, (e): e is CustomProviderAdminError => e instanceof CustomProviderAdminError, (e) => refuse(e.message))
+const refusal = refusalsAs(CustomProviderAdminError, refuse)
 
 const providerJson = (p: CustomProvider) => ({
   org_uuid: p.org_uuid,

@@ -7,6 +7,7 @@ import { policyCommand } from "./PolicyCommands.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "../gateway/keys/ProviderSlugs.ts"
 import { SLUG as CUSTOM_SLUG } from "../gateway/custom/CustomProviderRules.ts"
 import { customProviderCommand } from "./CustomProviderCommands.ts"
+import { refusalsAs } from "./Refusals.ts"
 
 /**
  * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
@@ -34,8 +35,7 @@ const validProvider = (raw: string) =>
     : fail(`--provider: unknown provider ${JSON.stringify(raw)} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider's slug)`)
 
 /** Server refusals (unknown organization, ...) become the command's one-line error; defects stay defects. */
-const refusal = <A, E, R>(self: Effect.Effect<A, E | GatewayAdminError, R>) =>
-  Effect.catchIf(self, (e): e is GatewayAdminError => e instanceof GatewayAdminError, (e) => fail(e.message))
+const refusal = refusalsAs(GatewayAdminError, fail)
 
 const MAX_STDIN_BYTES = 64 * 1024
 

@@ -4,6 +4,7 @@ import { AdminClient } from "../admin/AdminClient.ts"
 import type { Member } from "../members/Member.ts"
 import { MemberError } from "../members/MemberError.ts"
 import { printFields, printJson, printTable } from "./Output.ts"
+import { refusalsAs } from "./Refusals.ts"
 
 /** A refused `bin/vdb member ...` command; `message` is the one line the CLI root prints. */
 export class MemberCommandError extends Schema.TaggedError<MemberCommandError>()("MemberCommandError", {
@@ -32,8 +33,7 @@ const readPassword = Effect.gen(function*() {
 })
 
 /** Server refusals (unknown organization, taken email, ...) become the command's one line. */
-const refusal = <A, R>(self: Effect.Effect<A, MemberError | MemberCommandError | unknown, R>) =>
-  Effect.catchIf(self, (e): e is MemberError => e instanceof MemberError, (e) => fail(e.message))
+const refusal = refusalsAs(MemberError, fail)
 
 const printMember = (m: Member, asJson: boolean) =>
   asJson

@@ -9,6 +9,7 @@ import {
 } from "../../schema/GuardrailRule.ts"
 import { FirewallAdminClient, FirewallAdminError } from "../gateway/FirewallAdminRpcs.ts"
 import type { FirewallCheckResult } from "../gateway/manage/FirewallCheck.ts"
+import { refusalsAs } from "./Refusals.ts"
 
 /**
  * A refused `bin/vdb gateway rule|policy|check` command. `message` is one line
@@ -36,8 +37,7 @@ export const oneOf = <const A extends string>(flag: string, choices: ReadonlyArr
     : refuse(`${flag}: ${JSON.stringify(raw.slice(0, 80))} is not one of ${choices.join(", ")}`)
 
 /** Server refusals (unknown organization, bad pattern, ...) become the command's one-line error. */
-export const refusal = <A, E, R>(self: Effect.Effect<A, E | FirewallAdminError, R>) =>
-  Effect.catchIf(self, (e): e is FirewallAdminError => e instanceof FirewallAdminError, (e) => refuse(e.message))
+export const refusal = refusalsAs(FirewallAdminError, refuse)
 
 const ruleJson = (rule: GuardrailRule) => ({
   uuid: rule.uuid,
