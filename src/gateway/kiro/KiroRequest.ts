@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { InvalidRequest } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
+import { invalidJson, jsonObjectOf } from "../relay/RequestBody.ts"
 
-const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -27,13 +27,8 @@ export const modelIdOf = (parsed: Record<string, unknown>): string | undefined =
 
 /** A `generateAssistantResponse` body: a JSON object; nothing else is required of it. */
 export const parseKiroBody = (body: Buffer): Effect.Effect<KiroBody, InvalidRequest> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(body.toString())
-  } catch {
-    return Effect.fail(invalidJson)
-  }
-  if (!isObject(parsed)) return Effect.fail(invalidJson)
+  const parsed = jsonObjectOf(body)
+  if (parsed === undefined) return Effect.fail(invalidJson)
   return Effect.succeed({ parsed, envelope: { model: modelIdOf(parsed) ?? "", stream: true, messages: undefined } })
 }
 

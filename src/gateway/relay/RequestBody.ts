@@ -9,7 +9,8 @@ import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 export const MAX_BODY_BYTES = 8 * 1024 * 1024
 
 const unreadable = new InvalidRequest({ reason: "could not read request body" })
-const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
+/** The 400 for a body that is not one JSON object. */
+export const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
 const modelRequired = new InvalidRequest({ reason: "model is required" })
 const tooLarge = new RequestTooLarge()
 
@@ -90,18 +91,22 @@ export interface ParsedBody {
  * bytes themselves are what goes upstream, so nothing here is re-serialised.
  */
 export const parseBody = (body: Buffer): Effect.Effect<ParsedBody, InvalidRequest> => {
+  const parsed = jsonObjectOf(body)
+  if (parsed === undefined) return Effect.fail(invalidJson)
+  const envelope = envelopeOf(parsed)
+  return envelope !== undefined ? Effect.succeed({ parsed, envelope }) : Effect.fail(modelRequired)
+}
+
+/** A body that is one JSON object, parsed; anything else (invalid JSON, an array, a scalar) is `undefined`. */
+export const jsonObjectOf = (body: Buffer): Record<string, unknown> | undefined => {
   let parsed: unknown
   try {
     // `toString()` without arguments is the direct UTF-8 decode.
     parsed = JSON.parse(body.toString())
   } catch {
-    return Effect.fail(invalidJson)
+    return undefined
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return Effect.fail(invalidJson)
-  const envelope = envelopeOf(parsed as Record<string, unknown>)
-  return envelope !== undefined
-    ? Effect.succeed({ parsed: parsed as Record<string, unknown>, envelope })
-    : Effect.fail(modelRequired)
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, unknown> : undefined
 }
 
 export const isStreaming = (envelope: InferenceEnvelope): boolean => envelope.stream === true
