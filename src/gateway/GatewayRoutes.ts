@@ -51,13 +51,13 @@ const inferenceRoutes = (h: GatewayHandlers["Service"]): ReadonlyArray<Inference
  * them through `HttpApiBuilder` took the gateway from 0.95 to 0.69 of the
  * bare relay's throughput (50 to 69 µs of CPU per request), far past the 3 %
  * budget, so only these hot routes bypass it; what they answer is still what
- * the contract declares. On the gateway's own server they are answered
- * before the router (`RelayListener.ts`); these routes answer them on any
+ * the contract declares. On the gateway's own server the same handlers answer
+ * them before the router (`RelayListener.ts`); the router answers them on any
  * other server, identically.
  */
-const InferenceRoutesRaw = Layer.unwrap(Effect.map(GatewayHandlers, (h) =>
+const mountRaw = (routes: ReadonlyArray<InferenceRoutes>) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
-    for (const { group, handlers } of inferenceRoutes(h)) {
+    for (const { group, handlers } of routes) {
       for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
         const handler = handlers[id]!
         yield* router.add(
@@ -67,10 +67,13 @@ const InferenceRoutesRaw = Layer.unwrap(Effect.map(GatewayHandlers, (h) =>
         )
       }
     }
-  }))))
+  }))
 
-/** The same routes, answered below the router when the server is an `InterceptingServer`. */
-const InferenceListener = Layer.unwrap(Effect.map(GatewayHandlers, (h) => relayListener("gateway", inferenceRoutes(h))))
+/** The inference surfaces: one set of handlers, on the router and below it. */
+const InferenceSurfaces = Layer.unwrap(Effect.map(GatewayHandlers, (h) => {
+  const routes = inferenceRoutes(h)
+  return Layer.merge(mountRaw(routes), relayListener("gateway", routes))
+}))
 
 /** The routes served through `HttpApiBuilder` (raw handlers: every answer is built by `GatewayHandlers`). */
 class ServedApi extends HttpApi.make("gateway").add(Listings).add(KiroSurface) {}
@@ -112,8 +115,7 @@ const Fallback = HttpRouter.use(Effect.fnUntraced(function*(router) {
  * `GatewayRoutes` supplies the gateway's own.
  */
 export const GatewayRoutesWith = Layer.mergeAll(
-  InferenceRoutesRaw,
-  InferenceListener,
+  InferenceSurfaces,
   HttpApiBuilder.layer(ServedApi).pipe(Layer.provide([ListingsLive, KiroSurfaceLive])),
   OpenApiDocument,
   Fallback
