@@ -1,5 +1,6 @@
 import { Effect, Queue, Schema, Stream } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
+import { releaseMemory } from "../server/ReleaseMemory.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import { CHUNK_BYTES, FileUnreadable } from "./FileBytes.ts"
 import { ingestFiles } from "./Ingest.ts"
@@ -60,7 +61,12 @@ export const IngestRpcHandlers = IngestRpcs.toLayer(Effect.gen(function*() {
         const events = ingestFiles({ files: request.files, ignored: request.ignored }, fileOf(inbox))
         return Stream.concat(Stream.make(new IngestReady({ run: request.run })), events).pipe(
           Stream.provideService(VulnStore, store),
-          Stream.ensuring(Effect.andThen(Effect.sync(() => runs.delete(request.run)), Queue.shutdown(inbox)))
+          Stream.ensuring(Effect.gen(function*() {
+            runs.delete(request.run)
+            yield* Queue.shutdown(inbox)
+            // The last run to end gives the memory the ingest grew back (V8 keeps it otherwise).
+            if (runs.size === 0) yield* releaseMemory
+          }))
         )
       })),
     IngestChunk: (chunk) =>
