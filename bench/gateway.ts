@@ -11,7 +11,8 @@
  * gateway without the access log. A fourth child, the framework floor, is the same relay as one
  * route on Effect's HTTP server with the same access log and nothing else (`runEffectFloor`): the
  * ceiling for any gateway served by `HttpRouter`. The gateway and the floor run with the Node and
- * glibc settings `bin/vdb` starts the server with (`--max-semi-space-size`, `MALLOC_TRIM_THRESHOLD_`).
+ * glibc settings `bin/vdb` starts the server with (`--max-semi-space-size`, `--initial-old-space-size`,
+ * `MALLOC_TRIM_THRESHOLD_`).
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
  * added time to first streamed byte, and the gateway's RSS over a sustained
@@ -26,6 +27,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { cpus, loadavg, tmpdir } from "node:os"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
+import { getHeapSpaceStatistics } from "node:v8"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { fileURLToPath } from "node:url"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
@@ -63,6 +66,12 @@ const reportCpu = () =>
       process.send!({ cpu: usage.user + usage.system })
     } else if (message === "rss") {
       process.send!({ rss: process.memoryUsage.rss() })
+    } else if (message === "heap") {
+      // Where a step in RSS sits: V8's spaces (MiB committed) and memory outside V8's heap.
+      const mib = (bytes: number) => Math.round(bytes / 1048576 * 10) / 10
+      const spaces = Object.fromEntries(getHeapSpaceStatistics().filter((space) => space.space_size > 0).map((space) => [space.space_name, mib(space.space_size)]))
+      const usage = process.memoryUsage()
+      process.send!({ heap: { ...spaces, external: mib(usage.external), arrayBuffers: mib(usage.arrayBuffers) } })
     }
   })
 
@@ -251,24 +260,24 @@ const drive = async () => {
   const logFd = openSync(logFile, "w")
   const floorLogFd = openSync(join(logDir, "effect-floor.stderr"), "w")
   const spawn = (role: string, arg?: number) =>
-    new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number> }>((resolve) => {
+    new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number>; heap: () => Promise<Record<string, number>> }>((resolve) => {
       const profile = (role === "gateway" || role === "relay" || role === "effect") && process.env.BENCH_PROFILE !== undefined
       const child = fork(fileURLToPath(import.meta.url), [role, String(arg ?? "")], {
         stdio: role === "gateway" || role === "effect" ? ["ignore", "inherit", role === "gateway" ? logFd : floorLogFd, "ipc"] : "inherit",
         execArgv: [
           ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`] : []),
           // The gateway and the framework floor run with the settings `bin/vdb` starts the server with.
-          ...(role === "gateway" || role === "effect" ? [`--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 8}`] : []),
+          ...(role === "gateway" || role === "effect" ? SERVER_NODE_FLAGS : []),
           ...(role === "gateway" ? gatewayFlags : [])
         ],
         env: role === "gateway" || role === "effect"
-          ? { ...process.env, MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? "1048576" }
+          ? { ...process.env, ...SERVER_ENV }
           : process.env
       })
-      const ask = (question: "cpu" | "rss") =>
-        new Promise<number>((done) => {
+      const ask = <A = number>(question: "cpu" | "rss" | "heap") =>
+        new Promise<A>((done) => {
           const onMessage = (reply: any) => {
-            if (typeof reply?.[question] === "number") {
+            if (reply?.[question] !== undefined) {
               child.off("message", onMessage)
               done(reply[question])
             }
@@ -281,6 +290,7 @@ const drive = async () => {
           port: message.port,
           cpu: () => ask("cpu"),
           rss: () => ask("rss"),
+          heap: () => ask<Record<string, number>>("heap"),
           kill: () => new Promise<void>((done) => (child.once("exit", () => done()), child.kill("SIGINT")))
         }))
     })
@@ -442,7 +452,7 @@ const drive = async () => {
   }
   // Sustained load on the gateway alone: RSS sampled every few seconds must stay flat (no leak per request).
   const rssSeconds = rssSecondsOption()
-  const memory = rssSeconds > 0 ? await sustained(rssSeconds, () => once(targets.gateway, plain), gateway.rss) : undefined
+  const memory = rssSeconds > 0 ? await sustained(rssSeconds, () => once(targets.gateway, plain), gateway.rss, gateway.heap) : undefined
   const met = {
     addedP50: result.addedLatencyMs.p50 <= TARGETS.addedP50Ms,
     addedP99: result.addedLatencyMs.p99 <= TARGETS.addedP99Ms,
@@ -489,8 +499,13 @@ const rssSecondsOption = () => {
  * compares the mean of the last quarter of samples with the mean of the first
  * quarter after the first tenth of the run (allocator and JIT warm-up).
  */
-const sustained = async (seconds: number, request: () => Promise<void>, rss: () => Promise<number>) => {
-  const samples: Array<{ atS: number; rssMiB: number }> = []
+const sustained = async (
+  seconds: number,
+  request: () => Promise<void>,
+  rss: () => Promise<number>,
+  heap: () => Promise<Record<string, number>>
+) => {
+  const samples: Array<{ atS: number; rssMiB: number; heapMiB?: Record<string, number> }> = []
   const start = performance.now()
   const until = start + seconds * 1000
   let done = 0
@@ -498,7 +513,7 @@ const sustained = async (seconds: number, request: () => Promise<void>, rss: () 
   const sampler = (async () => {
     const every = Math.max(250, (seconds * 1000) / 24)
     while (sampling) {
-      samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10 })
+      samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10, heapMiB: await heap() })
       await new Promise((r) => setTimeout(r, every))
     }
   })()

@@ -31,6 +31,7 @@ import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { generateClones } from "./ingestClones.ts"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
@@ -179,10 +180,11 @@ const startReaders = (url: string) =>
     const org = yield* orgs.create({ name: "bench-readers", perMinute: 0, perWeek: 0 })
     const port = yield* Effect.promise(freePort)
     const log = openSync(join(work, "server.log"), "a")
-    const server = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+    const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",
+        ...SERVER_ENV,
         DATABASE_URL: url,
         VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
         VDB_DATA_DIR: join(work, "data"),

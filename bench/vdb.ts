@@ -37,6 +37,7 @@ import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { bearerFor, coldPass, otherConfigurations } from "./vdb/configurations.ts"
 import type { LoadStats } from "./vdb/load.ts"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -129,12 +130,13 @@ const seed = (url: string, masterKey: Uint8Array) =>
 
 const node = process.execPath
 
-/** `bin/vdb serve api` (what bin/vdb execs), optionally under the CPU profiler. */
+/** `bin/vdb serve api` (what bin/vdb execs, with its Node flags and environment), optionally under the CPU profiler. */
 const startServer = async (env: Record<string, string>, dataDir: string, port: number) => {
   const log = openSync(join(dataDir, "server.log"), "a")
   const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
-  const child = spawn(node, [...profile, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+  const argv = [...profile, ...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"]
+  const child = spawn(node, argv, {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...SERVER_ENV, ...env },
     stdio: ["ignore", log, log]
   })
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))

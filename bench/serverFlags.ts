@@ -1,0 +1,14 @@
+/**
+ * The Node flags and environment `bin/vdb` starts the server with (keep the
+ * two in step): benchmarks measure the server as it is deployed. Each reads
+ * the same override variable as `bin/vdb`.
+ */
+export const SERVER_NODE_FLAGS: ReadonlyArray<string> = [
+  `--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 8}`,
+  `--initial-old-space-size=${process.env.VDB_NODE_INITIAL_OLD_MIB ?? 32}`,
+  `--heap-growing-percent=${process.env.VDB_NODE_HEAP_GROWING_PERCENT ?? 50}`
+]
+
+export const SERVER_ENV: Readonly<Record<string, string>> = {
+  MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? "1048576"
+}
