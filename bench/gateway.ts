@@ -11,8 +11,7 @@
  * gateway without the access log. A fourth child, the framework floor, is the same relay as one
  * route on Effect's HTTP server with the same access log and nothing else (`runEffectFloor`): the
  * ceiling for any gateway served by `HttpRouter`. The gateway and the floor run with the Node and
- * glibc settings `bin/vdb` starts the server with (`--max-semi-space-size`, `--initial-old-space-size`,
- * `MALLOC_TRIM_THRESHOLD_`).
+ * glibc settings `bin/vdb` starts the server with (`bench/serverFlags.ts`).
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
  * added time to first streamed byte, and the gateway's RSS over a sustained

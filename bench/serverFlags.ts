@@ -4,9 +4,7 @@
  * the same override variable as `bin/vdb`.
  */
 export const SERVER_NODE_FLAGS: ReadonlyArray<string> = [
-  `--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 8}`,
-  `--initial-old-space-size=${process.env.VDB_NODE_INITIAL_OLD_MIB ?? 32}`,
-  `--heap-growing-percent=${process.env.VDB_NODE_HEAP_GROWING_PERCENT ?? 50}`
+  `--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 8}`
 ]
 
 export const SERVER_ENV: Readonly<Record<string, string>> = {
