@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto"
-import { Effect, Option } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Effect, Option } from "effect"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Member } from "../members/Member.ts"
 import { Sessions } from "../members/Sessions.ts"
 import { SiteUrl } from "./SiteUrl.ts"
@@ -39,11 +39,17 @@ export const isFormRequest = (request: HttpServerRequest.HttpServerRequest) =>
 
 const MAX_BODY = 16 * 1024
 
+/**
+ * The body as text, read only up to the cap: a bigger one fails the read
+ * (answered as a malformed body) instead of being buffered whole first.
+ */
+const cappedText = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, ByteSize.fromInputUnsafe(MAX_BODY))
+
 /** The body as a JSON object; undefined for anything else (including an oversized body). */
 export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>
-  request.text.pipe(
+  cappedText(request).pipe(
     Effect.map((text): Record<string, unknown> | undefined => {
-      if (text.length > MAX_BODY) return undefined
       try {
         const value: unknown = JSON.parse(text)
         return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
@@ -55,8 +61,8 @@ export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>
   )
 
 export const formBody = (request: HttpServerRequest.HttpServerRequest) =>
-  request.text.pipe(
-    Effect.map((text) => text.length > MAX_BODY ? new URLSearchParams() : new URLSearchParams(text)),
+  cappedText(request).pipe(
+    Effect.map((text) => new URLSearchParams(text)),
     Effect.orElseSucceed(() => new URLSearchParams())
   )
 

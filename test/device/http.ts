@@ -42,6 +42,38 @@ export const http = (
     req.end(options.body)
   })
 
+/**
+ * A chunked body that keeps arriving: `bytes` of it are sent and the request
+ * is never ended. The reply is what the server answers without waiting for
+ * the body's end (a server that buffered the whole body first never answers).
+ */
+export const endlessBody = (
+  port: number,
+  path: string,
+  contentType: string,
+  bytes: number,
+  from = "127.0.0.1"
+): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method: "POST", path, headers: { "content-type": contentType }, localAddress: from }, (res) => {
+      let text = ""
+      res.setEncoding("utf8")
+      res.on("data", (d) => (text += d))
+      res.on("end", () => {
+        req.destroy()
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+      })
+    })
+    req.on("error", (error) => (req.destroyed ? undefined : reject(error)))
+    req.write("x".repeat(bytes))
+  })
+
 export const postJson = (port: number, path: string, body: unknown, options: { headers?: Record<string, string>; from?: string } = {}) =>
   http(port, "POST", path, {
     headers: { "content-type": "application/json", ...options.headers },

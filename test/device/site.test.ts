@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
-import { cookiesOf, DEVICE_GRANT, http, postForm, postJson, type Reply, setCookieHeaders, startLogin } from "./http.ts"
+import { cookiesOf, DEVICE_GRANT, endlessBody, http, postForm, postJson, type Reply, setCookieHeaders, startLogin } from "./http.ts"
 
 /**
  * The device grant over the real `bin/vdb serve` (site + api): every row of
@@ -146,6 +146,13 @@ describe("state table", () => {
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: "password", device_code: "x" })), "400 unsupported_grant_type")
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: DEVICE_GRANT })), "400 invalid_request")
     assert.strictEqual(errorOf(await http(site, "POST", TOKEN, { headers: { "content-type": "text/plain" }, body: "x" })), "400 invalid_request")
+  })
+
+  it("a body past the 16 KiB cap is refused as soon as the cap is passed, not buffered to its end", async () => {
+    // The request never ends: only a server that stops reading at the cap can answer it.
+    // The token endpoint reads an unreadable form as an empty one (no grant_type), as for any other malformed form.
+    assert.strictEqual(errorOf(await endlessBody(site, TOKEN, "application/x-www-form-urlencoded", 64 * 1024)), "400 unsupported_grant_type")
+    assert.strictEqual(errorOf(await endlessBody(site, AUTHORIZE, "application/json", 64 * 1024, freshAddress())), "400 invalid_request")
   })
 
   it("expiry: expired_token after expires_in; the CLI stops with a clear message; approval is refused", async () => {
