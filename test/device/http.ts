@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { request } from "node:http"
+import { type IncomingMessage, request } from "node:http"
 import { VDB } from "../support/processes.ts"
 
 export interface Reply {
@@ -14,6 +14,22 @@ export interface Reply {
  * this machine), so tests can stand for different clients of the per-address
  * limiter and throttles.
  */
+/** Collects a response's text and, when it parses, its JSON. */
+const readReply = (res: IncomingMessage, done: (reply: Reply) => void) => {
+  let text = ""
+  res.setEncoding("utf8")
+  res.on("data", (d) => (text += d))
+  res.on("end", () => {
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    done({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+  })
+}
+
 export const http = (
   port: number,
   method: string,
@@ -23,20 +39,7 @@ export const http = (
   new Promise((resolve, reject) => {
     const req = request(
       { host: "127.0.0.1", port, method, path, headers: options.headers, localAddress: options.from ?? "127.0.0.1" },
-      (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (d) => (text += d))
-        res.on("end", () => {
-          let json: unknown
-          try {
-            json = JSON.parse(text)
-          } catch {
-            json = undefined
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
-        })
-      }
+      (res) => readReply(res, resolve)
     )
     req.on("error", reject)
     req.end(options.body)
@@ -55,21 +58,12 @@ export const endlessBody = (
   from = "127.0.0.1"
 ): Promise<Reply> =>
   new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method: "POST", path, headers: { "content-type": contentType }, localAddress: from }, (res) => {
-      let text = ""
-      res.setEncoding("utf8")
-      res.on("data", (d) => (text += d))
-      res.on("end", () => {
+    const headers = { "content-type": contentType }
+    const req = request({ host: "127.0.0.1", port, method: "POST", path, headers, localAddress: from }, (res) =>
+      readReply(res, (reply) => {
         req.destroy()
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          json = undefined
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
-      })
-    })
+        resolve(reply)
+      }))
     req.on("error", (error) => (req.destroyed ? undefined : reject(error)))
     req.write("x".repeat(bytes))
   })
