@@ -6,8 +6,8 @@ import { Effect } from "effect"
  * V8 keeps its young generation at the size the burst grew it to (16 MiB
  * with `bin/vdb`'s semi-space) and the burst's dead buffers until a major
  * collection happens to run: measured embedded, RSS stayed 11 % over idle a
- * minute after ingesting the fixture corpus, and came back to within 1–2 %
- * after this (docs/gateway.md, "Memory"). Nothing a server can call without
+ * minute after ingesting the fixture corpus, and within 5 % of it 10 s after
+ * this (docs/gateway.md, "Memory"). Nothing a server can call without
  * `--expose-gc` asks V8 for that, except the inspector protocol:
  * `HeapProfiler.collectGarbage` is V8's low-memory notification (full
  * collections that also shrink the young generation). The session is
@@ -20,7 +20,7 @@ export const releaseMemory: Effect.Effect<void> = Effect.callback<void>((resume)
   try {
     session.connect()
   } catch {
-    // An inspector already attached elsewhere or Node built without one: memory then settles on V8's own schedule.
+    // A Node built without the inspector: memory then settles on V8's own schedule.
     return resume(Effect.void)
   }
   session.post("HeapProfiler.collectGarbage", () => {
