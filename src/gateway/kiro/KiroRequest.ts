@@ -3,7 +3,6 @@ import { InvalidRequest } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 import { invalidJson, jsonObjectOf } from "../relay/RequestBody.ts"
 
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
