@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto"
+import { hash as digest } from "node:crypto"
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
@@ -81,7 +81,16 @@ const PROGRESS_EVERY_MS = 1000
 const MAX_REASONS = 50
 const MAX_CONFLICTS = 50
 
-const contentHash = (text: string) => createHash("sha256").update(text).digest("base64url")
+/** One-shot `crypto.hash`: no Hash object per item (about 0.4 µs of 3.5 for a 5 KB record). */
+const contentHash = (text: string) => digest("sha256", text, "base64url")
+
+/**
+ * A duplicate-detection entry: `hash NUL position`. `join` builds a flat string (a `+` would
+ * leave a rope of three objects); the hash has a fixed length and no NUL.
+ */
+const seenEntry = (hash: string, position: string) => [hash, position].join("\u0000")
+const sameHash = (entry: string, hash: string) => entry.charCodeAt(hash.length) === 0 && entry.startsWith(hash)
+const seenPosition = (entry: string) => entry.slice(entry.indexOf("\u0000") + 1)
 
 const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
@@ -195,7 +204,9 @@ const run = Effect.fnUntraced(function*(
     perSecond: 0
   }
   const reasons: Record<string, number> = {}
-  const seen = new Map<string, { readonly hash: string; readonly position: string }>()
+  // Each item read so far: its content hash and position in one flat string (`seenEntry`). One
+  // object an entry rather than three: the map lives through the whole run, so every major GC marks it.
+  const seen = new Map<string, string>()
   const conflicts: Array<{ source: string; identifier: string; kept: string; dropped: string }> = []
   let batch: Array<{ readonly item: UpstreamItem; readonly hash: string }> = []
   let batchBytes = 0
@@ -305,15 +316,15 @@ const run = Effect.fnUntraced(function*(
       const first = seen.get(key)
       if (first !== undefined) {
         tally.duplicates++
-        if (first.hash !== hash) {
+        if (!sameHash(first, hash)) {
           tally.conflicting++
           if (conflicts.length < MAX_CONFLICTS) {
-            conflicts.push({ source: item.source, identifier: item.identifier, kept: first.position, dropped: item.position })
+            conflicts.push({ source: item.source, identifier: item.identifier, kept: seenPosition(first), dropped: item.position })
           }
         }
         continue
       }
-      if (seen.size < MAX_SEEN) seen.set(key, { hash, position: item.position })
+      if (seen.size < MAX_SEEN) seen.set(key, seenEntry(hash, item.position))
       // With workers the parsed document is rebuilt there from `raw`: drop it now, not after the batch.
       batch.push({ item: pool === undefined ? item : slim(item), hash })
       batchBytes += item.raw.length

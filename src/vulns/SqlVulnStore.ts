@@ -57,9 +57,11 @@ interface ExploitRow {
 }
 
 /** `ids`: the identifier and everything within `ALIAS_HOPS` of it in the alias graph (shared by both lookups). */
+// The walk's start takes the key columns' collation ("C", migration 0550): a recursive
+// query refuses a column whose collation differs between its two terms.
 const aliasWalk = (sql: SqlClient.SqlClient, identifier: string) =>
   sql`WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${identifier}::text, 0
+      SELECT ${identifier}::text COLLATE "C", 0
       UNION
       SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
     ),
@@ -130,7 +132,7 @@ export const makeSqlVulnStore = Effect.gen(function*() {
   const resolve = (identifier: string) =>
     sql<{ id: string }>`
       WITH RECURSIVE walk(id, depth) AS (
-        SELECT ${identifier}::text, 0
+        SELECT ${identifier}::text COLLATE "C", 0
         UNION
         SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
       )
