@@ -15,6 +15,12 @@ export interface NormalisePool {
   readonly normalise: (items: ReadonlyArray<WorkerItem>) => Effect.Effect<ReadonlyArray<WorkerResult>>
 }
 
+/**
+ * Items per message to a worker: a batch goes as several messages, so each side holds a message's
+ * texts and results for milliseconds, not for the whole batch.
+ */
+const MESSAGE_ITEMS = 250
+
 /** One worker per core beyond the one running the pipeline (and the database's share): at least one. */
 export const defaultWorkers = () => Math.max(1, Math.min(4, availableParallelism() - 1))
 
@@ -59,8 +65,8 @@ export const makeNormalisePool = (size: number) =>
       return { workers, pending, next: 0, id: 0 }
     }),
     (pool) => Effect.promise(() => Promise.all(pool.workers.map((w) => w.terminate())))
-  ).pipe(Effect.map((pool): NormalisePool => ({
-    normalise: (items) =>
+  ).pipe(Effect.map((pool): NormalisePool => {
+    const post = (worker: Worker, items: ReadonlyArray<WorkerItem>) =>
       Effect.callback<ReadonlyArray<WorkerResult>>((resume) => {
         const id = pool.id++
         pool.pending.set(id, (results) =>
@@ -69,8 +75,18 @@ export const makeNormalisePool = (size: number) =>
               ? Effect.die(results)
               : Effect.succeed(results.map((r) => "outputs" in r ? { outputs: r.outputs.map(withLazyRecord) } : r))
           ))
-        const worker = pool.workers[pool.next]!
-        pool.next = (pool.next + 1) % pool.workers.length
         worker.postMessage({ id, items: items.map(({ identifier, position, raw, source }) => ({ source, identifier, raw, position })) })
       })
-  })))
+    return {
+      normalise: (items) => {
+        const worker = pool.workers[pool.next]!
+        pool.next = (pool.next + 1) % pool.workers.length
+        const chunks: Array<ReadonlyArray<WorkerItem>> = []
+        for (let at = 0; at < items.length; at += MESSAGE_ITEMS) chunks.push(items.slice(at, at + MESSAGE_ITEMS))
+        return Effect.map(
+          Effect.forEach(chunks, (chunk) => post(worker, chunk), { concurrency: "unbounded" }),
+          (parts) => parts.flat()
+        )
+      }
+    }
+  }))
