@@ -56,9 +56,11 @@ interface ExploitRow {
   details: Record<string, Record<string, unknown>>
 }
 
-/** `ids`: the identifier and everything within `ALIAS_HOPS` of it in the alias graph (shared by both lookups). */
-// The walk's start takes the key columns' collation ("C", migration 0550): a recursive
-// query refuses a column whose collation differs between its two terms.
+/**
+ * `ids`: the identifier and everything within `ALIAS_HOPS` of it in the alias graph (shared by
+ * every read that follows aliases). The walk's start takes the key columns' collation ("C",
+ * migration 0550): a recursive query refuses a column whose collation differs between its terms.
+ */
 const aliasWalk = (sql: SqlClient.SqlClient, identifier: string) =>
   sql`WITH RECURSIVE walk(id, depth) AS (
       SELECT ${identifier}::text COLLATE "C", 0
@@ -130,13 +132,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     ids.length === 0 ? Effect.void : Effect.andThen(publishTouched(bus, ids), PubSub.publish(changes, ids))
 
   const resolve = (identifier: string) =>
-    sql<{ id: string }>`
-      WITH RECURSIVE walk(id, depth) AS (
-        SELECT ${identifier}::text COLLATE "C", 0
-        UNION
-        SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
-      )
-      SELECT DISTINCT id FROM walk`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
+    sql<{ id: string }>`${aliasWalk(sql, identifier)} SELECT unnest(ids.ids) AS id FROM ids`.pipe(
+      Effect.map((rows) => rows.map((r) => r.id))
+    )
 
   const lookup = Effect.fnUntraced(function*(identifier: string, options?: LookupOptions) {
     const recordsOnly = options?.recordsOnly ?? false
