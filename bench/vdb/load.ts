@@ -6,11 +6,10 @@
 //   node bench/vdb/load.ts list <port> <pathsFile> <authorization> <concurrency>   (every path once, no warm-up)
 //   node bench/vdb/load.ts sql <databaseUrl> <identifier> <pool> <concurrency> <warmupMs> <durationMs>
 //   node bench/vdb/load.ts parts <databaseUrl> <identifier> <orgUuid> <pool> <concurrency> <warmupMs> <durationMs>
-// The HTTP client is a minimal keep-alive HTTP/1.1 client over `node:net` (one
-// connection per worker): it costs far less CPU than `node:http`, so on a small
-// machine the server, not the client, is what gets measured.
+// The HTTP client is `../httpClient.ts` (keep-alive over `node:net`, one
+// connection per worker), so the server, not the client, is what gets measured.
 import { readFileSync } from "node:fs"
-import { connect } from "node:net"
+import { httpConnection, requestBytes } from "../httpClient.ts"
 import { type CpuSplit, snapshot, split } from "./cpu.ts"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
@@ -87,57 +86,6 @@ const drive = async (concurrency: number, warmupMs: number, durationMs: number, 
   const seconds = (performance.now() - start) / 1000
   return summarise(latencies, seconds, errors, split(cpuBefore, snapshot(), ROLES), total)
 }
-
-const HEADER_END = Buffer.from("\r\n\r\n")
-const CHUNKED_END = Buffer.from("0\r\n\r\n")
-
-/** One keep-alive connection; `get(request)` resolves with the status of one complete response. */
-const httpConnection = (port: number) =>
-  new Promise<{ get: (request: Buffer) => Promise<number> }>((resolve, reject) => {
-    const socket = connect({ port, host: "127.0.0.1", noDelay: true })
-    let pending: ((status: number) => void) | undefined
-    let buffer = Buffer.alloc(0)
-    socket.on("error", reject)
-    socket.on("data", (chunk) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk])
-      const headerEnd = buffer.indexOf(HEADER_END)
-      if (headerEnd === -1) return
-      const head = buffer.subarray(0, headerEnd).toString("latin1")
-      const status = Number(head.slice(9, 12))
-      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
-      const bodyStart = headerEnd + 4
-      let complete: number
-      if (length !== null) {
-        complete = bodyStart + Number(length[1])
-        if (buffer.length < complete) return
-      } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
-        if (!buffer.subarray(buffer.length - 5).equals(CHUNKED_END)) return
-        complete = buffer.length
-      } else {
-        complete = bodyStart
-      }
-      buffer = buffer.subarray(complete)
-      const done = pending
-      pending = undefined
-      done?.(status)
-    })
-    socket.once("connect", () =>
-      resolve({
-        get: (request: Buffer) =>
-          new Promise<number>((r) => {
-            pending = r
-            socket.write(request)
-          })
-      }))
-  })
-
-const requestBytes = (port: string, path: string, authorization: string, headers: Record<string, string>) =>
-  Buffer.from(
-    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
-      `User-Agent: vdb-bench\r\nAccept: application/json\r\n` +
-      Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") + "\r\n",
-    "latin1"
-  )
 
 /** One path over and over from every worker; a request counts as failed unless it answers `status` (200). */
 const runHttp = async (args: ReadonlyArray<string>) => {

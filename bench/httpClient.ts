@@ -1,0 +1,76 @@
+// The benchmarks' HTTP client: a minimal keep-alive HTTP/1.1 client over
+// `node:net`, one connection per worker, that reads each response to its end
+// and keeps only its status (no header parsing beyond framing, no body
+// decoding). It costs far less CPU than `node:http` or `fetch`, so on a small
+// machine the server, not the client, is what gets measured.
+import { connect } from "node:net"
+
+const HEADER_END = Buffer.from("\r\n\r\n")
+const CHUNKED_END = Buffer.from("0\r\n\r\n")
+
+export interface HttpConnection {
+  /** Sends one request and resolves with the status of its complete response, or 0 when the connection failed. */
+  readonly get: (request: Buffer) => Promise<number>
+  readonly close: () => void
+}
+
+/** One keep-alive connection to 127.0.0.1:`port`. */
+export const httpConnection = (port: number) =>
+  new Promise<HttpConnection>((resolve, reject) => {
+    const socket = connect({ port, host: "127.0.0.1", noDelay: true })
+    let pending: ((status: number) => void) | undefined
+    let buffer = Buffer.alloc(0)
+    let closed = false
+    const fail = () => {
+      closed = true
+      const done = pending
+      pending = undefined
+      done?.(0)
+    }
+    socket.once("error", (error) => {
+      reject(error)
+      fail()
+    })
+    socket.once("close", fail)
+    socket.on("data", (chunk) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk])
+      const headerEnd = buffer.indexOf(HEADER_END)
+      if (headerEnd === -1) return
+      const head = buffer.subarray(0, headerEnd).toString("latin1")
+      const status = Number(head.slice(9, 12))
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+      const bodyStart = headerEnd + 4
+      let complete: number
+      if (length !== null) {
+        complete = bodyStart + Number(length[1])
+        if (buffer.length < complete) return
+      } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
+        if (!buffer.subarray(buffer.length - 5).equals(CHUNKED_END)) return
+        complete = buffer.length
+      } else {
+        complete = bodyStart
+      }
+      buffer = buffer.subarray(complete)
+      const done = pending
+      pending = undefined
+      done?.(status)
+    })
+    socket.once("connect", () =>
+      resolve({
+        get: (request: Buffer) =>
+          closed ? Promise.resolve(0) : new Promise<number>((r) => {
+            pending = r
+            socket.write(request)
+          }),
+        close: () => socket.destroy()
+      }))
+  })
+
+/** A GET's bytes, built once and sent as often as needed. */
+export const requestBytes = (port: number | string, path: string, authorization: string, headers: Record<string, string>) =>
+  Buffer.from(
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
+      `User-Agent: vdb-bench\r\nAccept: application/json\r\n` +
+      Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") + "\r\n",
+    "latin1"
+  )
