@@ -46,7 +46,8 @@ const writeCorpusPaths = (databaseUrl: string, file: string) =>
   Effect.scoped(Effect.gen(function*() {
     const sql = yield* PgClient.make({ url: Redacted.make(databaseUrl), maxConnections: 1 })
     const rows = yield* sql<{ identifier: string }>`
-      SELECT identifier FROM vuln_records UNION SELECT identifier FROM vuln_aliases ORDER BY identifier`
+      SELECT identifier FROM vuln_records UNION SELECT identifier FROM vuln_aliases UNION SELECT alias FROM vuln_aliases
+      ORDER BY identifier`
     writeFileSync(file, rows.map((r) => `/v1/vuln/${encodeURIComponent(r.identifier)}`).join("\n") + "\n")
     return rows.length
   })).pipe(Effect.provide(Reactivity.layer), Effect.orDie, Effect.runPromise)

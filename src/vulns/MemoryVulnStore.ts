@@ -43,10 +43,12 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     for (let hop = 0; hop < ALIAS_HOPS; hop++) {
       const next: Array<string> = []
       for (const id of frontier) {
+        // A pair is one row; the graph is walked both ways, as on SQL.
         for (const a of aliases) {
-          if (a.identifier === id && !seen.has(a.alias)) {
-            seen.add(a.alias)
-            next.push(a.alias)
+          const other = a.identifier === id ? a.alias : a.alias === id ? a.identifier : undefined
+          if (other !== undefined && !seen.has(other)) {
+            seen.add(other)
+            next.push(other)
           }
         }
       }

@@ -58,14 +58,20 @@ interface ExploitRow {
 
 /**
  * `ids`: the identifier and everything within `ALIAS_HOPS` of it in the alias graph (shared by
- * every read that follows aliases). The walk's start takes the key columns' collation ("C",
+ * every read that follows aliases). A pair is stored once (migration 0560), so each step follows
+ * rows both ways: `identifier` to `alias` through the primary key, `alias` to `identifier`
+ * through `vuln_aliases_alias`. The walk's start takes the key columns' collation ("C",
  * migration 0550): a recursive query refuses a column whose collation differs between its terms.
  */
 const aliasWalk = (sql: SqlClient.SqlClient, identifier: string) =>
   sql`WITH RECURSIVE walk(id, depth) AS (
       SELECT ${identifier}::text COLLATE "C", 0
       UNION
-      SELECT a.alias, w.depth + 1 FROM walk w JOIN vuln_aliases a ON a.identifier = w.id WHERE w.depth < ${ALIAS_HOPS}
+      SELECT n.id, w.depth + 1 FROM walk w CROSS JOIN LATERAL (
+        SELECT a.alias AS id FROM vuln_aliases a WHERE a.identifier = w.id
+        UNION ALL
+        SELECT a.identifier FROM vuln_aliases a WHERE a.alias = w.id
+      ) n WHERE w.depth < ${ALIAS_HOPS}
     ),
     ids AS MATERIALIZED (SELECT ARRAY(SELECT DISTINCT id FROM walk) AS ids)`
 

@@ -84,14 +84,17 @@ export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem
     return results
   })
 
-/** Each output table, and the column naming what its rows were about (for the response caches). */
-const OUTPUT_TABLES = [
-  ["vuln_records", "identifier"],
-  ["vuln_aliases", "identifier"],
-  ["vuln_epss", "cve"],
-  ["vuln_exploits", "cve_id"],
-  ["vuln_exploit_content", null]
-] as const
+/**
+ * Each output table, and the columns naming what its rows were about (for the response caches):
+ * an alias pair is one row (migration 0560), about both of its identifiers.
+ */
+const OUTPUT_TABLES: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+  ["vuln_records", ["identifier"]],
+  ["vuln_aliases", ["identifier", "alias"]],
+  ["vuln_epss", ["cve"]],
+  ["vuln_exploits", ["cve_id"]],
+  ["vuln_exploit_content", []]
+]
 
 export const putNormalisedSql = (
   sql: SqlClient.SqlClient,
@@ -109,12 +112,12 @@ export const putNormalisedSql = (
     if (replaced.length > 0) {
       for (const [table, about] of OUTPUT_TABLES) {
         const where = byKeys(sql, table, "origin_source", "origin_identifier", replaced)
-        if (about === null) {
+        if (about.length === 0) {
           yield* sql`DELETE FROM ${sql(table)} WHERE ${where}`
           continue
         }
-        const gone = yield* sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE ${where} RETURNING ${sql(about)} AS id`
-        for (const row of gone) previously.add(row.id)
+        const gone = yield* sql<Record<string, string>>`DELETE FROM ${sql(table)} WHERE ${where} RETURNING ${sql.csv(about.map((column) => sql`${sql(column)}`))}`
+        for (const row of gone) for (const column of about) previously.add(row[column]!)
       }
     }
     const { aliases, epss, exploits, records } = rows

@@ -123,8 +123,8 @@ export const toRows = (items: ReadonlyArray<NormalisedItem>): Rows => {
           touched.add(out.identifier)
           for (const alias of out.aliases) {
             if (alias === out.identifier) continue
+            // One row per pair: readers walk the alias graph both ways (migration 0560).
             aliases.set(`${out.identifier}\u0000${alias}\u0000${originKey}`, { identifier: out.identifier, alias, origin })
-            aliases.set(`${alias}\u0000${out.identifier}\u0000${originKey}`, { identifier: alias, alias: out.identifier, origin })
             touched.add(alias)
           }
           break
