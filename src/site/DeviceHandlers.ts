@@ -14,15 +14,16 @@ import { DEVICE_CODE_GRANT_TYPE, SiteApi } from "./Api.ts"
 import {
   clientAddress,
   errorJson,
-  formBody,
   isFormRequest,
   isJsonRequest,
   jsonGuard,
   jsonObjectBody,
   okJson,
   originAllowed,
+  readableForm,
   signedInMember,
-  siteOrigin
+  siteOrigin,
+  UNREADABLE_BODY
 } from "./SiteHttp.ts"
 
 /** `vdb-cli/0.1.0 (linux)` → name `vdb-cli`, version `0.1.0`: the first product token of the User-Agent. */
@@ -81,7 +82,8 @@ const decision = (kind: "approve" | "deny", throttle: ApprovalThrottle["Service"
 /** RFC 8628 §3.4: JSON `{device_code}` or the form-encoded request with its grant_type. */
 const tokenRequest = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
   if (isFormRequest(request)) {
-    const form = yield* formBody(request)
+    const form = yield* readableForm(request)
+    if (form === undefined) return "unreadable" as const
     return { grantType: form.get("grant_type") ?? undefined, deviceCode: form.get("device_code") ?? undefined, form: true }
   }
   if (isJsonRequest(request)) {
@@ -159,6 +161,7 @@ export const DeviceHandlers = HttpApiBuilder.group(SiteApi, "device", Effect.fn(
         if (parsed === undefined) {
           return errorJson(400, "invalid_request", "send JSON {device_code} or the RFC 8628 form-encoded request")
         }
+        if (parsed === "unreadable") return errorJson(400, "invalid_request", UNREADABLE_BODY)
         if ((parsed.form || parsed.grantType !== undefined) && parsed.grantType !== DEVICE_CODE_GRANT_TYPE) {
           return errorJson(400, "unsupported_grant_type", `grant_type must be ${DEVICE_CODE_GRANT_TYPE}`)
         }

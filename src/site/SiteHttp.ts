@@ -60,11 +60,19 @@ export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.orElseSucceed(() => undefined)
   )
 
-export const formBody = (request: HttpServerRequest.HttpServerRequest) =>
+/** The body as a form; undefined when it could not be read (over the 16 KiB cap, say). */
+export const readableForm = (request: HttpServerRequest.HttpServerRequest) =>
   cappedText(request).pipe(
-    Effect.map((text) => new URLSearchParams(text)),
-    Effect.orElseSucceed(() => new URLSearchParams())
+    Effect.map((text): URLSearchParams | undefined => new URLSearchParams(text)),
+    Effect.orElseSucceed(() => undefined)
   )
+
+/** The body as a form; an unreadable body reads as an empty form (on the pages: no CSRF token, so refused). */
+export const formBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(readableForm(request), (form) => form ?? new URLSearchParams())
+
+/** What a client is told when its body could not be read. */
+export const UNREADABLE_BODY = `the body could not be read (at most ${MAX_BODY / 1024} KiB)`
 
 const noStore = { "cache-control": "no-store", pragma: "no-cache" }
 
