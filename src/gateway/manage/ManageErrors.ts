@@ -28,6 +28,11 @@ export class ManageNotFound extends Schema.TaggedError<ManageNotFound>()("Manage
   httpApiStatus: 404
 }) {}
 
+/** A request body over the management API's cap (8 MiB, as the inference routes), refused once the cap is passed. */
+export class ManageRequestTooLarge extends Schema.TaggedError<ManageRequestTooLarge>()("ManageRequestTooLarge", fields, {
+  httpApiStatus: 413
+}) {}
+
 export class ManageRateLimited extends Schema.TaggedError<ManageRateLimited>()("ManageRateLimited", fields, {
   httpApiStatus: 429
 }) {}
@@ -64,6 +69,7 @@ export const ManageInvalidRequestBody = inEnvelope(ManageInvalidRequest, "invali
 export const ManageUnauthorizedBody = inEnvelope(ManageUnauthorized, "authentication_error")
 export const ManageForbiddenBody = inEnvelope(ManageForbidden, "permission_error")
 export const ManageNotFoundBody = inEnvelope(ManageNotFound, "not_found_error")
+export const ManageRequestTooLargeBody = inEnvelope(ManageRequestTooLarge, "invalid_request_error")
 export const ManageRateLimitedBody = inEnvelope(ManageRateLimited, "rate_limit_error")
 export const ManageInternalBody = inEnvelope(ManageInternal, "api_error")
 export const ManageUnavailableBody = inEnvelope(ManageUnavailable, "api_error")

@@ -1,9 +1,17 @@
-import { Effect, Layer } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Effect, Layer } from "effect"
+import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
 import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
-import { ManageForbidden, ManageInternal, ManageInvalidRequest, ManageRateLimited, ManageUnauthorized } from "./ManageErrors.ts"
+import { MAX_BODY_BYTES } from "../relay/RequestBody.ts"
+import {
+  ManageForbidden,
+  ManageInternal,
+  ManageInvalidRequest,
+  ManageRateLimited,
+  ManageRequestTooLarge,
+  ManageUnauthorized
+} from "./ManageErrors.ts"
 import { ManageAuthentication, ManageFailures, ManageValidation } from "./ManageSecurity.ts"
 
 const missingCredentials = new ManageUnauthorized({
@@ -77,12 +85,29 @@ const slotName = (kind: string) => kind === "Payload" || kind === "Body" ? "requ
 const summarise = (message: string) =>
   message.split("\n").slice(0, 3).map((line) => line.replace(/,? got .*$/, "").trim()).join("; ").slice(0, 300)
 
+/**
+ * The largest management request body read: the inference routes' cap, so any text the firewall
+ * could be asked to inspect can also be dry-run (`POST /manage/v1/check`).
+ */
+const MAX_BODY = ByteSize.fromInputUnsafe(MAX_BODY_BYTES)
+
 export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
-  Effect.catchDefect(httpEffect, (defect) =>
-    Effect.andThen(
+  Effect.catchDefect(Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, MAX_BODY), (
+    defect
+  ): Effect.Effect<never, ManageInternal | ManageRequestTooLarge | ManageInvalidRequest> => {
+    // The platform reports an unreadable body as a defect of the payload's decoding.
+    if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError") {
+      return Effect.fail(
+        defect.reason.reason === "BodyTooLarge"
+          ? new ManageRequestTooLarge({ message: `request body over ${MAX_BODY_BYTES / 1024 / 1024} MiB`, code: "request_too_large" })
+          : new ManageInvalidRequest({ message: "the request body could not be read", code: "invalid_request" })
+      )
+    }
+    return Effect.andThen(
       Effect.logError("management request failed", defect),
       Effect.fail(new ManageInternal({ message: "internal error", code: "internal_error" }))
-    ))
+    )
+  })
 )
 
 export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive)

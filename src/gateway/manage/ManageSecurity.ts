@@ -5,6 +5,7 @@ import {
   ManageInternalBody,
   ManageInvalidRequestBody,
   ManageRateLimitedBody,
+  ManageRequestTooLargeBody,
   ManageUnauthorizedBody
 } from "./ManageErrors.ts"
 
@@ -30,7 +31,10 @@ export class ManageValidation extends HttpApiMiddleware.Service<ManageValidation
   error: ManageInvalidRequestBody
 }) {}
 
-/** Outermost: a defect becomes `500` in the dialect, never a stack or a message. */
+/**
+ * Outermost: a body past the cap becomes `413`, one that cannot be read `400`, and any other
+ * defect `500`, all in the dialect, never with a stack or a message.
+ */
 export class ManageFailures extends HttpApiMiddleware.Service<ManageFailures>()("vdb/gateway/manage/ManageFailures", {
-  error: ManageInternalBody
+  error: [ManageInternalBody, ManageRequestTooLargeBody, ManageInvalidRequestBody]
 }) {}

@@ -211,6 +211,23 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     expect(((await notJson.json()) as { error: { code: string } }).error.code).toBe("invalid_request")
   })
 
+  it("refuses a body over 8 MiB (the inference routes' cap) with 413 in the dialect", async () => {
+    const pattern = "A".repeat(9 * 1024 * 1024)
+    const response = await raw("/manage/v1/guardrails", {
+      method: "POST",
+      org: acme,
+      body: JSON.stringify({ name: "big", rule_type: "blocked_pattern", pattern })
+    })
+    expect(response.status).toBe(413)
+    const text = await response.text()
+    expect(JSON.parse(text).error).toMatchObject({ type: "invalid_request_error", code: "request_too_large" })
+    expect(text).not.toContain("AAAA")
+    // The same client gets a 413 from the typed client as its declared error.
+    const error = await withClient(gateway, acme, (client) =>
+      failure(client.guardrails.create({ payload: { name: "big", rule_type: "blocked_pattern", pattern } })))
+    expect(error._tag).toBe("ManageRequestTooLarge")
+  })
+
   it("answers unknown management paths and methods in the dialect", async () => {
     const unknown = await raw("/manage/v1/nope", { org: acme })
     expect(unknown.status).toBe(404)
