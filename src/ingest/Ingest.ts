@@ -51,6 +51,11 @@ export interface IngestOptions {
    * swaps them (workers always load the real ones).
    */
   readonly workers?: number
+  /**
+   * A run that normalises at least this many items refreshes the store's statistics when it ends,
+   * and once on the way, at ten times as many (`VulnStore.refreshStatistics`). Default 1,000.
+   */
+  readonly analyzeAfter?: number
 }
 
 const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): x is ItemProblem =>
@@ -58,6 +63,7 @@ const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): 
 
 const DEFAULT_BATCH = 2000
 const DEFAULT_IN_FLIGHT = 3
+const DEFAULT_ANALYZE_AFTER = 1000
 /** A batch is also written once its items' raw text passes this, so big records never pile up 2,000 deep. */
 const MAX_BATCH_BYTES = 32 * 1024 * 1024
 /**
@@ -170,7 +176,11 @@ export const ingestFiles = (
       (queue) =>
         Effect.scoped(Effect.gen(function*() {
           const pool = workers > 0 ? yield* makeNormalisePool(workers) : undefined
-          yield* run(plan, open, store, formats, pool, options.batchSize ?? DEFAULT_BATCH, options.inFlight ?? DEFAULT_IN_FLIGHT, (event) => Queue.offer(queue, event))
+          yield* run(plan, open, store, formats, pool, {
+            batchSize: options.batchSize ?? DEFAULT_BATCH,
+            depth: options.inFlight ?? DEFAULT_IN_FLIGHT,
+            analyzeAfter: options.analyzeAfter ?? DEFAULT_ANALYZE_AFTER
+          }, (event) => Queue.offer(queue, event))
         })).pipe(
           Effect.andThen(Queue.end(queue))
         ),
@@ -184,8 +194,7 @@ const run = Effect.fnUntraced(function*(
   store: VulnStore["Service"],
   formats: FormatReaders,
   pool: NormalisePool | undefined,
-  batchSize: number,
-  depth: number,
+  { analyzeAfter, batchSize, depth }: { readonly batchSize: number; readonly depth: number; readonly analyzeAfter: number },
   emit: (event: IngestEvent) => Effect.Effect<unknown>
 ) {
   const started = yield* Clock.currentTimeMillis
@@ -242,6 +251,7 @@ const run = Effect.fnUntraced(function*(
   // being read. Phase 2 of a batch waits for the whole previous batch, so two
   // phase-2 transactions never run at once (they may share output keys).
   const inFlight: Array<Fiber.Fiber<void>> = []
+  let analysedOnTheWay = false
   const flush = Effect.fnUntraced(function*() {
     if (batch.length === 0) return
     const items = batch
@@ -283,6 +293,12 @@ const run = Effect.fnUntraced(function*(
     if (prior !== undefined) yield* Fiber.join(prior)
     if (done.length > 0 || failed.length > 0) yield* store.putNormalised(done, failed)
     tally.normalised += done.length
+    // Statistics once on the way, so the API's lookups during a large first ingest are not
+    // planned for empty tables (then again when the run ends).
+    if (!analysedOnTheWay && tally.normalised >= analyzeAfter * 10) {
+      analysedOnTheWay = true
+      yield* store.refreshStatistics()
+    }
     for (const f of failed) yield* skip(f.position, f.reason)
     yield* progress
   })
@@ -358,6 +374,7 @@ const run = Effect.fnUntraced(function*(
   }
   yield* flush()
   yield* drain
+  if (tally.normalised >= analyzeAfter) yield* store.refreshStatistics()
   yield* stamp
   yield* emit(new IngestSummary({ ...tally, skippedReasons: reasons, conflicts, ignoredFiles: plan.ignored }))
 })

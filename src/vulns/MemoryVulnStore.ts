@@ -202,7 +202,9 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     putRaw,
     putNormalised,
     failed,
-    pendingRaw
+    pendingRaw,
+    // Nothing is planned in memory.
+    refreshStatistics: () => Effect.void
   } satisfies VulnStore["Service"]
 })
 

@@ -270,6 +270,10 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     return yield* pendingRawSql(sql, after, limit)
   }, Effect.orDie)
 
+  const refreshStatistics = Effect.fn("VulnStore.refreshStatistics")(function*() {
+    yield* sql`ANALYZE vuln_raw, vuln_normalised, vuln_records, vuln_aliases, vuln_epss, vuln_exploits, vuln_failed`
+  }, Effect.orDie)
+
   return {
     lookup,
     exploits,
@@ -277,7 +281,8 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     putRaw,
     putNormalised,
     failed,
-    pendingRaw
+    pendingRaw,
+    refreshStatistics
   } satisfies VulnStore["Service"]
 })
 

@@ -136,6 +136,13 @@ export class VulnStore extends Context.Service<VulnStore, {
    * stopped between its two transactions leaves), at most `limit`, in key order after `after`.
    */
   pendingRaw(after: PendingCursor | undefined, limit: number): Effect.Effect<ReadonlyArray<RawItem>>
+  /**
+   * Refreshes the planner's statistics of the store's tables (`ANALYZE`). The embedded database
+   * has no autovacuum, and PostgreSQL's analyses a table at most once a minute, after the fact:
+   * without this, the lookups during and right after a large first ingest are planned for empty
+   * tables (a sequential scan and an on-disk sort of every record, about a second each).
+   */
+  refreshStatistics(): Effect.Effect<void>
 }>()("vdb/vulns/VulnStore") {
   /** PostgreSQL (and PGlite) through `SqlClient`. */
   static readonly layer = Layer.effect(VulnStore, makeSqlVulnStore)

@@ -74,7 +74,8 @@ export const fixtureStore = (data: {
         putRaw: () => Effect.die("not in fixture"),
         putNormalised: () => Effect.die("not in fixture"),
         failed: () => Effect.succeed([]),
-        pendingRaw: () => Effect.succeed([])
+        pendingRaw: () => Effect.succeed([]),
+        refreshStatistics: () => Effect.void
       }),
       { publishTouched: (ids: ReadonlyArray<string>) => PubSub.publish(touched, ids), calls }
     )
