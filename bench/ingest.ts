@@ -8,7 +8,11 @@
 // their own process call `GET /v1/vuln/{id}`, R requests a second in all
 // (default 100; 0 unpaced, a load test), on `bin/vdb serve api` over the
 // same database, ids from the corpus ingested first: their latency and errors
-// show whether the API keeps answering during a large ingest.
+// show whether the API keeps answering during a large ingest. With readers on,
+// a second generated set of COUNT (other identifiers) then goes the way a user
+// sends it, the readers still on: `bin/vdb ingest --all` to that server over
+// its admin socket (the CLI reads the files and streams their bytes), timed by
+// the CLI's summary. The readers' figures cover both sets.
 // Writes bench/results/ingest.json.
 import { fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -214,22 +218,49 @@ const startReaders = (url: string) =>
         await new Promise((r) => setTimeout(r, 100))
       }
     })
+    /** `bin/vdb ingest --all dir --json` against this server, as a user runs it; its summary. */
+    const ingestThroughServer = (dir: string) =>
+      Effect.promise(() =>
+        new Promise<ReturnType<typeof figures>>((resolveSummary, reject) => {
+          const cli = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "ingest", "--all", dir, "--json"], {
+            env: {
+              PATH: process.env.PATH ?? "",
+              HOME: process.env.HOME ?? "/tmp",
+              DATABASE_URL: url,
+              VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
+              VDB_DATA_DIR: join(work, "data")
+            },
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+          let out = ""
+          cli.stdout.setEncoding("utf8").on("data", (text: string) => (out += text))
+          cli.once("exit", (code) => {
+            // Progress lines, then the summary as one indented document.
+            const summary = code === 0 ? JSON.parse(out.slice(out.lastIndexOf("\n{\n") + 1)) as IngestSummary : undefined
+            if (summary === undefined) reject(new Error(`bin/vdb ingest exited with ${code}`))
+            else resolveSummary(figures(summary))
+          })
+        })
+      )
     const readers = fork(fileURLToPath(import.meta.url), ["--role=readers", String(port), org.apiKey, idsFile, String(READERS), String(READER_RATE)], {
       stdio: "inherit"
     })
     yield* Effect.promise(() => new Promise<void>((r) => readers.once("message", () => r())))
     return {
+      ingestThroughServer,
       stop: () =>
         Effect.promise(() =>
           new Promise<ReaderStats>((resolveStats) => {
-            readers.once("message", (stats) => {
-              // The re-ingest and the baseline run without the API server's share of the cores.
-              server.kill("SIGTERM")
-              resolveStats(stats as ReaderStats)
-            })
+            readers.once("message", (stats) => resolveStats(stats as ReaderStats))
             readers.send("stop")
           })
-        )
+        ),
+      // The re-ingest and the baseline run without the API server's share of the cores.
+      close: () =>
+        Effect.promise(() => {
+          if (server.exitCode === null) server.kill("SIGTERM")
+          return serverExited
+        })
     }
   })
 
@@ -254,8 +285,20 @@ const program = Effect.gen(function*() {
     const readers = READERS > 0 ? yield* startReaders(url) : undefined
     console.error(`ingesting the generated set (${generated.count} items)${readers ? `, ${READERS} readers on /vuln` : ""} …`)
     const large = yield* runIngest(work)
+    console.error(`  ${JSON.stringify(large)}`)
+    let throughServer: ReturnType<typeof figures> | undefined
+    if (readers) {
+      // Apart from the first set's folder, which the re-ingest reads again.
+      const second = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-second-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(second, { recursive: true, force: true })))
+      yield* generateClones(DATA, second, COUNT, 500)
+      console.error(`ingesting a second generated set (${COUNT} items) with bin/vdb ingest through the server, readers on …`)
+      throughServer = yield* readers.ingestThroughServer(second)
+      console.error(`  ${JSON.stringify(throughServer)}`)
+    }
     const readerStats = readers ? yield* readers.stop() : undefined
-    console.error(`  ${JSON.stringify(large)}${readerStats ? `\n  readers: ${JSON.stringify(readerStats)}` : ""}`)
+    if (readerStats) console.error(`  readers: ${JSON.stringify(readerStats)}`)
+    if (readers) yield* readers.close()
     console.error("re-ingesting the generated set …")
     const again = yield* runIngest(work)
     console.error(`  ${JSON.stringify(again)}`)
@@ -271,7 +314,9 @@ const program = Effect.gen(function*() {
       clonedFrom: generated.originals,
       corpus,
       generated: large,
-      ...(readerStats ? { readers: { during: "generated set", endpoint: "GET /v1/vuln/{id}", ...readerStats } } : {}),
+      ...(readerStats ? { readers: { during: "both generated sets", endpoint: "GET /v1/vuln/{id}", ...readerStats } } : {}),
+      // What a user gets: the CLI reading the files and streaming them over the admin socket to `bin/vdb serve api`.
+      ...(throughServer ? { throughServer: { command: "bin/vdb ingest --all", ...throughServer } } : {}),
       reingest: again,
       baseline: base,
       ratioToBaseline: {

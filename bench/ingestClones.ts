@@ -18,9 +18,10 @@ const cloneId = (id: string, k: number) => id.replace(/(\d+)$/, (n) => `${n}9${S
 /**
  * Writes `target` as a `--all` folder of `count` items: real records of the
  * data folder cloned under new identifiers (the identifier is replaced
- * throughout the item's text), in the sources' own proportions.
+ * throughout the item's text), in the sources' own proportions. Clones are
+ * numbered from `firstClone`: sets with far-apart numbers share no identifier.
  */
-export const generateClones = (dataDir: string, target: string, count: number) =>
+export const generateClones = (dataDir: string, target: string, count: number, firstClone = 1) =>
   Effect.gen(function*() {
     const plan = yield* planIngest({ paths: [], all: dataDir }, detectSource)
     const originals = new Map<IngestSource, Array<{ readonly id: string; readonly raw: string }>>()
@@ -39,7 +40,7 @@ export const generateClones = (dataDir: string, target: string, count: number) =
     const total = [...originals.values()].reduce((n, l) => n + l.length, 0)
     let written = 0
     const files: Array<string> = []
-    for (let k = 1; written < count; k++) {
+    for (let k = firstClone; written < count; k++) {
       for (const [source, list] of originals) {
         const out: Array<string> = []
         for (const { id, raw } of list) {

@@ -186,10 +186,13 @@ const ingestRows = (r: Json): Array<Row> => {
   if (r === undefined) return []
   const readers = r.readers === undefined
     ? ""
-    : `; ${r.readers.concurrency ?? ""} readers on \`/vuln\`${r.readers.targetRate ? ` at ${r.readers.targetRate} req/s` : ""} meanwhile: p99 ${n(r.readers.p99, 1)} ms, ${n(r.readers.errors)} errors`
+    : `; ${r.readers.concurrency ?? ""} readers on \`/vuln\`${r.readers.targetRate ? ` at ${r.readers.targetRate} req/s` : ""}${r.throughServer === undefined ? " meanwhile" : " during both sets"}: p99 ${n(r.readers.p99, 1)} ms, max ${n(r.readers.max, 0)} ms, ${n(r.readers.errors)} errors`
+  const throughServer = r.throughServer === undefined
+    ? ""
+    : `; a second set through \`bin/vdb ingest\` and the server's admin socket, ${n(r.throughServer.perSecond)} records/s`
   return [{
     bench: `\`ingest\`: ${n(r.generated?.items)} generated records on PostgreSQL`,
-    figure: `**${n(r.generated?.perSecond)} records/s**${readers}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
+    figure: `**${n(r.generated?.perSecond)} records/s** (pipeline in process)${readers}${throughServer}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
     baseline: `bare multi-row INSERT of the same rows, ${n(r.baseline?.perSecond)}/s`,
     target: `≥ ${n(r.target)}/s`,
     met: typeof r.met === "boolean" ? r.met : undefined,
