@@ -252,6 +252,10 @@ const run = Effect.fnUntraced(function*(
   // phase-2 transactions never run at once (they may share output keys).
   const inFlight: Array<Fiber.Fiber<void>> = []
   let analysedOnTheWay = false
+  // Statistics are an optimisation: a failure to refresh them never fails a run whose data is written.
+  const refreshStatistics = store.refreshStatistics().pipe(
+    Effect.catchDefect((defect) => Effect.logWarning("ingest: the store's statistics were not refreshed", defect))
+  )
   const flush = Effect.fnUntraced(function*() {
     if (batch.length === 0) return
     const items = batch
@@ -297,7 +301,7 @@ const run = Effect.fnUntraced(function*(
     // planned for empty tables (then again when the run ends).
     if (!analysedOnTheWay && tally.normalised >= analyzeAfter * 10) {
       analysedOnTheWay = true
-      yield* store.refreshStatistics()
+      yield* refreshStatistics
     }
     for (const f of failed) yield* skip(f.position, f.reason)
     yield* progress
@@ -374,7 +378,7 @@ const run = Effect.fnUntraced(function*(
   }
   yield* flush()
   yield* drain
-  if (tally.normalised >= analyzeAfter) yield* store.refreshStatistics()
+  if (tally.normalised >= analyzeAfter) yield* refreshStatistics
   yield* stamp
   yield* emit(new IngestSummary({ ...tally, skippedReasons: reasons, conflicts, ignoredFiles: plan.ignored }))
 })

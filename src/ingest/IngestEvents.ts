@@ -33,16 +33,16 @@ export const IngestBegin = Schema.Struct({
 })
 export type IngestBegin = typeof IngestBegin.Type
 
-/** Bytes a standard base64 text of this length decodes to (0 when the length is no multiple of 4). */
+/** Bytes a standard base64 text of this length decodes to (-1 when the length is no multiple of 4). */
 const decodedLength = (text: string) =>
   text.length % 4 !== 0 ? -1 : (text.length / 4) * 3 - (text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0)
 
 /**
  * File bytes as the admin socket's NDJSON carries them: standard base64, encoded and decoded by
  * Node's native codec. `Schema.Uint8Array`'s own JSON form does it in JavaScript, and decoding the
- * 256 KiB chunks that way took a tenth of the server's main thread during an ingest, with as much
- * again in the CLI (docs/ingest.md, "Transport"). Node's decoder skips what is not base64, so a
- * text whose bytes come out shorter than its length promises is refused.
+ * 256 KiB chunks that way took a tenth of the server's main thread during an ingest (docs/ingest.md,
+ * "Transport"). Node's decoder skips what is not base64, so a text whose bytes come out shorter
+ * than its length promises is refused.
  */
 export const ChunkBytes = Schema.String.pipe(Schema.decodeTo(
   Schema.Uint8Array,

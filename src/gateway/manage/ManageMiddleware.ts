@@ -87,7 +87,7 @@ const summarise = (message: string) =>
 
 /**
  * The largest management request body read: the inference routes' cap, so any text the firewall
- * could be asked to inspect can also be dry-run (`POST /manage/v1/check`).
+ * could be asked to inspect can also be dry-run (`POST /manage/v1/guardrails/check`).
  */
 const MAX_BODY = ByteSize.fromInputUnsafe(MAX_BODY_BYTES)
 
