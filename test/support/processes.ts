@@ -26,15 +26,33 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ??
 
 export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolvePromise, reject) => {
+/**
+ * Ports below Linux's ephemeral range (`ip_local_port_range`, 32768–60999 by default). A port the
+ * kernel picked (`listen(0)`) comes from that range, and between the check and the server's bind
+ * any outgoing connection (to PostgreSQL, say) could take it as its local port: a server then
+ * failed to start with "address already in use". Below the range only a listener can take it.
+ */
+const PORT_LOW = 10_000
+const PORT_HIGH = 32_000
+/** Handed out by this process already (a port checked free is free again once the check closes). */
+const handedOut = new Set<number>()
+
+const canListen = (port: number) =>
+  new Promise<boolean>((resolvePromise) => {
     const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolvePromise(typeof address === "object" && address ? address.port : 0))
-    })
+    server.once("error", () => resolvePromise(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolvePromise(true)))
   })
+
+export const freePort = async (): Promise<number> => {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW))
+    if (handedOut.has(port) || !(await canListen(port))) continue
+    handedOut.add(port)
+    return port
+  }
+  throw new Error(`no free loopback port between ${PORT_LOW} and ${PORT_HIGH}`)
+}
 
 export interface RunningServer {
   readonly ports: { readonly api: number; readonly gateway: number; readonly site: number; readonly mcp: number }
@@ -44,8 +62,22 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `bin/vdb serve` on free loopback ports and waits until every service is ready. */
-export const startServer = async (env: Record<string, string>, services: ReadonlyArray<string> = []) => {
+/**
+ * Starts `bin/vdb serve` on free loopback ports and waits until every service is ready. Another
+ * test process can still take a port between the check and the bind: then it starts again on
+ * other ports.
+ */
+export const startServer = async (env: Record<string, string>, services: ReadonlyArray<string> = []): Promise<RunningServer> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, services)
+    } catch (error) {
+      if (attempt >= 3 || !String(error).includes("address already in use")) throw error
+    }
+  }
+}
+
+const startServerOnce = async (env: Record<string, string>, services: ReadonlyArray<string>) => {
   const ports = { api: await freePort(), gateway: await freePort(), site: await freePort(), mcp: await freePort() }
   const fullEnv = {
     ...env,
