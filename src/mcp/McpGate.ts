@@ -3,6 +3,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse 
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { declaresOver } from "../server/BodyCap.ts"
 import { rateLimitHeaders, retryAfterSeconds } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 
@@ -22,7 +23,6 @@ const originOf = (request: HttpServerRequest.HttpServerRequest) =>
  */
 export const MAX_MCP_BODY_BYTES = 1024 * 1024
 const maxBody = ByteSize.fromInputUnsafe(MAX_MCP_BODY_BYTES)
-const tooLarge = (length: number) => Number.isFinite(length) && length > MAX_MCP_BODY_BYTES
 
 const errorBody = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
@@ -81,7 +81,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
       // A declared length over the cap is refused unread. Otherwise the body is read here, stopping at the
       // cap; the request keeps what it read, and the MCP server parses that copy.
       const overCap = verdict.refusal === null &&
-        (tooLarge(Number(request.headers["content-length"])) ||
+        (declaresOver(request.headers, MAX_MCP_BODY_BYTES) ||
           Exit.isFailure(yield* Effect.exit(Effect.provideService(request.arrayBuffer, HttpIncomingMessage.MaxBodySize, maxBody))))
       const refusal = verdict.refusal ??
         (overCap

@@ -3,6 +3,7 @@ import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Member } from "../members/Member.ts"
 import { Sessions } from "../members/Sessions.ts"
+import { declaresOver } from "../server/BodyCap.ts"
 import { SiteUrl } from "./SiteUrl.ts"
 
 export const SESSION_COOKIE = "vdb_session"
@@ -41,10 +42,13 @@ const MAX_BODY = 16 * 1024
 
 /**
  * The body as text, read only up to the cap: a bigger one fails the read
- * (answered as a malformed body) instead of being buffered whole first.
+ * (answered as a malformed body) instead of being buffered whole first, and
+ * one declared bigger is not read at all.
  */
-const cappedText = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, ByteSize.fromInputUnsafe(MAX_BODY))
+const cappedText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, unknown> =>
+  declaresOver(request.headers, MAX_BODY)
+    ? Effect.fail(new Error("declared body over the cap"))
+    : Effect.provideService(request.text, HttpIncomingMessage.MaxBodySize, ByteSize.fromInputUnsafe(MAX_BODY))
 
 /** The body as a JSON object; undefined for anything else (including an oversized body). */
 export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>

@@ -118,3 +118,19 @@ export const startLogin = (args: ReadonlyArray<string>, env: Record<string, stri
   }
   return { child, exited, userCode, output: () => ({ stdout, stderr }) }
 }
+
+/**
+ * A body declared `declared` bytes long (`Content-Length`) of which one byte is sent and no more.
+ * The reply is what the server answers without reading the body it was promised.
+ */
+export const declaredBody = (port: number, path: string, contentType: string, declared: number): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const headers = { "content-type": contentType, "content-length": String(declared) }
+    const req = request({ host: "127.0.0.1", port, method: "POST", path, headers }, (res) =>
+      readReply(res, (reply) => {
+        req.destroy()
+        resolve(reply)
+      }))
+    req.on("error", (error) => (req.destroyed ? undefined : reject(error)))
+    req.write("x")
+  })

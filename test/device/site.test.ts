@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
-import { cookiesOf, DEVICE_GRANT, endlessBody, http, postForm, postJson, type Reply, setCookieHeaders, startLogin } from "./http.ts"
+import { cookiesOf, declaredBody, DEVICE_GRANT, endlessBody, http, postForm, postJson, type Reply, setCookieHeaders, startLogin } from "./http.ts"
 
 /**
  * The device grant over the real `bin/vdb serve` (site + api): every row of
@@ -155,6 +155,8 @@ describe("state table", () => {
     assert.strictEqual(errorOf(tooBig), "400 invalid_request")
     assert.include(tooBig.json.error_description, "16 KiB")
     assert.strictEqual(errorOf(await endlessBody(site, AUTHORIZE, "application/json", 64 * 1024, freshAddress())), "400 invalid_request")
+    // One declared over the cap is refused before any of it is read.
+    assert.strictEqual(errorOf(await declaredBody(site, TOKEN, "application/x-www-form-urlencoded", 100 * 1024 * 1024)), "400 invalid_request")
   })
 
   it("expiry: expired_token after expires_in; the CLI stops with a clear message; approval is refused", async () => {

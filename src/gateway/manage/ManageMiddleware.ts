@@ -3,6 +3,7 @@ import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, Ht
 import { HttpApiMiddleware } from "effect/http-api"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
 import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
+import { declaresOver } from "../../server/BodyCap.ts"
 import { MAX_BODY_BYTES } from "../relay/RequestBody.ts"
 import {
   ManageForbidden,
@@ -91,23 +92,28 @@ const summarise = (message: string) =>
  */
 const MAX_BODY = ByteSize.fromInputUnsafe(MAX_BODY_BYTES)
 
-export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
-  Effect.catchDefect(Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, MAX_BODY), (
-    defect
-  ): Effect.Effect<never, ManageInternal | ManageRequestTooLarge | ManageInvalidRequest> => {
-    // The platform reports an unreadable body as a defect of the payload's decoding.
-    if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError") {
-      return Effect.fail(
-        defect.reason.reason === "BodyTooLarge"
-          ? new ManageRequestTooLarge({ message: `request body over ${MAX_BODY_BYTES / 1024 / 1024} MiB`, code: "request_too_large" })
-          : new ManageInvalidRequest({ message: "the request body could not be read", code: "invalid_request" })
-      )
-    }
-    return Effect.andThen(
-      Effect.logError("management request failed", defect),
-      Effect.fail(new ManageInternal({ message: "internal error", code: "internal_error" }))
+const tooLarge = new ManageRequestTooLarge({ message: `request body over ${MAX_BODY_BYTES / 1024 / 1024} MiB`, code: "request_too_large" })
+
+/** An unreadable body is reported by the platform as a defect of the payload's decoding. */
+const failureOf = (defect: unknown): Effect.Effect<never, ManageInternal | ManageRequestTooLarge | ManageInvalidRequest> => {
+  if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError") {
+    return Effect.fail(
+      defect.reason.reason === "BodyTooLarge"
+        ? tooLarge
+        : new ManageInvalidRequest({ message: "the request body could not be read", code: "invalid_request" })
     )
-  })
+  }
+  return Effect.andThen(
+    Effect.logError("management request failed", defect),
+    Effect.fail(new ManageInternal({ message: "internal error", code: "internal_error" }))
+  )
+}
+
+export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    declaresOver(request.headers, MAX_BODY_BYTES)
+      ? Effect.fail(tooLarge)
+      : Effect.catchDefect(Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, MAX_BODY), failureOf))
 )
 
 export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive)

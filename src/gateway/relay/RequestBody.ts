@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { IncomingMessage } from "node:http"
 import { Readable } from "node:stream"
+import { declaresOver } from "../../server/BodyCap.ts"
 import { InvalidRequest, RequestTooLarge } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 
@@ -31,8 +32,7 @@ export const readBody = (
     )
   }
   const message = source as IncomingMessage
-  const declared = message.headers["content-length"]
-  if (declared !== undefined && Number(declared) > limit) return Effect.fail(tooLarge)
+  if (declaresOver(message.headers, limit)) return Effect.fail(tooLarge)
   if (message.readableEnded) return Effect.fail(unreadable)
   return Effect.callback<Buffer, InvalidRequest | RequestTooLarge>((resume) => {
     const chunks: Array<Buffer> = []

@@ -2,6 +2,7 @@ import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatApiKey } from "../../../src/auth/ApiKey.ts"
 import { SqlBackends } from "../../support/database.ts"
+import { declaredBody } from "../../device/http.ts"
 import { type ManagedGateway, newOrg, startManagedGateway, withClient } from "./harness.ts"
 
 const failure = <A, E>(effect: Effect.Effect<A, E>) => Effect.flip(effect)
@@ -226,6 +227,11 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     const error = await withClient(gateway, acme, (client) =>
       failure(client.guardrails.create({ payload: { name: "big", rule_type: "blocked_pattern", pattern } })))
     expect(error._tag).toBe("ManageRequestTooLarge")
+    // A body declared over the cap is refused before any of it is read (one byte is sent, never the rest).
+    const port = Number(new URL(gateway.url).port)
+    const declared = await declaredBody(port, "/manage/v1/guardrails", "application/json", 100 * 1024 * 1024)
+    expect(declared.status).toBe(413)
+    expect(declared.json.error.code).toBe("request_too_large")
   })
 
   it("answers unknown management paths and methods in the dialect", async () => {
