@@ -3,8 +3,9 @@ import type { Config } from "effect"
 import { Context, Effect, Layer } from "effect"
 import type { Socket } from "effect/socket"
 import type { RpcClientError, RpcGroup } from "effect/rpc"
-import { RpcClient, RpcSerialization, RpcTest } from "effect/rpc"
+import { RpcClient, RpcTest } from "effect/rpc"
 import { DataDir } from "../config/AppConfig.ts"
+import { layerNdjson } from "./NdjsonFraming.ts"
 import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, isServing } from "./AdminSocket.ts"
 
@@ -20,7 +21,7 @@ export class AdminClient extends Context.Service<AdminClient, AdminClientShape>(
   static readonly layerSocket = (path: string) =>
     Layer.effect(AdminClient, RpcClient.make(AdminRpcs)).pipe(
       Layer.provide(RpcClient.layerProtocolSocket()),
-      Layer.provide(RpcSerialization.layerNdjson),
+      Layer.provide(layerNdjson),
       Layer.provide(NodeSocket.layerNet({ path }))
     )
 

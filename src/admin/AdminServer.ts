@@ -1,9 +1,10 @@
 import { chmodSync, mkdirSync } from "node:fs"
 import { NodeSocketServer } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
-import { RpcSerialization, RpcServer } from "effect/rpc"
+import { RpcServer } from "effect/rpc"
 import { SocketServer } from "effect/socket"
 import { DataDir } from "../config/AppConfig.ts"
+import { layerNdjson } from "./NdjsonFraming.ts"
 import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, removeStaleSocket } from "./AdminSocket.ts"
 
@@ -46,5 +47,5 @@ export const AdminSocketListener = Layer.unwrap(Effect.gen(function*() {
 export const AdminRpcServer = RpcServer.layer(AdminRpcs).pipe(
   Layer.provide(AdminRpcHandlers),
   Layer.provide(RpcServer.layerProtocolSocketServer),
-  Layer.provide(RpcSerialization.layerNdjson)
+  Layer.provide(layerNdjson)
 )

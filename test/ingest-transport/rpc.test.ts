@@ -3,12 +3,13 @@ import { Deferred, Effect, Layer, Option, Stream } from "effect"
 import type { RpcClient, RpcGroup } from "effect/rpc"
 import { RpcTest } from "effect/rpc"
 import type { IngestEvent } from "../../src/ingest/IngestEvents.ts"
+import { CHUNK_BYTES } from "../../src/ingest/FileBytes.ts"
 import { INBOX_CHUNKS, IngestRpcHandlers, IngestRpcs } from "../../src/ingest/IngestRpcs.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 
 const osvLine = (n: number) => JSON.stringify({ id: `GO-2024-${String(n).padStart(6, "0")}`, modified: "2024-01-01T00:00:00Z" })
-/** 2,000 fresh items: one batch each. */
-const chunkOf = (k: number) => Buffer.from(`${Array.from({ length: 2000 }, (_, n) => osvLine(k * 2000 + n)).join("\n")}\n`)
+/** 1,000 fresh items (about 58 KB, under `CHUNK_BYTES`): half a batch each. */
+const chunkOf = (k: number) => Buffer.from(`${Array.from({ length: 1000 }, (_, n) => osvLine(k * 1000 + n)).join("\n")}\n`)
 
 /** Opens a run on the in-process admin RPCs and collects its events in the background. */
 const begin = (client: RpcClient.RpcClient<RpcGroup.Rpcs<typeof IngestRpcs>>, run: string, display: string) =>
@@ -30,15 +31,16 @@ describe("ingest over the admin RPCs: the client sends bytes, the server acknowl
     Effect.scoped(Effect.gen(function*() {
       const client = yield* RpcTest.makeClient(IngestRpcs)
       yield* begin(client, "slow", "feed.ndjson")
+      assert.isAtMost(chunkOf(39).length, CHUNK_BYTES)
       let acknowledged = 0
       for (let k = 0; k < 40; k++) {
         const ack = yield* client.IngestChunk({ run: "slow", file: 0, bytes: chunkOf(k), last: false }).pipe(Effect.timeoutOption("1 second"))
         if (Option.isNone(ack)) break
         acknowledged++
       }
-      // Three batches being written and one waiting (the pipeline's depth), the inbox, and no more.
-      assert.isAtLeast(acknowledged, 3)
-      assert.isAtMost(acknowledged, 4 + INBOX_CHUNKS + 1)
+      // Three batches being written and one waiting (the pipeline's depth, two chunks each), the inbox, and no more.
+      assert.isAtLeast(acknowledged, 3 * 2)
+      assert.isAtMost(acknowledged, 4 * 2 + INBOX_CHUNKS + 1)
     }).pipe(Effect.provide(IngestRpcHandlers.pipe(Layer.provide(Layer.mock(VulnStore, { putRaw: () => Effect.never })))))), 30_000)
 
   it.live("the server reads only the bytes it is sent: a display name is a name, not a path it opens", () =>
@@ -57,5 +59,17 @@ describe("ingest over the admin RPCs: the client sends bytes, the server acknowl
 
       const late = yield* Effect.flip(client.IngestChunk({ run: "names", file: 0, bytes: new Uint8Array(1), last: true }))
       assert.match(late.message, /no such ingest run/)
+    }).pipe(Effect.provide(IngestRpcHandlers.pipe(Layer.provideMerge(VulnStore.layerMemory))))), 30_000)
+
+  it.live("a chunk larger than the CLI ever sends is refused, and the run goes on", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const client = yield* RpcTest.makeClient(IngestRpcs)
+      const done = yield* begin(client, "big", "big.ndjson")
+      const refused = yield* Effect.flip(client.IngestChunk({ run: "big", file: 0, bytes: new Uint8Array(CHUNK_BYTES + 1), last: false }))
+      assert.include(refused.message, `a chunk holds at most ${CHUNK_BYTES} bytes`)
+      yield* client.IngestChunk({ run: "big", file: 0, bytes: Buffer.from(`${osvLine(7)}\n`), last: false })
+      yield* client.IngestChunk({ run: "big", file: 0, bytes: new Uint8Array(0), last: true })
+      const summary = (yield* Deferred.await(done)).at(-1)!
+      assert.deepStrictEqual(summary._tag === "Summary" && [summary.items, summary.inserted], [1, 1])
     }).pipe(Effect.provide(IngestRpcHandlers.pipe(Layer.provideMerge(VulnStore.layerMemory))))), 30_000)
 })
