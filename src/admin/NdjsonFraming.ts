@@ -12,10 +12,10 @@ const RETURN = 0x0d
  *
  * effect's `RpcSerialization.ndjson` appends every chunk to one string and
  * searches it for a newline from its start, flattening it again each time:
- * quadratic in the message's size. An ingest chunk message is about 350 KB
- * and arrives in 64 KB socket reads; decoding cost 4.5 times its
+ * quadratic in the message's size. With 256 KiB ingest chunks (messages of
+ * about 350 KB, in 64 KB socket reads) decoding cost 4.5 times the messages'
  * `JSON.parse` (11 times with 16 KB reads), 16 % of the server's main thread
- * in a `bin/vdb ingest` through the server. Here only the new chunk is
+ * in a `bin/vdb ingest` through the server. Here only the new read is
  * searched, and the pieces of a message are joined once, when it is whole.
  *
  * A newline byte never occurs inside a multi-byte UTF-8 sequence, so
