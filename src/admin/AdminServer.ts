@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync } from "node:fs"
 import { NodeSocketServer } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
+import { Cause, Effect, Layer, Schema } from "effect"
 import { RpcServer } from "effect/rpc"
-import { SocketServer } from "effect/socket"
+import { Socket, SocketServer } from "effect/socket"
 import { DataDir } from "../config/AppConfig.ts"
 import { layerNdjson } from "./NdjsonFraming.ts"
 import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
@@ -43,9 +43,34 @@ export const AdminSocketListener = Layer.unwrap(Effect.gen(function*() {
   return restrict.pipe(Layer.provideMerge(Layer.effect(SocketServer.SocketServer, listen)))
 }))
 
+/**
+ * A CLI that goes away mid-run (Ctrl-C on `vdb ingest`) resets its connection,
+ * and the socket server logged that as an unhandled ERROR with a stack trace.
+ * A client leaving is not the server's failure: its connection's socket errors
+ * are logged at debug level, by kind only. Its run ends as before (the stream
+ * is interrupted and the inbox dropped).
+ */
+const ClientsMayLeave = Layer.effect(
+  SocketServer.SocketServer,
+  Effect.map(SocketServer.SocketServer, (server) =>
+    SocketServer.SocketServer.of({
+      address: server.address,
+      run: (handler) =>
+        server.run((socket) =>
+          // The RPC protocol reports its connection's read error as a defect: look at the squashed cause.
+          Effect.catchCause(handler(socket), (cause) => {
+            const error = Cause.squash(cause)
+            return Socket.isSocketError(error)
+              ? Effect.logDebug("admin socket: a client's connection ended with an error", { reason: error.reason._tag })
+              : Effect.failCause(cause)
+          })
+        )
+    }))
+)
+
 /** Serves the admin RPC group on the listening admin socket. */
 export const AdminRpcServer = RpcServer.layer(AdminRpcs).pipe(
   Layer.provide(AdminRpcHandlers),
-  Layer.provide(RpcServer.layerProtocolSocketServer),
+  Layer.provide(RpcServer.layerProtocolSocketServer.pipe(Layer.provide(ClientsMayLeave))),
   Layer.provide(layerNdjson)
 )
