@@ -4,6 +4,9 @@ import { RpcSerialization } from "effect/rpc"
 /** The largest message the admin socket accepts, as effect's NDJSON default. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
+/** Encoding is effect's own: stateless, so one parser's `encode` serves every connection. */
+const effectEncode = RpcSerialization.ndjson.makeUnsafe().encode
+
 const NEWLINE = 0x0a
 const RETURN = 0x0d
 
@@ -67,13 +70,7 @@ export const makeParser = (maxMessageBytes: number = MAX_MESSAGE_BYTES): RpcSeri
       }
       return items
     },
-    encode: (message) => {
-      if (!Array.isArray(message)) return JSON.stringify(message) + "\n"
-      if (message.length === 0) return undefined
-      let text = ""
-      for (const one of message) text += JSON.stringify(one) + "\n"
-      return text
-    }
+    encode: effectEncode
   }
 }
 
