@@ -1,4 +1,4 @@
-import { NodeSocket } from "@effect/platform-node"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import type { Config } from "effect"
 import { Context, Effect, Layer } from "effect"
 import type { Socket } from "effect/socket"
@@ -6,7 +6,8 @@ import type { RpcClientError, RpcGroup } from "effect/rpc"
 import { RpcClient, RpcTest } from "effect/rpc"
 import { DataDir } from "../config/AppConfig.ts"
 import { layerNdjson } from "./NdjsonFraming.ts"
-import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
+import type { AdminRpcHandlers } from "./AdminRpcHandlers.ts"
+import { AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, isServing } from "./AdminSocket.ts"
 
 type AdminClientShape = RpcClient.RpcClient<RpcGroup.Rpcs<typeof AdminRpcs>, RpcClientError.RpcClientError>
@@ -25,8 +26,13 @@ export class AdminClient extends Context.Service<AdminClient, AdminClientShape>(
       Layer.provide(NodeSocket.layerNet({ path }))
     )
 
-  static readonly layerInProcess = Layer.effect(AdminClient, RpcTest.makeClient(AdminRpcs)).pipe(
-    Layer.provide(AdminRpcHandlers)
+  /** The handlers (and the domains behind them) are loaded only when the CLI runs them itself. */
+  static readonly layerInProcess = Layer.unwrap(
+    Effect.promise(() => import("./AdminRpcHandlers.ts")).pipe(
+      Effect.map(({ AdminRpcHandlers }) =>
+        Layer.effect(AdminClient, RpcTest.makeClient(AdminRpcs)).pipe(Layer.provide(AdminRpcHandlers))
+      )
+    )
   )
 
   /** Socket when a server answers on this data directory, in-process otherwise (on the app's services). */

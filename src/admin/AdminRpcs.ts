@@ -1,25 +1,15 @@
-import { Layer } from "effect"
-import { CustomProviderAdminRpcHandlers, CustomProviderAdminRpcs } from "../gateway/custom/CustomProviderAdminRpcs.ts"
-import { FirewallAdminRpcHandlers, FirewallAdminRpcs } from "../gateway/FirewallAdminRpcs.ts"
-import { GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../gateway/GatewayAdminRpcs.ts"
-import { IngestRpcHandlers, IngestRpcs } from "../ingest/IngestRpcs.ts"
-import { MemberRpcHandlers, MemberRpcs } from "../members/MemberRpcs.ts"
-import { OrgRpcHandlers, OrgRpcs } from "../orgs/OrgRpcs.ts"
-import { UsageLog } from "../usage/UsageLog.ts"
-import { UsageRpcHandlers, UsageRpcs } from "../usage/UsageRpcs.ts"
+import { CustomProviderAdminRpcs } from "../gateway/custom/CustomProviderAdminRpcs.ts"
+import { FirewallAdminRpcs } from "../gateway/FirewallAdminRpcs.ts"
+import { GatewayAdminRpcs } from "../gateway/GatewayAdminRpcs.ts"
+import { IngestRpcs } from "../ingest/IngestRpcs.ts"
+import { MemberRpcs } from "../members/MemberRpcs.ts"
+import { OrgRpcs } from "../orgs/OrgRpcs.ts"
+import { UsageRpcs } from "../usage/UsageRpcs.ts"
 
 /**
  * Every administrative operation, one RPC group per domain merged here. The
  * running server serves it on the admin socket; the CLI is its client.
+ * Definitions only: a CLI talking to a running server loads none of the
+ * handlers' domain code (`AdminRpcHandlers.ts`), which is most of its start-up.
  */
 export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs, UsageRpcs, IngestRpcs, FirewallAdminRpcs, MemberRpcs, CustomProviderAdminRpcs)
-
-export const AdminRpcHandlers = Layer.mergeAll(
-  OrgRpcHandlers,
-  GatewayAdminRpcHandlers,
-  FirewallAdminRpcHandlers,
-  CustomProviderAdminRpcHandlers,
-  IngestRpcHandlers,
-  MemberRpcHandlers,
-  UsageRpcHandlers.pipe(Layer.provide(UsageLog.layer))
-)

@@ -1,11 +1,12 @@
 import { chmodSync, mkdirSync } from "node:fs"
-import { NodeSocketServer } from "@effect/platform-node"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Cause, Effect, Layer, Schema } from "effect"
 import { RpcServer } from "effect/rpc"
 import { Socket, SocketServer } from "effect/socket"
 import { DataDir } from "../config/AppConfig.ts"
 import { layerNdjson } from "./NdjsonFraming.ts"
-import { AdminRpcHandlers, AdminRpcs } from "./AdminRpcs.ts"
+import { AdminRpcHandlers } from "./AdminRpcHandlers.ts"
+import { AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, removeStaleSocket } from "./AdminSocket.ts"
 
 export class AdminSocketUnavailable extends Schema.TaggedError<AdminSocketUnavailable>()("AdminSocketUnavailable", {

@@ -8,7 +8,7 @@ import {
   type NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
 import { FirewallAdminClient, FirewallAdminError } from "../gateway/FirewallAdminRpcs.ts"
-import type { FirewallCheckResult } from "../gateway/manage/FirewallCheck.ts"
+import type { FirewallCheckResult } from "../../schema/FirewallCheck.ts"
 import { refusalsAs } from "./Refusals.ts"
 
 /**

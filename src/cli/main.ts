@@ -1,48 +1,71 @@
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Logger, References } from "effect"
 import { Command } from "effect/cli"
-import { Main } from "../../layers/Main.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
-import { apiCommands, usageCommand } from "./ApiCommands.ts"
-import { IngestClient, ingestCommand } from "../ingest/IngestCommand.ts"
-import { GatewayAdminClient } from "../gateway/GatewayAdminRpcs.ts"
-import { FirewallAdminClient } from "../gateway/FirewallAdminRpcs.ts"
-import { CustomProviderAdminClient } from "../gateway/custom/CustomProviderAdminRpcs.ts"
-import { gatewayCommand } from "./GatewayCommands.ts"
-import { dbCommand } from "./DbCommand.ts"
-import { orgCommand } from "./OrgCommands.ts"
-import { authCommand } from "./AuthCommands.ts"
-import { memberCommand } from "./MemberCommands.ts"
 import { bugStack, describeCause, kindsOf } from "./FailureMessage.ts"
-import { serveCommand } from "./ServeCommand.ts"
-import { mcpCommand } from "./McpCommands.ts"
+
+/**
+ * The in-process database behind administrative commands when no server runs;
+ * loaded only then (a CLI talking to a running server never loads it).
+ */
+const Main = Layer.unwrap(Effect.promise(() => import("../../layers/Main.ts")).pipe(Effect.map((m) => m.Main)))
 
 /** Administrative commands reach the data through the running server's admin socket, or in-process. */
 const viaAdminSocket = AdminClient.layer(Main)
-// Domain commands name the client of their own RPC group; the merged admin client serves them all.
-const GatewayAdminClientLive = Layer.effect(GatewayAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
-const IngestClientLive = Layer.effect(IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
-const FirewallAdminClientLive = Layer.effect(FirewallAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
-const CustomProviderAdminClientLive = Layer.effect(CustomProviderAdminClient, AdminClient).pipe(Layer.provide(viaAdminSocket))
 
-const vdb = Command.make("vdb").pipe(
-  Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
-  Command.withSubcommands([
-    serveCommand,
-    dbCommand,
-    orgCommand.pipe(Command.provide(viaAdminSocket)),
-    memberCommand.pipe(Command.provide(viaAdminSocket)),
-    authCommand,
-    gatewayCommand.pipe(
-      Command.provide(Layer.mergeAll(GatewayAdminClientLive, FirewallAdminClientLive, CustomProviderAdminClientLive))
-    ),
-    ingestCommand.pipe(Command.provide(IngestClientLive)),
-    usageCommand.pipe(Command.provide(viaAdminSocket)),
-    mcpCommand,
-    ...apiCommands
-  ])
-)
+/** Any command fits whose requirements `main` provides; its name, input and errors are its own. */
+type TopCommand = Command.Command<any, any, any, unknown, NodeServices.NodeServices>
+
+/**
+ * Every top-level command, by name, in the order help lists them. Start-up is
+ * mostly module loading (each command's module pulls its domain), so `vdb
+ * NAME …` loads NAME's module alone; `vdb`, `vdb --help`, a global flag first
+ * or an unknown name load them all, so help and "unknown subcommand" are the same.
+ */
+const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<ReadonlyArray<TopCommand>>]> = [
+  [["serve"], () => import("./ServeCommand.ts").then((m) => [m.serveCommand])],
+  [["db"], () => import("./DbCommand.ts").then((m) => [m.dbCommand])],
+  [["org"], () => import("./OrgCommands.ts").then((m) => [m.orgCommand.pipe(Command.provide(viaAdminSocket))])],
+  [["member"], () => import("./MemberCommands.ts").then((m) => [m.memberCommand.pipe(Command.provide(viaAdminSocket))])],
+  [["auth"], () => import("./AuthCommands.ts").then((m) => [m.authCommand])],
+  [["gateway"], async () => {
+    const [{ gatewayCommand }, gateway, firewall, custom] = await Promise.all([
+      import("./GatewayCommands.ts"),
+      import("../gateway/GatewayAdminRpcs.ts"),
+      import("../gateway/FirewallAdminRpcs.ts"),
+      import("../gateway/custom/CustomProviderAdminRpcs.ts")
+    ])
+    // Domain commands name the client of their own RPC group; the merged admin client serves them all.
+    const clients = Layer.mergeAll(
+      Layer.effect(gateway.GatewayAdminClient, AdminClient),
+      Layer.effect(firewall.FirewallAdminClient, AdminClient),
+      Layer.effect(custom.CustomProviderAdminClient, AdminClient)
+    )
+    return [gatewayCommand.pipe(Command.provide(clients.pipe(Layer.provide(viaAdminSocket))))]
+  }],
+  [["ingest"], () =>
+    import("../ingest/IngestCommand.ts").then((m) => [
+      m.ingestCommand.pipe(Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
+    ])],
+  [["usage"], () => import("./ApiCommands.ts").then((m) => [m.usageCommand.pipe(Command.provide(viaAdminSocket))])],
+  [["mcp"], () => import("./McpCommands.ts").then((m) => [m.mcpCommand])],
+  [["info", "vuln", "exploits"], () => import("./ApiCommands.ts").then((m) => [...m.apiCommands])]
+]
+
+const commandsFor = (args: ReadonlyArray<string>) =>
+  Effect.promise(async () => {
+    const named = COMMANDS.filter(([names]) => args[0] !== undefined && names.includes(args[0]))
+    const parts = await Promise.all((named.length > 0 ? named : COMMANDS).map(([, load]) => load()))
+    return parts.flat()
+  })
+
+const vdb = (commands: ReadonlyArray<TopCommand>) =>
+  Command.make("vdb").pipe(
+    Command.withDescription("vdb: vulnerability intelligence and AI firewall"),
+    Command.withSubcommands(commands)
+  )
 
 /** Logs are JSON lines on stderr, so stdout carries only a command's output. */
 const Logging = Layer.unwrap(Effect.map(LogLevel, (level) =>
@@ -75,7 +98,8 @@ const isCliParseError = (error: unknown) =>
   ["MissingOption", "MissingArgument", "InvalidValue", "UnknownSubcommand", "UnrecognizedOption", "ShowHelp"]
     .includes(String((error as { _tag: unknown })._tag))
 
-Command.run(vdb, { version: "0.1.0" }).pipe(
+commandsFor(process.argv.slice(2)).pipe(
+  Effect.flatMap((commands) => Command.run(vdb(commands), { version: "0.1.0" })),
   Effect.catchCause(reportFailure),
   Effect.provide(Layer.mergeAll(NodeServices.layer, Logging)),
   // The logging configuration itself (VDB_LOG_LEVEL) can be wrong: reported with the default logger.

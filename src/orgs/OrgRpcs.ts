@@ -1,12 +1,11 @@
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import { Organization, OrgCredentials, OrgLimits, OrgName } from "../../schema/Organization.ts"
 import { OrgError } from "./OrgError.ts"
-import { Organizations } from "./Organizations.ts"
 
 const ByUuid = { uuid: Schema.String }
 
-/** The administrative operations on organizations (served on the admin socket). */
+/** The administrative operations on organizations (served on the admin socket; handlers in `OrgRpcHandlers.ts`). */
 export class OrgRpcs extends RpcGroup.make(
   Rpc.make("OrgCreate", {
     payload: { name: OrgName, perMinute: Schema.optional(Schema.Int), perWeek: Schema.optional(Schema.Int) },
@@ -19,15 +18,3 @@ export class OrgRpcs extends RpcGroup.make(
   Rpc.make("OrgSetActive", { payload: { ...ByUuid, active: Schema.Boolean }, success: Organization, error: OrgError }),
   Rpc.make("OrgSetLimits", { payload: { ...ByUuid, limits: OrgLimits }, success: Organization, error: OrgError })
 ) {}
-
-export const OrgRpcHandlers = OrgRpcs.toLayer(Effect.gen(function*() {
-  const orgs = yield* Organizations
-  return OrgRpcs.of({
-    OrgCreate: (input) => orgs.create(input),
-    OrgList: () => orgs.list(),
-    OrgShow: ({ uuid }) => orgs.show(uuid),
-    OrgRotateSecret: ({ uuid }) => orgs.rotateSecret(uuid),
-    OrgSetActive: ({ active, uuid }) => orgs.setActive(uuid, active),
-    OrgSetLimits: ({ limits, uuid }) => orgs.setLimits(uuid, limits)
-  })
-}))

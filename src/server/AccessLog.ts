@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, LogLevel, References } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { HttpServerError, HttpServerRequest } from "effect/http"

@@ -1,6 +1,5 @@
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
-import { UsageLog } from "./UsageLog.ts"
 
 const UsageRowSchema = Schema.Struct({
   orgUuid: Schema.NullOr(Schema.String),
@@ -25,11 +24,3 @@ export class UsageRpcs extends RpcGroup.make(
     success: UsageSummarySchema
   })
 ) {}
-
-export const UsageRpcHandlers = UsageRpcs.toLayer(Effect.gen(function*() {
-  const log = yield* UsageLog
-  return UsageRpcs.of({
-    UsageSummary: ({ orgUuid, since }) =>
-      log.summary({ orgUuid, since: since === undefined ? undefined : new Date(since) })
-  })
-}))

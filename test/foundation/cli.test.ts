@@ -106,4 +106,21 @@ describe("bin/vdb with DATABASE_URL", () => {
       expect(run.stdout).toContain("USAGE")
     }
   })
+
+  it("lists every top-level command, and each one alone runs as it does among all (main.ts loads only the named one)", async () => {
+    const root = await runVdb(["--help"], { VDB_DATA_DIR: tempDataDir() })
+    const listed = root.stdout.split("SUBCOMMANDS")[1]!.trim().split("\n").map((line) => line.trim().split(/\s+/)[0]!)
+    expect(listed).toEqual(["serve", "db", "org", "member", "auth", "gateway", "ingest", "usage", "mcp", "info", "vuln", "exploits"])
+    const helps = await Promise.all(listed.map((name) => runVdb([name, "--help"], { VDB_DATA_DIR: tempDataDir() })))
+    for (const [i, help] of helps.entries()) {
+      expect(help.code, listed[i]).toBe(0)
+      expect(help.stdout, listed[i]).toContain(`vdb ${listed[i]}`)
+    }
+    // A global flag first loads every command, and the subcommand after it still parses.
+    const flagged = await runVdb(["--log-level", "error", "mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() })
+    expect(flagged.code).toBe(0)
+    const alone = await runVdb(["mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() })
+    expect(flagged.stdout).toBe(alone.stdout)
+    expect(JSON.parse(alone.stdout)).toHaveLength(31)
+  })
 })

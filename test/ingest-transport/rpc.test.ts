@@ -4,7 +4,8 @@ import type { RpcClient, RpcGroup } from "effect/rpc"
 import { RpcTest } from "effect/rpc"
 import type { IngestEvent } from "../../src/ingest/IngestEvents.ts"
 import { CHUNK_BYTES } from "../../src/ingest/FileBytes.ts"
-import { INBOX_CHUNKS, IngestRpcHandlers, IngestRpcs } from "../../src/ingest/IngestRpcs.ts"
+import { INBOX_CHUNKS, IngestRpcHandlers } from "../../src/ingest/IngestRpcHandlers.ts"
+import { IngestRpcs } from "../../src/ingest/IngestRpcs.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 
 const osvLine = (n: number) => JSON.stringify({ id: `GO-2024-${String(n).padStart(6, "0")}`, modified: "2024-01-01T00:00:00Z" })

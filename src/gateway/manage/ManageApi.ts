@@ -3,7 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { GatewayPolicyEntry, NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { GuardrailRule, GuardrailRulePatch, NewGuardrailRule } from "../../../schema/GuardrailRule.ts"
 import { CustomProvider, NewCustomProvider } from "../custom/CustomProvider.ts"
-import { CheckRequest, FirewallCheckResult } from "./FirewallCheck.ts"
+import { CheckRequest, FirewallCheckResult } from "../../../schema/FirewallCheck.ts"
 import {
   ManageInvalidRequestBody,
   ManageNotFoundBody,

@@ -5,14 +5,12 @@ import { TestConsole } from "effect/testing"
 import { Test } from "../../../layers/Test.ts"
 import { cliRunner } from "../../support/cliRun.ts"
 import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
-import {
-  CustomProviderAdminClient,
-  CustomProviderAdminRpcHandlers,
-  CustomProviderAdminRpcs
-} from "../../../src/gateway/custom/CustomProviderAdminRpcs.ts"
+import { CustomProviderAdminRpcHandlers } from "../../../src/gateway/custom/CustomProviderAdminRpcHandlers.ts"
+import { CustomProviderAdminClient, CustomProviderAdminRpcs } from "../../../src/gateway/custom/CustomProviderAdminRpcs.ts"
 import { CustomProviders } from "../../../src/gateway/custom/CustomProviders.ts"
 import { FirewallAdminClient } from "../../../src/gateway/FirewallAdminRpcs.ts"
-import { GatewayAdminClient, GatewayAdminRpcHandlers, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
+import { GatewayAdminRpcHandlers } from "../../../src/gateway/GatewayAdminRpcHandlers.ts"
+import { GatewayAdminClient, GatewayAdminRpcs } from "../../../src/gateway/GatewayAdminRpcs.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 

@@ -1,0 +1,20 @@
+import { Layer } from "effect"
+import { CustomProviderAdminRpcHandlers } from "../gateway/custom/CustomProviderAdminRpcHandlers.ts"
+import { FirewallAdminRpcHandlers } from "../gateway/FirewallAdminRpcHandlers.ts"
+import { GatewayAdminRpcHandlers } from "../gateway/GatewayAdminRpcHandlers.ts"
+import { IngestRpcHandlers } from "../ingest/IngestRpcHandlers.ts"
+import { MemberRpcHandlers } from "../members/MemberRpcHandlers.ts"
+import { OrgRpcHandlers } from "../orgs/OrgRpcHandlers.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import { UsageRpcHandlers } from "../usage/UsageRpcHandlers.ts"
+
+/** The handlers of every group in `AdminRpcs`, on the domains' services. */
+export const AdminRpcHandlers = Layer.mergeAll(
+  OrgRpcHandlers,
+  GatewayAdminRpcHandlers,
+  FirewallAdminRpcHandlers,
+  CustomProviderAdminRpcHandlers,
+  IngestRpcHandlers,
+  MemberRpcHandlers,
+  UsageRpcHandlers.pipe(Layer.provide(UsageLog.layer))
+)

@@ -1,0 +1,33 @@
+import { Effect } from "effect"
+import { Organizations } from "../../orgs/Organizations.ts"
+import { OrgUnknown } from "../keys/ServiceKeyErrors.ts"
+import { CustomProviderAdminError, CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
+import { CustomProviders } from "./CustomProviders.ts"
+
+const refuse = (reason: CustomProviderAdminError["reason"]) => Effect.fail(new CustomProviderAdminError({ reason }))
+
+/** Handlers for `CustomProviderAdminRpcs`; need `Organizations` and `CustomProviders`. */
+export const CustomProviderAdminRpcHandlers = CustomProviderAdminRpcs.toLayer(Effect.gen(function*() {
+  const custom = yield* CustomProviders
+  const orgs = yield* Organizations
+
+  const existingOrg = (org: string) =>
+    orgs.show(org).pipe(
+      Effect.map((o) => o.uuid as string),
+      Effect.catchTag("OrgError", () => refuse(new OrgUnknown({ uuid: org })))
+    )
+  const reasonOf = (error: { readonly reason: CustomProviderAdminError["reason"] }) =>
+    new CustomProviderAdminError({ reason: error.reason })
+
+  return CustomProviderAdminRpcs.of({
+    CustomProviderAdd: Effect.fnUntraced(function*({ org, provider }) {
+      return yield* custom.add(yield* existingOrg(org), provider).pipe(Effect.mapError(reasonOf))
+    }),
+    CustomProviderList: Effect.fnUntraced(function*({ org }) {
+      return yield* custom.list(yield* existingOrg(org))
+    }),
+    CustomProviderRemove: Effect.fnUntraced(function*({ org, slug }) {
+      yield* custom.remove(yield* existingOrg(org), slug).pipe(Effect.mapError(reasonOf))
+    })
+  })
+}))
