@@ -13,27 +13,33 @@
 // sends it, the readers still on: `bin/vdb ingest --all` to that server over
 // its admin socket (the CLI reads the files and streams their bytes), timed by
 // the CLI's summary. The readers' figures cover both sets.
+// The store floor (`storeFloor`): the pipeline's database writes alone, for items read and
+// normalised beforehand; what an ingest on this machine cannot beat.
 // Writes bench/results/ingest.json.
 import { fork, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { hash as digest, randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { freePort } from "../test/support/processes.ts"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted, Stream } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
+import { detectSource, isItemProblem, normalise, readItems } from "../src/ingest/formats/index.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
 import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import type { IngestSummary } from "../src/ingest/IngestEvents.ts"
+import { planIngest, readText } from "../src/ingest/SourceFiles.ts"
+import { storedForm } from "../src/ingest/StoredForm.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
-import { VulnStore } from "../src/vulns/VulnStore.ts"
+import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnStore.ts"
 import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
 import { generateClones } from "./ingestClones.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
@@ -97,6 +103,67 @@ const baseline = (files: ReadonlyArray<string>) =>
     }
     const seconds = (performance.now() - started) / 1000
     return { rows: lines.length, seconds, perSecond: Math.round(lines.length / seconds) }
+  })
+
+/** Items the store floor writes: enough for a steady rate, few enough to hold normalised in memory. */
+const FLOOR_COUNT = Number(process.env.BENCH_FLOOR_COUNT ?? Math.min(COUNT, 50_000))
+
+/**
+ * The store floor: the pipeline's database writes alone. A generated set is read, hashed and
+ * normalised beforehand (untimed, records in the worker's stored form); then the same `putRaw` and
+ * `putNormalised` calls go in batches of the same size with the same overlap (phase 1 of later
+ * batches on other connections while phase 2 of the previous one commits). What it measures is
+ * the database, the driver and the store's row building: an ingest cannot beat it on this machine,
+ * and the reading, parsing and normalising it leaves out share the same cores.
+ */
+const storeFloor = (dir: string) =>
+  Effect.gen(function*() {
+    const store = yield* VulnStore
+    const plan = yield* planIngest({ paths: [], all: dir }, detectSource)
+    const prepared: Array<{ readonly raw: RawItem; readonly outputs: NormalisedItem["outputs"] }> = []
+    for (const file of plan.files) {
+      for (const item of readItems(file.source, file.display, readText(file))) {
+        if (isItemProblem(item)) continue
+        const outputs = normalise(item)
+        if (isItemProblem(outputs)) continue
+        const hash = digest("sha256", item.raw, "base64url")
+        prepared.push({ raw: { source: item.source, identifier: item.identifier, content: item.raw, hash }, outputs: outputs.map(storedForm) })
+      }
+    }
+    let gcMs = 0
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) gcMs += entry.duration
+    })
+    gc.observe({ entryTypes: ["gc"] })
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    const inFlight: Array<Fiber.Fiber<void>> = []
+    for (let from = 0; from < prepared.length; from += BATCH) {
+      const chunk = prepared.slice(from, from + BATCH)
+      if (inFlight.length >= 3) yield* Fiber.join(inFlight.shift()!)
+      const prior = inFlight.at(-1)
+      inFlight.push(yield* Effect.forkChild(Effect.gen(function*() {
+        const results = yield* store.putRaw(chunk.map((c) => c.raw))
+        if (prior !== undefined) yield* Fiber.join(prior)
+        yield* store.putNormalised(
+          chunk.map((c, n) => ({ source: c.raw.source, identifier: c.raw.identifier, hash: c.raw.hash, outputs: c.outputs, fresh: results[n]!.outcome === "inserted" })),
+          []
+        )
+      })))
+    }
+    while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
+    const seconds = (performance.now() - started) / 1000
+    const used = process.cpuUsage(cpu)
+    gc.disconnect()
+    return {
+      items: prepared.length,
+      seconds: Math.round(seconds * 1000) / 1000,
+      perSecond: Math.round(prepared.length / seconds),
+      /** This process's CPU a record while writing (the driver's encoding, row building); the database's is the rest. */
+      clientMicrosPerItem: Math.round((used.user + used.system) / prepared.length),
+      /** Of which pauses of this process's garbage collector (it holds every prepared item meanwhile). */
+      gcMicrosPerItem: Math.round((gcMs * 1000) / prepared.length)
+    }
   })
 
 // ---------------------------------------------------------------- readers
@@ -302,6 +369,12 @@ const program = Effect.gen(function*() {
     console.error("re-ingesting the generated set …")
     const again = yield* runIngest(work)
     console.error(`  ${JSON.stringify(again)}`)
+    const floorDir = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-floor-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(floorDir, { recursive: true, force: true })))
+    yield* generateClones(DATA, floorDir, FLOOR_COUNT, 900)
+    console.error(`store floor: the pipeline's writes alone for ${FLOOR_COUNT} items read and normalised beforehand …`)
+    const floor = yield* storeFloor(floorDir)
+    console.error(`  ${JSON.stringify(floor)}`)
     console.error("baseline: bare INSERT of the same rows …")
     const base = yield* baseline(generated.files)
     console.error(`  ${JSON.stringify(base)}`)
@@ -318,6 +391,7 @@ const program = Effect.gen(function*() {
       // What a user gets: the CLI reading the files and streaming them over the admin socket to `bin/vdb serve api`.
       ...(throughServer ? { throughServer: { command: "bin/vdb ingest --all", ...throughServer } } : {}),
       reingest: again,
+      storeFloor: floor,
       baseline: base,
       ratioToBaseline: {
         generated: Number((large.perSecond / base.perSecond).toFixed(3)),

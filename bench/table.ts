@@ -197,7 +197,11 @@ const ingestRows = (r: Json): Array<Row> => {
   return [{
     bench: `\`ingest\`: ${n(r.generated?.items)} generated records on PostgreSQL`,
     figure: `**${n(r.generated?.perSecond)} records/s** (pipeline in process)${readers}${throughServer}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
-    baseline: `bare multi-row INSERT of the same rows, ${n(r.baseline?.perSecond)}/s`,
+    baseline: `bare multi-row INSERT of the same rows, ${n(r.baseline?.perSecond)}/s${
+      r.storeFloor === undefined
+        ? ""
+        : `; the store floor (the pipeline's own writes alone, for ${n(r.storeFloor.items)} items read and normalised beforehand), **${n(r.storeFloor.perSecond)}/s**`
+    }`,
     target: `≥ ${n(r.target)}/s`,
     met: typeof r.met === "boolean" ? r.met : undefined,
     date: day(r.date),

@@ -6,11 +6,10 @@
  */
 import { parentPort } from "node:worker_threads"
 import { parse as parseYaml } from "yaml"
-import { recordText } from "../vulns/RecordText.ts"
-import { rankOf } from "../vulns/StoreRows.ts"
 import { normalise } from "./formats/index.ts"
 import type { WorkerItem, WorkerResult } from "./NormalisePool.ts"
-import type { Normalised, UpstreamItem } from "./Upstream.ts"
+import { storedForm } from "./StoredForm.ts"
+import type { UpstreamItem } from "./Upstream.ts"
 
 const parsedOf = (item: WorkerItem): unknown => {
   try {
@@ -22,19 +21,12 @@ const parsedOf = (item: WorkerItem): unknown => {
 
 const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
-/** Records leave as text (posting the text is cheaper than cloning the object, and it is what gets stored). */
-const transportable = (out: Normalised): Normalised => {
-  if (out.kind !== "record") return out
-  const { record, ...rest } = out
-  return { ...rest, updatedAt: out.updatedAt ?? rankOf(record), body: recordText(record) } as unknown as Normalised
-}
-
 const run = (item: WorkerItem): WorkerResult => {
   try {
     const upstream: UpstreamItem = { ...item, parsed: parsedOf(item) }
     const outputs = normalise(upstream)
     if (!Array.isArray(outputs)) return { problem: outputs as { position: string; reason: string } }
-    return { outputs: outputs.map(transportable) }
+    return { outputs: outputs.map(storedForm) }
   } catch (cause) {
     return { problem: { position: item.position, reason: `normaliser failed: ${message(cause)}` } }
   }
