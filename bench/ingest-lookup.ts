@@ -16,6 +16,7 @@ import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
+import { scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
@@ -52,7 +53,7 @@ const measure = <A>(f: (id: string) => Effect.Effect<A>) =>
   })
 
 const program = Effect.gen(function*() {
-  const name = `vdb_bench_lookup_${Date.now().toString(36)}`
+  const name = scratchDatabaseName("lookup")
   yield* Effect.addFinalizer(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   yield* admin(`CREATE DATABASE ${name}`)
   const url = `postgres://postgres@127.0.0.1:5432/${name}`

@@ -43,6 +43,7 @@ import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnS
 import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
 import { generateClones } from "./ingestClones.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
+import { scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
@@ -335,7 +336,7 @@ const startReaders = (url: string) =>
 
 const program = Effect.gen(function*() {
   const work = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-"))
-  const name = `vdb_bench_ingest_${Date.now().toString(36)}`
+  const name = scratchDatabaseName("ingest")
   yield* Effect.addFinalizer(() =>
     Effect.andThen(admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), Effect.sync(() => rmSync(work, { recursive: true, force: true })))
   )

@@ -20,6 +20,7 @@ import { freePort } from "../test/support/processes.ts"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -82,7 +83,7 @@ const snapshot = async (pid: number, dir: string, label: string) => {
 
 const measure = async (db: "postgres" | "embedded") => {
   const work = mkdtempSync(join(tmpdir(), `vdb-bench-memory-${db}-`))
-  const dbName = `vdb_bench_memory_${Date.now().toString(36)}`
+  const dbName = scratchDatabaseName("memory")
   const ports = { api: await freePort(), gateway: await freePort(), site: await freePort(), mcp: await freePort() }
   const env: Record<string, string> = {
     VDB_MASTER_KEY: randomBytes(32).toString("base64"),

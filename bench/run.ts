@@ -9,4 +9,6 @@ if (name === undefined || !/^[a-z][a-z0-9-]*$/.test(name)) {
   process.exit(2)
 }
 process.argv.splice(2, 1)
+const { dropAbandonedDatabases } = await import("./scratchDatabase.ts")
+for (const dropped of await dropAbandonedDatabases()) console.error(`dropped ${dropped}, left behind by a bench that no longer runs`)
 await import(new URL(`./${name}.ts`, import.meta.url).href)

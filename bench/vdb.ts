@@ -38,6 +38,7 @@ import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { bearerFor, coldPass, otherConfigurations } from "./vdb/configurations.ts"
 import type { LoadStats } from "./vdb/load.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
+import { scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -203,7 +204,7 @@ const middle = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a -
 const median = (rounds: ReadonlyArray<LoadStats>) => [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 
 const main = async () => {
-  const dbName = `vdb_bench_${Date.now().toString(36)}`
+  const dbName = scratchDatabaseName("vdb")
   await Effect.runPromise(admin(`CREATE DATABASE ${dbName}`))
   const dataDir = mkdtempSync(join(tmpdir(), "vdb-bench-"))
   const url = new URL(ADMIN_URL)
