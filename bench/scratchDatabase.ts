@@ -6,6 +6,7 @@
  * left by processes that no longer run before it starts any bench.
  */
 import { execFile } from "node:child_process"
+import { alive } from "../src/db/DataDirLock.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const NAME = /^vdb_bench_[a-z]+_(\d+)_[0-9a-z]+$/
@@ -16,22 +17,12 @@ const psql = (statement: string) =>
   new Promise<string>((done, reject) =>
     execFile("psql", [ADMIN_URL, "-Atqc", statement], { timeout: 10_000 }, (error, stdout) => (error ? reject(error) : done(stdout))))
 
-const running = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 /** Drops scratch databases whose bench process is gone; the names of those dropped. Quiet when PostgreSQL is not there. */
 export const dropAbandonedDatabases = async (): Promise<ReadonlyArray<string>> => {
   const names = await psql("SELECT datname FROM pg_database WHERE datname LIKE 'vdb\\_bench\\_%'").catch(() => "")
   const abandoned = names.split("\n").filter((name) => {
     const pid = NAME.exec(name)?.[1]
-    return pid !== undefined && !running(Number(pid))
+    return pid !== undefined && !alive(Number(pid))
   })
   for (const name of abandoned) await psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
   return abandoned

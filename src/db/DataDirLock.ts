@@ -26,7 +26,8 @@ const startTime = (pid: number): string | undefined => {
   }
 }
 
-const alive = (pid: number) => {
+/** A process with this pid runs (EPERM: it runs, as another user). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
