@@ -2,8 +2,8 @@ import { Effect, Layer } from "effect"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { Policies } from "../policies/Policies.ts"
+import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { FirewallAdminError, FirewallAdminRpcs, FirewallBackendUnavailable } from "./FirewallAdminRpcs.ts"
-import { OrgUnknown } from "./keys/ServiceKeyErrors.ts"
 import { makeDryRun } from "./manage/FirewallCheck.ts"
 
 const refuse = (reason: FirewallAdminError["reason"]) => Effect.fail(new FirewallAdminError({ reason }))
@@ -20,12 +20,7 @@ export const FirewallAdminRpcHandlers = FirewallAdminRpcs.toLayer(Effect.gen(fun
   const orgs = yield* Organizations
   const dryRun = yield* makeDryRun
 
-  /** The organization's canonical UUID: an unknown organization is named as such, not as an empty list. */
-  const existingOrg = (org: string) =>
-    orgs.show(org).pipe(
-      Effect.map((o) => o.uuid as string),
-      Effect.catchTag("OrgError", () => refuse(new OrgUnknown({ uuid: org })))
-    )
+  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new FirewallAdminError({ reason })))
 
   return FirewallAdminRpcs.of({
     FirewallRuleAdd: Effect.fnUntraced(function*({ org, rule }) {

@@ -1,11 +1,11 @@
 import { DateTime, Effect, Redacted } from "effect"
 import { Organizations } from "../orgs/Organizations.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
+import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { CustomProviders } from "./custom/CustomProviders.ts"
 import { GatewayAdminError, GatewayAdminRpcs, InvalidProviderKey, UnknownProvider } from "./GatewayAdminRpcs.ts"
 import { InferenceLog } from "./InferenceLog.ts"
 import { isProviderSlug } from "./keys/ProviderSlugs.ts"
-import { OrgUnknown } from "./keys/ServiceKeyErrors.ts"
 import { SERVICE_KEY_PREFIX } from "./keys/ServiceKeyFormat.ts"
 import { providerKeyRefusal } from "./kiro/KiroSignInCheck.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
@@ -23,12 +23,7 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
   const inferenceLog = yield* InferenceLog
   const custom = yield* CustomProviders
 
-  /** The organization's canonical UUID; any unknown or malformed UUID is `OrgUnknown`. */
-  const existingOrg = (org: string) =>
-    orgs.show(org).pipe(
-      Effect.map((o) => o.uuid as string),
-      Effect.catchTag("OrgError", () => refuse(new OrgUnknown({ uuid: org })))
-    )
+  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new GatewayAdminError({ reason })))
 
   /** A built-in slug, or one of the organization's own custom providers. */
   const knownProvider = (org: string, provider: string) =>

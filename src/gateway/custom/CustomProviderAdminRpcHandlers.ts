@@ -1,21 +1,15 @@
 import { Effect } from "effect"
 import { Organizations } from "../../orgs/Organizations.ts"
-import { OrgUnknown } from "../keys/ServiceKeyErrors.ts"
+import { existingOrg as knownOrg } from "../AdminOrg.ts"
 import { CustomProviderAdminError, CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
 import { CustomProviders } from "./CustomProviders.ts"
-
-const refuse = (reason: CustomProviderAdminError["reason"]) => Effect.fail(new CustomProviderAdminError({ reason }))
 
 /** Handlers for `CustomProviderAdminRpcs`; need `Organizations` and `CustomProviders`. */
 export const CustomProviderAdminRpcHandlers = CustomProviderAdminRpcs.toLayer(Effect.gen(function*() {
   const custom = yield* CustomProviders
   const orgs = yield* Organizations
 
-  const existingOrg = (org: string) =>
-    orgs.show(org).pipe(
-      Effect.map((o) => o.uuid as string),
-      Effect.catchTag("OrgError", () => refuse(new OrgUnknown({ uuid: org })))
-    )
+  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new CustomProviderAdminError({ reason })))
   const reasonOf = (error: { readonly reason: CustomProviderAdminError["reason"] }) =>
     new CustomProviderAdminError({ reason: error.reason })
 
