@@ -20,7 +20,7 @@ import { freePort } from "../test/support/processes.ts"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { scratchDatabaseName } from "./scratchDatabase.ts"
+import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -50,11 +50,6 @@ const rssKiB = (pid: number) => {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
 }
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-
-const psql = (statement: string) =>
-  new Promise<void>((done, reject) =>
-    execFile("psql", [ADMIN_URL, "-qc", statement], (error) => (error ? reject(error) : done())))
 
 const run = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
