@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
 import { Context, Effect, Exit, Layer, Logger, References, Scope, Stream } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { AccessLogWriter, accessLog } from "../../src/server/AccessLog.ts"
+import { AccessLogWriter, accessLog, durationText, isoTimestamp } from "../../src/server/AccessLog.ts"
 import { type LineWriter, makeLineWriter } from "../../src/server/LineWriter.ts"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
@@ -121,6 +121,21 @@ describe("access log in process", () => {
       assert.deepStrictEqual(stable(ours), stable(theirs))
       assert.isTrue(!Number.isNaN(Date.parse(ours.timestamp)))
     })))
+
+  it("formats timestamps and durations exactly as toISOString and JSON of the rounded number would", () => {
+    // The cached-prefix timestamp across second, minute, day and year boundaries, and within one second.
+    const instants = [0, 999, 1000, 1_767_225_599_999, 1_767_225_600_000, 1_767_225_600_001, 1_700_000_000_123, 1_700_000_000_987]
+    let seed = 7
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+    for (let i = 0; i < 5000; i++) instants.push(1_600_000_000_000 + Math.floor(next() * 4e11))
+    for (const t of instants) assert.strictEqual(isoTimestamp(t), new Date(t).toISOString(), String(t))
+    // The same second twice, then an earlier one: the cache follows the clock either way.
+    assert.strictEqual(isoTimestamp(1_700_000_000_500), "2023-11-14T22:13:20.500Z")
+    assert.strictEqual(isoTimestamp(1_699_999_999_005), "2023-11-14T22:13:19.005Z")
+    const durations = [0, 0.0004, 0.0005, 0.001, 0.05, 0.5, 1, 1.2, 3, 10.01, 999.9995, 12345.678, 1e9 + 0.25]
+    for (let i = 0; i < 5000; i++) durations.push(next() * (i % 5 === 0 ? 100_000 : 20))
+    for (const ms of durations) assert.strictEqual(durationText(ms), String(Math.round(ms * 1000) / 1000), String(ms))
+  })
 
   it.live("under concurrency every line is complete and written once; sequential requests keep their order", () =>
     Effect.scoped(Effect.gen(function*() {
