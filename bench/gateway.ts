@@ -10,8 +10,12 @@
  * every request must have its line there. `BENCH_ACCESS_LOG=0` measures the
  * gateway without the access log. A fourth child, the framework floor, is the same relay as one
  * route on Effect's HTTP server with the same access log and nothing else (`runEffectFloor`): the
- * ceiling for any gateway served by `HttpRouter`. The gateway and the floor run with the Node and
- * glibc settings `bin/vdb` starts the server with (`bench/serverFlags.ts`).
+ * ceiling for any gateway served by `HttpRouter`. A fifth is the bare relay writing the production
+ * access-log line and nothing else (`runRelay` with `logged`): the floor of the throughput target,
+ * which is set against a relay that logs nothing while the gateway must log every request. The
+ * gateway and both floors run with the Node and glibc settings `bin/vdb` starts the server with
+ * (`bench/serverFlags.ts`). Throughput is measured in eight interleaved rounds (`BENCH_SECONDS`, 8 s
+ * in all per target) and each ratio is the median of the rounds' ratios.
  * Reports added latency versus calling the upstream directly (p50/p99 at
  * concurrency 1), throughput at concurrency 64 as a ratio to the bare relay,
  * added time to first streamed byte, and the gateway's RSS over a sustained
@@ -101,12 +105,24 @@ const runUpstream = () => {
   })
 }
 
-const runRelay = async (upstreamPort: number) => {
+/**
+ * The bare relay. With `logged`, the floor with the access log on: the same relay writing the
+ * production access-log line (`nodeAccessLog`, the one the gateway's inference listener writes,
+ * through the same stderr `LineWriter`) and nothing else, run with the server's Node settings like
+ * the gateway. The throughput target is set against the relay without a log, so this is the most
+ * a gateway that must log each request can reach on the machine.
+ */
+const runRelay = async (upstreamPort: number, logged = false) => {
   const { Agent } = await import("@effect/platform-node/Undici")
   const agent = new Agent({ keepAliveTimeout: 30_000, pipelining: 1 })
   const origin = `http://127.0.0.1:${upstreamPort}`
+  const log = logged
+    ? (await import("../src/server/AccessLog.ts")).nodeAccessLog("gateway", (await import("effect")).Context.empty())
+    : undefined
   process.on("SIGINT", () => process.exit(0))
   listen((req, res) => {
+    const line = log?.(req)
+    if (line !== undefined) res.once("close", () => line(res, 0))
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
@@ -258,18 +274,23 @@ const drive = async () => {
   const logFile = join(logDir, "gateway.stderr")
   const logFd = openSync(logFile, "w")
   const floorLogFd = openSync(join(logDir, "effect-floor.stderr"), "w")
+  const relayLogFile = join(logDir, "relay-log.stderr")
+  const relayLogFd = openSync(relayLogFile, "w")
   const spawn = (role: string, arg?: number) =>
     new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number>; heap: () => Promise<Record<string, number>> }>((resolve) => {
-      const profile = (role === "gateway" || role === "relay" || role === "effect") && process.env.BENCH_PROFILE !== undefined
+      const profile = (role === "gateway" || role === "relay" || role === "effect" || role === "relay-log") && process.env.BENCH_PROFILE !== undefined
+      // The children that stand for the deployed server: the production Node settings, stderr to a file.
+      const deployed = role === "gateway" || role === "effect" || role === "relay-log"
+      const stderr = role === "gateway" ? logFd : role === "effect" ? floorLogFd : relayLogFd
       const child = fork(fileURLToPath(import.meta.url), [role, String(arg ?? "")], {
-        stdio: role === "gateway" || role === "effect" ? ["ignore", "inherit", role === "gateway" ? logFd : floorLogFd, "ipc"] : "inherit",
+        stdio: deployed ? ["ignore", "inherit", stderr, "ipc"] : "inherit",
         execArgv: [
           ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`] : []),
-          // The gateway and the framework floor run with the settings `bin/vdb` starts the server with.
-          ...(role === "gateway" || role === "effect" ? SERVER_NODE_FLAGS : []),
+          // The gateway and the floors with a log run with the settings `bin/vdb` starts the server with.
+          ...(deployed ? SERVER_NODE_FLAGS : []),
           ...(role === "gateway" ? gatewayFlags : [])
         ],
-        env: role === "gateway" || role === "effect"
+        env: deployed
           ? { ...process.env, ...SERVER_ENV }
           : process.env
       })
@@ -297,6 +318,7 @@ const drive = async () => {
   const gateway = await spawn("gateway", upstream.port)
   const relay = await spawn("relay", upstream.port)
   const floor = await spawn("effect", upstream.port)
+  const relayLogged = await spawn("relay-log", upstream.port)
 
   const floorTarget: Target = {
     name: "effect",
@@ -324,13 +346,16 @@ const drive = async () => {
       headers: { authorization: "Bearer service", "content-type": "application/json" }
     }
   }
-  const pools = new Map([...Object.values(targets), floorTarget].map((t) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })]))
+  const relayLogTarget: Target = { ...targets.relay, name: "relay-log", origin: `http://127.0.0.1:${relayLogged.port}` }
+  const pools = new Map([...Object.values(targets), floorTarget, relayLogTarget].map((t) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })]))
   const plain = requestBody(false)
   const streamed = requestBody(true)
 
   let gatewayRequests = 0
+  let relayLogRequests = 0
   const once = async (target: Target, body: string) => {
     if (target.name === "gateway") gatewayRequests++
+    if (target.name === "relay-log") relayLogRequests++
     const response = await pools.get(target.name)!.request({ path: target.path, method: "POST", headers: target.headers, body })
     if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}`)
     await response.body.arrayBuffer()
@@ -356,8 +381,8 @@ const drive = async () => {
     await once(target, plain)
     return performance.now() - start
   }
-  const cpuOf: Record<string, () => Promise<number>> = { gateway: gateway.cpu, relay: relay.cpu, effect: floor.cpu }
-  const cpuPerRequest: Record<string, Array<number>> = { gateway: [], relay: [], effect: [] }
+  const cpuOf: Record<string, () => Promise<number>> = { gateway: gateway.cpu, relay: relay.cpu, effect: floor.cpu, "relay-log": relayLogged.cpu }
+  const cpuPerRequest: Record<string, Array<number>> = { gateway: [], relay: [], effect: [], "relay-log": [] }
   const throughput = async (target: Target, seconds: number) => {
     const cpuBefore = await cpuOf[target.name]?.()
     let done = 0
@@ -374,15 +399,17 @@ const drive = async () => {
 
   const loadStart = loadavg().map((n) => Math.round(n * 100) / 100)
   const N = Number(process.env.BENCH_REQUESTS ?? 4000)
-  const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+  const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
   // Warm-up: JIT, keep-alive connections on every hop.
   for (const target of Object.values(targets)) {
     await sequential(timed(target), 1000)
     await throughput(target, 0.5)
     await sequential(() => firstByte(target), 200)
   }
-  await sequential(timed(floorTarget), 1000)
-  await throughput(floorTarget, 0.5)
+  for (const target of [floorTarget, relayLogTarget]) {
+    await sequential(timed(target), 1000)
+    await throughput(target, 0.5)
+  }
   // Interleave rounds so drift (thermal, GC, neighbours) hits every target alike.
   const latency: Record<string, Array<number>> = { direct: [], gateway: [], relay: [] }
   const first: Record<string, Array<number>> = { direct: [], gateway: [], relay: [] }
@@ -392,14 +419,28 @@ const drive = async () => {
       first[target.name]!.push(...await sequential(() => firstByte(target), N / 8))
     }
   }
-  const rps: Record<string, number> = { gateway: 0, relay: 0, effect: 0 }
-  const ROUNDS = 4
+  const rps: Record<string, number> = { gateway: 0, relay: 0, effect: 0, "relay-log": 0 }
+  // Short rounds, each target once a round, starting with a different one each time. A ratio is the
+  // median of the rounds' ratios (each against the bare relay's rate in the same round), so one round
+  // disturbed by a neighbour moves it less than it moves a ratio of means.
+  const ROUNDS = 8
+  const order = [targets.relay, targets.gateway, floorTarget, relayLogTarget]
+  const perRound: Record<string, Array<number>> = { gateway: [], relay: [], effect: [], "relay-log": [] }
   for (let round = 0; round < ROUNDS; round++) {
-    rps.relay! += (await throughput(targets.relay, SECONDS / ROUNDS)) / ROUNDS
-    rps.gateway! += (await throughput(targets.gateway, SECONDS / ROUNDS)) / ROUNDS
-    rps.effect! += (await throughput(floorTarget, SECONDS / ROUNDS)) / ROUNDS
+    for (let k = 0; k < order.length; k++) {
+      const target = order[(round + k) % order.length]!
+      const rate = await throughput(target, SECONDS / ROUNDS)
+      rps[target.name]! += rate / ROUNDS
+      perRound[target.name]!.push(rate)
+    }
   }
-  const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const median = (xs: ReadonlyArray<number>) => {
+    const sorted = [...xs].sort((a, b) => a - b)
+    const middle = sorted.length >> 1
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+  }
+  /** The median over rounds of `name`'s rate against `base`'s in the same round. */
+  const ratio = (name: string, base: string) => median(perRound[name]!.map((rate, round) => rate / perRound[base]![round]!))
   const stats = (samples: Array<number>) => {
     const sorted = [...samples].sort((a, b) => a - b)
     return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
@@ -424,14 +465,27 @@ const drive = async () => {
       bareRelayP99: round3(viaRelay.p99 - direct.p99)
     },
     throughputRps: { gateway: Math.round(rps.gateway!), bareRelay: Math.round(rps.relay!) },
-    throughputRatio: round3(rps.gateway! / rps.relay!),
+    throughputRatio: round3(ratio("gateway", "relay")),
+    // Each round's rate against the bare relay's in that round, in round order (the ratios above are their medians).
+    throughputRounds: Object.fromEntries(["gateway", "effect", "relay-log"].map((name) => [
+      name,
+      perRound[name]!.map((rate, round) => round3(rate / perRound.relay![round]!))
+    ])),
     // The same relay as a bare route on Effect's HTTP server with the access log (see `runEffectFloor`):
     // the ratio the gateway cannot pass while served by `HttpRouter`, and the gateway against it.
     frameworkFloor: {
       rps: Math.round(rps.effect!),
-      ratioToBareRelay: round3(rps.effect! / rps.relay!),
+      ratioToBareRelay: round3(ratio("effect", "relay")),
       cpuMicrosPerRequest: Math.round(median(cpuPerRequest.effect!)),
-      gatewayRatioToFloor: round3(rps.gateway! / rps.effect!)
+      gatewayRatioToFloor: round3(ratio("gateway", "effect"))
+    },
+    // The bare relay writing the production access-log line and nothing else (`runRelay`): the floor of
+    // the throughput target with the log on, since the relay it is measured against writes none.
+    relayWithAccessLog: {
+      rps: Math.round(rps["relay-log"]!),
+      ratioToBareRelay: round3(ratio("relay-log", "relay")),
+      cpuMicrosPerRequest: Math.round(median(cpuPerRequest["relay-log"]!)),
+      gatewayRatioToIt: round3(ratio("gateway", "relay-log"))
     },
     // Process CPU per relayed request at concurrency 64 (µs): what the throughput ratio means on an idle machine.
     cpuMicrosPerRequest: {
@@ -460,11 +514,13 @@ const drive = async () => {
     ...(memory ? { rssFlat: memory.growth <= TARGETS.rssGrowth } : {})
   }
   for (const pool of pools.values()) await pool.close()
-  await Promise.all([upstream.kill(), gateway.kill(), relay.kill(), floor.kill()])
+  await Promise.all([upstream.kill(), gateway.kill(), relay.kill(), floor.kill(), relayLogged.kill()])
   closeSync(logFd)
   closeSync(floorLogFd)
+  closeSync(relayLogFd)
   // Every request the gateway answered has its line, complete (the gateway flushes on exit).
   const logged = readFileSync(logFile, "utf8").split("\n").filter((line) => line.includes('"message":"request"'))
+  const relayLines = readFileSync(relayLogFile, "utf8").split("\n").filter((line) => line.includes('"message":"request"')).length
   rmSync(logDir, { recursive: true, force: true })
   const accessLogOn = process.env.BENCH_ACCESS_LOG !== "0"
   const output = {
@@ -478,6 +534,7 @@ const drive = async () => {
     met
   }
   if (accessLogOn && logged.length !== gatewayRequests) console.error(`access log: ${logged.length} lines for ${gatewayRequests} requests`)
+  if (relayLines !== relayLogRequests) console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
   mkdirSync(join(here, "results"), { recursive: true })
   writeFileSync(join(here, "results", "gateway.json"), JSON.stringify(output, null, 2) + "\n")
   console.log(JSON.stringify(output, null, 2))
@@ -546,6 +603,7 @@ const sustained = async (
 const [role, arg] = process.argv.slice(2)
 if (role === "upstream") runUpstream()
 else if (role === "relay") void runRelay(Number(arg))
+else if (role === "relay-log") void runRelay(Number(arg), true)
 else if (role === "gateway") void runGateway(Number(arg))
 else if (role === "effect") void runEffectFloor(Number(arg))
 else await drive()

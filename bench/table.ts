@@ -118,7 +118,11 @@ const gatewayRows = (r: Json): Array<Row> => {
     },
     {
       bench: `\`gateway\`: throughput, concurrency 64 (${log})`,
-      figure: `${n(r.throughputRps?.gateway)} req/s: **${pct(r.throughputRatio)}** of the bare relay (CPU per request ${n(r.cpuMicrosPerRequest?.gateway)} µs vs ${n(r.cpuMicrosPerRequest?.bareRelay)} µs)`,
+      figure: `${n(r.throughputRps?.gateway)} req/s: **${pct(r.throughputRatio)}** of the bare relay (CPU per request ${n(r.cpuMicrosPerRequest?.gateway)} µs vs ${n(r.cpuMicrosPerRequest?.bareRelay)} µs)${
+        r.relayWithAccessLog === undefined
+          ? ""
+          : `; the bare relay writing the same access log reaches ${pct(r.relayWithAccessLog.ratioToBareRelay)} (${n(r.relayWithAccessLog.cpuMicrosPerRequest)} µs, the floor with the log on), and the gateway is ${pct(r.relayWithAccessLog.gatewayRatioToIt)} of it`
+      }`,
       baseline: `bare Node relay (undici), ${n(r.throughputRps?.bareRelay)} req/s`,
       target: `≥ ${pct(r.targets?.throughputRatio)}`,
       met: r.met?.throughput,
