@@ -3,7 +3,7 @@ import { Effect } from "effect"
 
 /**
  * Gives the memory a burst of work grew back to the system. After an ingest,
- * V8 keeps its young generation at the size the burst grew it to (16 MiB
+ * V8 keeps its young generation at the size the burst grew it to (32 MiB
  * with `bin/vdb`'s semi-space) and the burst's dead buffers until a major
  * collection happens to run: measured embedded, RSS stayed 11 % over idle a
  * minute after ingesting the fixture corpus, and within 5 % of it 10 s after
