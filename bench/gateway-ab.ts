@@ -1,0 +1,181 @@
+/**
+ * A/B of two relays (`make bench BENCH=gateway-ab`): what costs a few percent, which whole
+ * `gateway` runs (±0.05 in their ratios on a 2-core VM) cannot show. An upstream and two children
+ * of `bench/gateway.ts` (roles `gateway`, `relay` or `relay-log`), A and B, take the load at
+ * concurrency 64 alternately, in rounds of 1 s. Each round reads both children's CPU per request
+ * (`process.cpuUsage`, steadier than throughput on a busy machine); the figures are medians over
+ * the rounds. The child started first measured up to 20 µs a request slower than an identical one
+ * started second, so the whole comparison runs twice, A started first and then B started first,
+ * and the result is the mean of the two passes.
+ *
+ * Each side is set from the environment: `AB_A_ROLE` (`gateway` by default), `AB_A_FLAGS` (Node
+ * flags, default `--max-semi-space-size=8`), `AB_A_ENV` (`K=V ...`, default `bin/vdb`'s glibc
+ * settings), and the same for B, whose flags default to the server's (`bench/serverFlags.ts`). So
+ * by default it compares the gateway at the 8 MiB semi-spaces `bin/vdb` used to set with the
+ * gateway as deployed. `AB_ROUNDS` (default 20) sets the rounds of each pass.
+ * Writes bench/results/gateway-ab.json.
+ */
+import { type ChildProcess, fork } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Pool } from "@effect/platform-node/Undici"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const roles = join(here, "gateway.ts")
+// The identities `bench/gateway.ts` gives its gateway child.
+const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
+const SERVICE_KEY = "vdb_sk_benchServiceKey000000000000000000000000000"
+const ROLES = ["gateway", "relay", "relay-log"] as const
+type Role = typeof ROLES[number]
+
+interface Side {
+  readonly role: Role
+  readonly flags: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+const words = (text: string | undefined) => (text ?? "").split(" ").filter((word) => word !== "")
+const sideOf = (name: "A" | "B", defaultFlags: ReadonlyArray<string>): Side => {
+  const role = process.env[`AB_${name}_ROLE`] ?? "gateway"
+  if (!(ROLES as ReadonlyArray<string>).includes(role)) throw new Error(`AB_${name}_ROLE must be one of ${ROLES.join(", ")}`)
+  const flags = process.env[`AB_${name}_FLAGS`]
+  const env = process.env[`AB_${name}_ENV`]
+  return {
+    role: role as Role,
+    flags: flags === undefined ? defaultFlags : words(flags),
+    env: env === undefined
+      ? SERVER_ENV
+      : Object.fromEntries(words(env).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]))
+  }
+}
+
+const A = sideOf("A", ["--max-semi-space-size=8"])
+const B = sideOf("B", SERVER_NODE_FLAGS)
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 20)
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error("AB_ROUNDS must be a positive integer")
+
+interface Child {
+  readonly port: number
+  readonly process: ChildProcess
+  readonly cpu: () => Promise<number>
+}
+
+const start = (role: string, arg: string, env: Readonly<Record<string, string>>, flags: ReadonlyArray<string>) =>
+  new Promise<Child>((resolve, reject) => {
+    const child = fork(roles, [role, arg], {
+      // The log (a relay-log's or the gateway's) goes nowhere: the write is not what is compared here.
+      stdio: ["ignore", "inherit", "ignore", "ipc"],
+      env: { ...process.env, ...env },
+      execArgv: [...flags]
+    })
+    child.once("error", reject)
+    child.once("message", (message: any) =>
+      resolve({
+        port: message.port,
+        process: child,
+        cpu: () =>
+          new Promise((done) => {
+            const onMessage = (reply: any) => {
+              if (reply?.cpu !== undefined) {
+                child.off("message", onMessage)
+                done(reply.cpu)
+              }
+            }
+            child.on("message", onMessage)
+            child.send("cpu")
+          })
+      }))
+  })
+
+const stop = (child: Child) => new Promise<void>((done) => (child.process.once("exit", () => done()), child.process.kill("SIGINT")))
+
+const body = JSON.stringify({
+  model: "gpt-4.1-mini",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "Say hello in one short sentence, please." }
+  ],
+  temperature: 0.2
+})
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+const round3 = (n: number) => Math.round(n * 1000) / 1000
+
+/** One pass: `first` is started first. Returns medians of CPU per request (µs) and of B's throughput over A's. */
+const pass = async (upstreamPort: number, first: "A" | "B") => {
+  const sides = { A, B }
+  const order = first === "A" ? (["A", "B"] as const) : (["B", "A"] as const)
+  const children: Partial<Record<"A" | "B", Child>> = {}
+  for (const name of order) children[name] = await start(sides[name].role, String(upstreamPort), sides[name].env, sides[name].flags)
+  const pools = {
+    A: new Pool(`http://127.0.0.1:${children.A!.port}`, { connections: 64, pipelining: 1 }),
+    B: new Pool(`http://127.0.0.1:${children.B!.port}`, { connections: 64, pipelining: 1 })
+  }
+  const load = async (name: "A" | "B", seconds: number) => {
+    const gateway = sides[name].role === "gateway"
+    const path = gateway ? `/openai/${ORG}/v1/chat/completions` : "/v1/chat/completions"
+    const headers = { authorization: `Bearer ${gateway ? SERVICE_KEY : "service"}`, "content-type": "application/json" }
+    const before = await children[name]!.cpu()
+    let done = 0
+    const until = performance.now() + seconds * 1000
+    await Promise.all(Array.from({ length: 64 }, async () => {
+      while (performance.now() < until) {
+        const response = await pools[name].request({ path, method: "POST", headers, body })
+        if (response.statusCode !== 200) throw new Error(`${name} (${sides[name].role}): status ${response.statusCode}`)
+        await response.body.arrayBuffer()
+        done++
+      }
+    }))
+    return { rps: done / seconds, cpu: (await children[name]!.cpu() - before) / done }
+  }
+  // Warm-up: JIT and keep-alive connections on both.
+  await load("A", 1)
+  await load("B", 1)
+  const ratios: Array<number> = []
+  const cpu = { A: [] as Array<number>, B: [] as Array<number> }
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which side goes first within a round too.
+    const [x, y] = round % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const)
+    const measured = { [x]: await load(x, 1), [y]: await load(y, 1) } as Record<"A" | "B", { rps: number; cpu: number }>
+    ratios.push(measured.B.rps / measured.A.rps)
+    cpu.A.push(measured.A.cpu)
+    cpu.B.push(measured.B.cpu)
+  }
+  await pools.A.close()
+  await pools.B.close()
+  await Promise.all([stop(children.A!), stop(children.B!)])
+  return {
+    startedFirst: first,
+    cpuMicrosPerRequest: { A: Math.round(median(cpu.A)), B: Math.round(median(cpu.B)) },
+    throughputBtoA: round3(median(ratios))
+  }
+}
+
+const loadStart = loadavg().map((n) => Math.round(n * 100) / 100)
+const upstream = await start("upstream", "", {}, [])
+const passes = [await pass(upstream.port, "A"), await pass(upstream.port, "B")]
+await stop(upstream)
+const mean = (f: (p: typeof passes[number]) => number) => (f(passes[0]!) + f(passes[1]!)) / 2
+const result = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+  loadAverage: { start: loadStart, end: loadavg().map(round3) },
+  roundsPerPass: ROUNDS,
+  A,
+  B,
+  passes,
+  // Each pass's launch-order bias falls on the other side in the other pass; the mean cancels it.
+  cpuMicrosPerRequest: { A: Math.round(mean((p) => p.cpuMicrosPerRequest.A)), B: Math.round(mean((p) => p.cpuMicrosPerRequest.B)) },
+  cpuBMinusA: Math.round(mean((p) => p.cpuMicrosPerRequest.B - p.cpuMicrosPerRequest.A)),
+  throughputBtoA: round3(mean((p) => p.throughputBtoA))
+}
+mkdirSync(join(here, "results"), { recursive: true })
+writeFileSync(join(here, "results", "gateway-ab.json"), JSON.stringify(result, null, 2) + "\n")
+console.log(JSON.stringify(result, null, 2))
