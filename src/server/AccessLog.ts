@@ -42,8 +42,8 @@ const clientWentAway = (request: HttpServerRequest.HttpServerRequest) => {
 /**
  * `new Date().toISOString()`, from a prefix cached for the current second:
  * building a `Date` and formatting it was the largest part of the line's cost
- * (profiled in the relay, docs/gateway.md "The throughput floor"). The same
- * text: `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC.
+ * (profiled in the relay, docs/gateway.md "The throughput floor with the log
+ * on"). The same text: `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC.
  */
 let prefixSecond = -1
 let prefix = ""
