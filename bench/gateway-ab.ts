@@ -21,6 +21,7 @@ import { cpus, loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Pool } from "@effect/platform-node/Undici"
+import { askChild, median, round3 } from "./childQuery.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -76,17 +77,7 @@ const start = (role: string, arg: string, env: Readonly<Record<string, string>>,
       resolve({
         port: message.port,
         process: child,
-        cpu: () =>
-          new Promise((done) => {
-            const onMessage = (reply: any) => {
-              if (reply?.cpu !== undefined) {
-                child.off("message", onMessage)
-                done(reply.cpu)
-              }
-            }
-            child.on("message", onMessage)
-            child.send("cpu")
-          })
+        cpu: () => askChild(child, "cpu")
       }))
   })
 
@@ -101,12 +92,6 @@ const body = JSON.stringify({
   temperature: 0.2
 })
 
-const median = (xs: ReadonlyArray<number>) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-const round3 = (n: number) => Math.round(n * 1000) / 1000
 
 /** One pass: `first` is started first. Returns medians of CPU per request (µs) and of B's throughput over A's. */
 const pass = async (upstreamPort: number, first: "A" | "B") => {

@@ -31,6 +31,7 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { getHeapSpaceStatistics } from "node:v8"
+import { askChild, median, round3 } from "./childQuery.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { fileURLToPath } from "node:url"
 
@@ -294,17 +295,7 @@ const drive = async () => {
           ? { ...process.env, ...SERVER_ENV }
           : process.env
       })
-      const ask = <A = number>(question: "cpu" | "rss" | "heap") =>
-        new Promise<A>((done) => {
-          const onMessage = (reply: any) => {
-            if (reply?.[question] !== undefined) {
-              child.off("message", onMessage)
-              done(reply[question])
-            }
-          }
-          child.on("message", onMessage)
-          child.send(question)
-        })
+      const ask = <A = number>(question: "cpu" | "rss" | "heap") => askChild<A>(child, question)
       child.once("message", (message: any) =>
         resolve({
           port: message.port,
@@ -434,11 +425,6 @@ const drive = async () => {
       perRound[target.name]!.push(rate)
     }
   }
-  const median = (xs: ReadonlyArray<number>) => {
-    const sorted = [...xs].sort((a, b) => a - b)
-    const middle = sorted.length >> 1
-    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-  }
   /** The median over rounds of `name`'s rate against `base`'s in the same round. */
   const ratio = (name: string, base: string) => median(perRound[name]!.map((rate, round) => rate / perRound[base]![round]!))
   const stats = (samples: Array<number>) => {
@@ -448,7 +434,6 @@ const drive = async () => {
   const direct = stats(latency.direct!)
   const viaGateway = stats(latency.gateway!)
   const viaRelay = stats(latency.relay!)
-  const round3 = (n: number) => Math.round(n * 1000) / 1000
   const result = {
     date: new Date().toISOString(),
     node: process.version,
