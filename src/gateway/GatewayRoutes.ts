@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } from "./GatewayApi.ts"
-import { GatewayHandlers, type RouteParams } from "./GatewayHandlers.ts"
+import { GatewayHandlers, type RouteParams, toServerResponse } from "./GatewayHandlers.ts"
 import { type InferenceHandler, type InferenceRoutes, relayListener } from "./RelayListener.ts"
 import { KiroRelay } from "./kiro/KiroRelay.ts"
 import { Nonces } from "./nonces/Nonces.ts"
@@ -63,7 +63,8 @@ const mountRaw = (routes: ReadonlyArray<InferenceRoutes>) =>
         yield* router.add(
           endpoint.method as "GET" | "POST",
           endpoint.path as HttpRouter.PathInput,
-          (request) => Effect.flatMap(HttpRouter.params, (params) => handler(request, params as unknown as RouteParams))
+          (request) =>
+            Effect.flatMap(HttpRouter.params, (params) => Effect.map(handler(request, params as unknown as RouteParams), toServerResponse))
         )
       }
     }

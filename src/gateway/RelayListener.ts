@@ -1,19 +1,19 @@
 import { Context, Effect, Exit, Layer } from "effect"
 import type { Fiber } from "effect"
-import { FindMyWay, Headers, type HttpServerResponse } from "effect/http"
+import { FindMyWay, Headers } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline, Readable } from "node:stream"
 import { nodeAccessLog } from "../server/AccessLog.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
-import type { RelayRequest, RouteParams } from "./GatewayHandlers.ts"
+import type { RelayAnswer, RelayRequest, RouteParams } from "./GatewayHandlers.ts"
 
 /** An inference handler of `GatewayHandlers`: it answers every request, failures in the route's dialect. */
 export type InferenceHandler = (
   request: RelayRequest,
   params: RouteParams
-) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+) => Effect.Effect<RelayAnswer>
 
 /** One group's inference endpoints with their handlers, as `GatewayRoutes` mounts them on the router. */
 export interface InferenceRoutes {
@@ -83,38 +83,22 @@ const teardownBody = (request: IncomingMessage, response: ServerResponse) => {
   request.resume()
 }
 
-const destroyBody = (body: HttpServerResponse.HttpServerResponse["body"]) => {
-  if (body._tag === "Raw" && body.body instanceof Readable) body.body.destroy()
-}
-
 /** Writes the relay's answer as the platform would: headers and body in one write, a stream piped. */
-const send = (request: IncomingMessage, response: ServerResponse, answer: HttpServerResponse.HttpServerResponse) => {
+const send = (request: IncomingMessage, response: ServerResponse, answer: RelayAnswer) => {
   const body = answer.body
-  if (response.destroyed) return destroyBody(body)
+  if (response.destroyed) {
+    if (body instanceof Readable) body.destroy()
+    return
+  }
   // A body still unread (a refusal before reading it, a 413) is drained or the connection closed, as the platform does.
   if (!request.complete) response.prependListener("finish", () => teardownBody(request, response))
   const headers = closesConnection(request) ? { ...answer.headers, connection: "close" } : answer.headers
   response.writeHead(answer.status, headers)
-  switch (body._tag) {
-    case "Uint8Array":
-      response.end(body.body)
-      return
-    case "Raw":
-      if (body.body instanceof Readable) {
-        // A length the stream does not keep to fails the response instead of corrupting the connection.
-        response.strictContentLength = true
-        pipeline(body.body, response, () => undefined)
-        return
-      }
-      response.end(body.body as string | Uint8Array | undefined)
-      return
-    case "Empty":
-      response.end()
-      return
-    default:
-      // The relay answers with bytes or a stream only; anything else is a defect, not a half-sent response.
-      response.destroy()
-  }
+  if (body instanceof Readable) {
+    // A length the stream does not keep to fails the response instead of corrupting the connection.
+    response.strictContentLength = true
+    pipeline(body, response, () => undefined)
+  } else response.end(body)
 }
 
 /**
@@ -147,7 +131,7 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
       }
     }
 
-    const answer = (request: IncomingMessage, response: ServerResponse, fiber: Fiber.Fiber<HttpServerResponse.HttpServerResponse>) =>
+    const answer = (request: IncomingMessage, response: ServerResponse, fiber: Fiber.Fiber<RelayAnswer>) =>
       fiber.addObserver((exit) => {
         if (Exit.isSuccess(exit)) return send(request, response, exit.value)
         // Interrupted: the client went away (499 in the log). Nothing else reaches here (`answering`
