@@ -12,7 +12,10 @@
  * flags, default `--max-semi-space-size=8`), `AB_A_ENV` (`K=V ...`, default `bin/vdb`'s glibc
  * settings), and the same for B, whose flags default to the server's (`bench/serverFlags.ts`). So
  * by default it compares the gateway at the 8 MiB semi-spaces `bin/vdb` used to set with the
- * gateway as deployed. `AB_ROUNDS` (default 20) sets the rounds of each pass.
+ * gateway as deployed. `AB_A_ROOT` and `AB_B_ROOT` run a side from another checkout of this
+ * repository (its `bench/gateway.ts`, so its code; `git worktree add` one at the commit to compare,
+ * with `node_modules` linked), which is how a change to the gateway is weighed against its parent.
+ * `AB_ROUNDS` (default 20) sets the rounds of each pass.
  * Writes bench/results/gateway-ab.json.
  */
 import { type ChildProcess, fork } from "node:child_process"
@@ -25,7 +28,6 @@ import { askChild, median, round3 } from "./childQuery.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
-const roles = join(here, "gateway.ts")
 // The identities `bench/gateway.ts` gives its gateway child.
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 const SERVICE_KEY = "vdb_sk_benchServiceKey000000000000000000000000000"
@@ -34,6 +36,8 @@ type Role = typeof ROLES[number]
 
 interface Side {
   readonly role: Role
+  /** The checkout whose `bench/gateway.ts` runs this side. */
+  readonly root: string
   readonly flags: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
 }
@@ -46,6 +50,7 @@ const sideOf = (name: "A" | "B", defaultFlags: ReadonlyArray<string>): Side => {
   const env = process.env[`AB_${name}_ENV`]
   return {
     role: role as Role,
+    root: process.env[`AB_${name}_ROOT`] ?? join(here, ".."),
     flags: flags === undefined ? defaultFlags : words(flags),
     env: env === undefined
       ? SERVER_ENV
@@ -64,9 +69,9 @@ interface Child {
   readonly cpu: () => Promise<number>
 }
 
-const start = (role: string, arg: string, env: Readonly<Record<string, string>>, flags: ReadonlyArray<string>) =>
+const start = (root: string, role: string, arg: string, env: Readonly<Record<string, string>>, flags: ReadonlyArray<string>) =>
   new Promise<Child>((resolve, reject) => {
-    const child = fork(roles, [role, arg], {
+    const child = fork(join(root, "bench", "gateway.ts"), [role, arg], {
       // The log (a relay-log's or the gateway's) goes nowhere: the write is not what is compared here.
       stdio: ["ignore", "inherit", "ignore", "ipc"],
       env: { ...process.env, ...env },
@@ -98,7 +103,7 @@ const pass = async (upstreamPort: number, first: "A" | "B") => {
   const sides = { A, B }
   const order = first === "A" ? (["A", "B"] as const) : (["B", "A"] as const)
   const children: Partial<Record<"A" | "B", Child>> = {}
-  for (const name of order) children[name] = await start(sides[name].role, String(upstreamPort), sides[name].env, sides[name].flags)
+  for (const name of order) children[name] = await start(sides[name].root, sides[name].role, String(upstreamPort), sides[name].env, sides[name].flags)
   const pools = {
     A: new Pool(`http://127.0.0.1:${children.A!.port}`, { connections: 64, pipelining: 1 }),
     B: new Pool(`http://127.0.0.1:${children.B!.port}`, { connections: 64, pipelining: 1 })
@@ -118,18 +123,19 @@ const pass = async (upstreamPort: number, first: "A" | "B") => {
         done++
       }
     }))
-    return { rps: done / seconds, cpu: (await children[name]!.cpu() - before) / done }
+    return { rps: done / seconds, cpu: (await children[name]!.cpu() - before) / done, done }
   }
   // Warm-up: JIT and keep-alive connections on both.
-  await load("A", 1)
-  await load("B", 1)
+  const requests = { A: (await load("A", 1)).done, B: (await load("B", 1)).done }
   const ratios: Array<number> = []
   const cpu = { A: [] as Array<number>, B: [] as Array<number> }
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which side goes first within a round too.
     const [x, y] = round % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const)
-    const measured = { [x]: await load(x, 1), [y]: await load(y, 1) } as Record<"A" | "B", { rps: number; cpu: number }>
+    const measured = { [x]: await load(x, 1), [y]: await load(y, 1) } as Record<"A" | "B", { rps: number; cpu: number; done: number }>
     ratios.push(measured.B.rps / measured.A.rps)
+    requests.A += measured.A.done
+    requests.B += measured.B.done
     cpu.A.push(measured.A.cpu)
     cpu.B.push(measured.B.cpu)
   }
@@ -138,13 +144,15 @@ const pass = async (upstreamPort: number, first: "A" | "B") => {
   await Promise.all([stop(children.A!), stop(children.B!)])
   return {
     startedFirst: first,
+    // Every request each side served, warm-up included: what a `--cpu-prof` profile of it covers.
+    requests,
     cpuMicrosPerRequest: { A: Math.round(median(cpu.A)), B: Math.round(median(cpu.B)) },
     throughputBtoA: round3(median(ratios))
   }
 }
 
 const loadStart = loadavg().map((n) => Math.round(n * 100) / 100)
-const upstream = await start("upstream", "", {}, [])
+const upstream = await start(join(here, ".."), "upstream", "", {}, [])
 const passes = [await pass(upstream.port, "A"), await pass(upstream.port, "B")]
 await stop(upstream)
 const mean = (f: (p: typeof passes[number]) => number) => (f(passes[0]!) + f(passes[1]!)) / 2
