@@ -92,7 +92,7 @@ export const compressBody = (
   return encoded.pipe(
     Effect.map((out): Uint8Array => {
       headers["content-encoding"] = coding
-      // The length is the compressed one; `HttpServerResponse.uint8Array` sets it from the body.
+      // The length is the compressed one, set from the body by whatever sends it (`bytesAnswer`, `HttpServerResponse.uint8Array`).
       delete headers["content-length"]
       return out
     }),
