@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeLineWriter } from "../../src/server/LineWriter.ts"
 import { ANTHROPIC_KEY, type Gateway, ORG, SERVICE_KEY, startGateway } from "./harness.ts"
@@ -110,6 +111,32 @@ describe("inference answered below the router", () => {
     await disconnectMidStream(listener.upstream, `${listener.url}/openai/${ORG}/v1/chat/completions`, openAi)
     for (let i = 0; i < 50 && lines().length === 0; i++) await new Promise((r) => setTimeout(r, 20))
     expect(lines().map((line) => line.annotations.status)).toEqual([499])
+  })
+
+  it("an upstream that breaks off mid-stream ends the client's response after the frames it sent, on both paths", async () => {
+    for (const gateway of [listener, router]) {
+      gateway.upstream.respondWith((_request, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: first\n\n", () => setTimeout(() => res.socket?.destroy(), 20))
+      })
+      const received: Array<string> = []
+      const ended = await new Promise<string>((resolve) => {
+        const req = httpRequest(`${gateway.url}/openai/${ORG}/v1/chat/completions`, { method: "POST", headers: openAi }, (res) => {
+          res.on("data", (chunk: Buffer) => received.push(chunk.toString("utf8")))
+          res.on("end", () => resolve("end"))
+          res.on("error", () => resolve("error"))
+        })
+        req.on("error", () => resolve("error"))
+        req.end(JSON.stringify({ model: "gpt-4.1", stream: true }))
+      })
+      // Never a clean end: a truncated stream must not look complete to the client.
+      expect(ended).toBe("error")
+      expect(received.join("")).toBe("data: first\n\n")
+      gateway.upstream.reset()
+      // The gateway keeps serving.
+      const next = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: JSON.stringify({ model: "gpt-4.1" }) })
+      expect(next.status).toBe(200)
+    }
   })
 
   it("relays the provider key and the exact body upstream", async () => {
