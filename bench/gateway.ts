@@ -8,7 +8,7 @@
  * of undici pool (one `Agent`, keep-alive, no pipelining). The gateway's
  * stderr (its access log) goes to a file, as a deployed service's would, and
  * every request must have its line there. `BENCH_ACCESS_LOG=0` measures the
- * gateway without the access log. A fourth child, the framework floor, is the same relay as one
+ * gateway without the access log (and the fifth child, below, then writes none either). A fourth child, the framework floor, is the same relay as one
  * route on Effect's HTTP server with the same access log and nothing else (`runEffectFloor`): the
  * ceiling for any gateway served by `HttpRouter`. A fifth is the bare relay writing the production
  * access-log line and nothing else (`runRelay` with `logged`): the floor of the throughput target,
@@ -519,7 +519,7 @@ const drive = async () => {
     met
   }
   if (accessLogOn && logged.length !== gatewayRequests) console.error(`access log: ${logged.length} lines for ${gatewayRequests} requests`)
-  if (relayLines !== relayLogRequests) console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
+  if (accessLogOn && relayLines !== relayLogRequests) console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
   mkdirSync(join(here, "results"), { recursive: true })
   writeFileSync(join(here, "results", "gateway.json"), JSON.stringify(output, null, 2) + "\n")
   console.log(JSON.stringify(output, null, 2))
@@ -588,7 +588,8 @@ const sustained = async (
 const [role, arg] = process.argv.slice(2)
 if (role === "upstream") runUpstream()
 else if (role === "relay") void runRelay(Number(arg))
-else if (role === "relay-log") void runRelay(Number(arg), true)
+// With `BENCH_ACCESS_LOG=0` the gateway logs nothing, so neither does the floor it is compared with.
+else if (role === "relay-log") void runRelay(Number(arg), process.env.BENCH_ACCESS_LOG !== "0")
 else if (role === "gateway") void runGateway(Number(arg))
 else if (role === "effect") void runEffectFloor(Number(arg))
 else await drive()

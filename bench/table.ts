@@ -121,6 +121,8 @@ const gatewayRows = (r: Json): Array<Row> => {
       figure: `${n(r.throughputRps?.gateway)} req/s: **${pct(r.throughputRatio)}** of the bare relay (CPU per request ${n(r.cpuMicrosPerRequest?.gateway)} µs vs ${n(r.cpuMicrosPerRequest?.bareRelay)} µs)${
         r.relayWithAccessLog === undefined
           ? ""
+          : r.accessLog?.on === false
+          ? `; the bare relay with the server's Node settings (no log, as the gateway here) reaches ${pct(r.relayWithAccessLog.ratioToBareRelay)} (${n(r.relayWithAccessLog.cpuMicrosPerRequest)} µs), and the gateway is ${pct(r.relayWithAccessLog.gatewayRatioToIt)} of it`
           : `; the bare relay writing the same access log reaches ${pct(r.relayWithAccessLog.ratioToBareRelay)} (${n(r.relayWithAccessLog.cpuMicrosPerRequest)} µs, the floor with the log on), and the gateway is ${pct(r.relayWithAccessLog.gatewayRatioToIt)} of it`
       }`,
       baseline: `bare Node relay (undici), ${n(r.throughputRps?.bareRelay)} req/s`,
