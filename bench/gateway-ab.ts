@@ -8,11 +8,11 @@
  * started second, so the whole comparison runs twice, A started first and then B started first,
  * and the result is the mean of the two passes.
  *
- * Each side is set from the environment: `AB_A_ROLE` (`gateway` by default), `AB_A_FLAGS` (Node
- * flags, default `--max-semi-space-size=8`), `AB_A_ENV` (`K=V ...`, default `bin/vdb`'s glibc
- * settings), and the same for B, whose flags default to the server's (`bench/serverFlags.ts`). So
- * by default it compares the gateway at the 8 MiB semi-spaces `bin/vdb` used to set with the
- * gateway as deployed. `AB_A_ROOT` and `AB_B_ROOT` run a side from another checkout of this
+ * Each side is set from the environment: `AB_A_ROLE` (`relay-log` by default; B's is `gateway`),
+ * `AB_A_FLAGS` (Node flags, default the server's, `bench/serverFlags.ts`), `AB_A_ENV` (`K=V ...`,
+ * default `bin/vdb`'s glibc settings), and the same for B. So by default it compares the gateway
+ * with the floor of its throughput target with the log on, the relay that writes the access log
+ * and does nothing else, both as deployed: what is left is the gateway's own work. `AB_A_ROOT` and `AB_B_ROOT` run a side from another checkout of this
  * repository (its `bench/gateway.ts`, so its code; `git worktree add` one at the commit to compare,
  * with `node_modules` linked), which is how a change to the gateway is weighed against its parent.
  * `AB_ROUNDS` (default 20) sets the rounds of each pass.
@@ -21,7 +21,7 @@
 import { type ChildProcess, fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
-import { dirname, join } from "node:path"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Pool } from "@effect/platform-node/Undici"
 import { askChild, median, round3 } from "./childQuery.ts"
@@ -43,23 +43,23 @@ interface Side {
 }
 
 const words = (text: string | undefined) => (text ?? "").split(" ").filter((word) => word !== "")
-const sideOf = (name: "A" | "B", defaultFlags: ReadonlyArray<string>): Side => {
-  const role = process.env[`AB_${name}_ROLE`] ?? "gateway"
+const sideOf = (name: "A" | "B", defaultRole: Role): Side => {
+  const role = process.env[`AB_${name}_ROLE`] ?? defaultRole
   if (!(ROLES as ReadonlyArray<string>).includes(role)) throw new Error(`AB_${name}_ROLE must be one of ${ROLES.join(", ")}`)
   const flags = process.env[`AB_${name}_FLAGS`]
   const env = process.env[`AB_${name}_ENV`]
   return {
     role: role as Role,
     root: process.env[`AB_${name}_ROOT`] ?? join(here, ".."),
-    flags: flags === undefined ? defaultFlags : words(flags),
+    flags: flags === undefined ? SERVER_NODE_FLAGS : words(flags),
     env: env === undefined
       ? SERVER_ENV
       : Object.fromEntries(words(env).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]))
   }
 }
 
-const A = sideOf("A", ["--max-semi-space-size=8"])
-const B = sideOf("B", SERVER_NODE_FLAGS)
+const A = sideOf("A", "relay-log")
+const B = sideOf("B", "gateway")
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 20)
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error("AB_ROUNDS must be a positive integer")
 
@@ -161,8 +161,9 @@ const result = {
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
   loadAverage: { start: loadStart, end: loadavg().map(round3) },
   roundsPerPass: ROUNDS,
-  A,
-  B,
+  // The checkout each side ran from, relative to this one ("." when it is this one).
+  A: { ...A, root: relative(join(here, ".."), A.root) || "." },
+  B: { ...B, root: relative(join(here, ".."), B.root) || "." },
   passes,
   // Each pass's launch-order bias falls on the other side in the other pass; the mean cancels it.
   cpuMicrosPerRequest: { A: Math.round(mean((p) => p.cpuMicrosPerRequest.A)), B: Math.round(mean((p) => p.cpuMicrosPerRequest.B)) },
