@@ -25,12 +25,10 @@ import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Pool } from "@effect/platform-node/Undici"
 import { askChild, median, round3 } from "./childQuery.ts"
+import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
-// The identities `bench/gateway.ts` gives its gateway child.
-const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
-const SERVICE_KEY = "vdb_sk_benchServiceKey000000000000000000000000000"
 const ROLES = ["gateway", "relay", "relay-log"] as const
 type Role = typeof ROLES[number]
 
@@ -88,14 +86,7 @@ const start = (root: string, role: string, arg: string, env: Readonly<Record<str
 
 const stop = (child: Child) => new Promise<void>((done) => (child.process.once("exit", () => done()), child.process.kill("SIGINT")))
 
-const body = JSON.stringify({
-  model: "gpt-4.1-mini",
-  messages: [
-    { role: "system", content: "You are a helpful assistant." },
-    { role: "user", content: "Say hello in one short sentence, please." }
-  ],
-  temperature: 0.2
-})
+const body = requestBody(false)
 
 
 /** One pass: `first` is started first. Returns medians of CPU per request (µs) and of B's throughput over A's. */

@@ -32,11 +32,10 @@ import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { getHeapSpaceStatistics } from "node:v8"
 import { askChild, median, round3 } from "./childQuery.ts"
+import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { fileURLToPath } from "node:url"
 
-const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
-const SERVICE_KEY = "vdb_sk_benchServiceKey000000000000000000000000000"
 const here = dirname(fileURLToPath(import.meta.url))
 
 const COMPLETION = JSON.stringify({
@@ -49,16 +48,6 @@ const COMPLETION = JSON.stringify({
 })
 const FRAME = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`
 
-const requestBody = (stream: boolean) =>
-  JSON.stringify({
-    model: "gpt-4.1-mini",
-    messages: [
-      { role: "system", content: "You are a helpful assistant." },
-      { role: "user", content: "Say hello in one short sentence, please." }
-    ],
-    temperature: 0.2,
-    ...(stream ? { stream: true } : {})
-  })
 
 // ---------------------------------------------------------------- roles
 
@@ -279,7 +268,7 @@ const drive = async () => {
   const relayLogFd = openSync(relayLogFile, "w")
   const spawn = (role: string, arg?: number) =>
     new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number>; heap: () => Promise<Record<string, number>> }>((resolve) => {
-      const profile = (role === "gateway" || role === "relay" || role === "effect" || role === "relay-log") && process.env.BENCH_PROFILE !== undefined
+      const profile = role !== "upstream" && process.env.BENCH_PROFILE !== undefined
       // The children that stand for the deployed server: the production Node settings, stderr to a file.
       const deployed = role === "gateway" || role === "effect" || role === "relay-log"
       const stderr = role === "gateway" ? logFd : role === "effect" ? floorLogFd : relayLogFd
