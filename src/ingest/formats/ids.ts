@@ -75,11 +75,22 @@ export const ORG = {
   vdb: { orgId: VDB_ADP_ORG_ID, shortName: "vdb" }
 } as const
 
+/**
+ * Providers by OSV prefix, remembered: a handful of databases publish every advisory, and hashing
+ * the prefix again for each record was a tenth of an OSV record's normalising. Prefixes come from
+ * the data, so only the first few hundred are kept.
+ */
+const osvProviders = new Map<string, { readonly orgId: string; readonly shortName: string }>()
+
 /** OSV database prefix to the provider that publishes it. */
 export const osvProvider = (id: string): { readonly orgId: string; readonly shortName: string } => {
   const prefix = id.split("-")[0] ?? "OSV"
   if (prefix === "GHSA") return ORG.github
-  return { orgId: uuidV4Shaped(`osv:${prefix}`), shortName: prefix.length >= 2 ? prefix.slice(0, 32) : "OSV" }
+  const known = osvProviders.get(prefix)
+  if (known !== undefined) return known
+  const provider = { orgId: uuidV4Shaped(`osv:${prefix}`), shortName: prefix.length >= 2 ? prefix.slice(0, 32) : "OSV" }
+  if (osvProviders.size < 512) osvProviders.set(prefix, provider)
+  return provider
 }
 
 /** The web page of an identifier at its source, used when a record carries no reference at all. */
