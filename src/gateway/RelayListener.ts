@@ -4,7 +4,7 @@ import { FindMyWay, Headers } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import { nodeAccessLog } from "../server/AccessLog.ts"
+import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
 import type { RelayAnswer, RelayRequest, RouteParams } from "./GatewayHandlers.ts"
@@ -95,8 +95,15 @@ const relayStream = (body: Readable, response: ServerResponse) => {
     body.destroy()
     response.destroy()
   }
-  body.on("error", teardown)
-  response.on("error", teardown)
+  // The upstream broke off (its socket dropped, or it ended short of its content-length): logged 502.
+  body.on("error", () => {
+    markBrokenOff(response)
+    teardown()
+  })
+  response.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "ERR_HTTP_CONTENT_LENGTH_MISMATCH") markBrokenOff(response)
+    teardown()
+  })
   response.once("close", () => {
     if (!body.readableEnded) body.destroy()
   })

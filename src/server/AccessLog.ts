@@ -129,10 +129,26 @@ export const accessLog = (service: string) => {
 }
 
 /**
+ * Responses cut short because what they relayed broke off (an upstream that dropped its stream,
+ * or sent fewer bytes than its length promised): logged 502, not the 499 of a client that left.
+ * The client saw the status line go out, then a truncated body.
+ */
+const brokenOff = new WeakSet<ServerResponse>()
+
+/** Marks a response as cut short by its source, before it is destroyed. */
+export const markBrokenOff = (response: ServerResponse): void => {
+  brokenOff.add(response)
+}
+
+/** The status a finished response's line reports: the one sent, or 502 / 499 for one that closed before it was complete. */
+const loggedStatus = (response: ServerResponse) =>
+  response.writableFinished ? response.statusCode : brokenOff.has(response) ? 502 : 499
+
+/**
  * The same line for a request answered below the router
  * (`src/server/InterceptingServer.ts`): the same fields and rules, the
  * status read from the Node response once it has closed (499 when it closed
- * before the response was complete), the fiber that answered it. The level
+ * before the response was complete, 502 when its source broke off), the fiber that answered it. The level
  * and the writer are read once from the context the service was built with.
  */
 export const nodeAccessLog = (service: string, context: Context.Context<never>) => {
@@ -152,7 +168,7 @@ export const nodeAccessLog = (service: string, context: Context.Context<never>) 
         requestId,
         request.method ?? "",
         request.url ?? "",
-        response.writableFinished ? response.statusCode : 499,
+        loggedStatus(response),
         started
       ))
   }
