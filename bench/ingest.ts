@@ -14,7 +14,10 @@
 // its admin socket (the CLI reads the files and streams their bytes), timed by
 // the CLI's summary. The readers' figures cover both sets.
 // The store floor (`storeFloor`): the pipeline's database writes alone, for items read and
-// normalised beforehand; what an ingest on this machine cannot beat.
+// normalised beforehand, in a database of its own holding what the generated set starts on
+// (../shared/data); what an ingest on this machine cannot beat. Both it and the generated
+// ingest report their CPU a record (this process, PostgreSQL, the machine; `cpuShare.ts`)
+// against what the cores give a record at the target rate.
 // Writes bench/results/ingest.json.
 import { fork, spawn } from "node:child_process"
 import { hash as digest, randomBytes } from "node:crypto"
@@ -41,6 +44,7 @@ import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnStore.ts"
 import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
+import { addSpent, type CpuSpent, cpuPerRecord, cpuSample, cpuSpent } from "./cpuShare.ts"
 import { generateClones } from "./ingestClones.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { scratchDatabaseName } from "./scratchDatabase.ts"
@@ -83,13 +87,17 @@ const figures = (s: IngestSummary) => ({
 })
 
 const runIngest = (all: string) =>
-  ingest({ paths: [], all }, { batchSize: BATCH, ...(WORKERS === undefined ? {} : { workers: WORKERS }) }).pipe(
-    Stream.runLast,
-    Effect.map((last) => {
-      if (last._tag !== "Some" || last.value._tag !== "Summary") throw new Error("ingestion ended without a summary")
-      return figures(last.value)
-    })
-  )
+  Effect.suspend(() => {
+    const before = cpuSample()
+    return ingest({ paths: [], all }, { batchSize: BATCH, ...(WORKERS === undefined ? {} : { workers: WORKERS }) }).pipe(
+      Stream.runLast,
+      Effect.map((last) => {
+        if (last._tag !== "Some" || last.value._tag !== "Summary") throw new Error("ingestion ended without a summary")
+        const cpu = cpuPerRecord(cpuSpent(before, cpuSample()), last.value.items, TARGET_PER_SECOND)
+        return { ...figures(last.value), ...(cpu === undefined ? {} : { cpu }) }
+      })
+    )
+  })
 
 const baseline = (files: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -106,64 +114,90 @@ const baseline = (files: ReadonlyArray<string>) =>
     return { rows: lines.length, seconds, perSecond: Math.round(lines.length / seconds) }
   })
 
-/** Items the store floor writes: enough for a steady rate, few enough to hold normalised in memory. */
+/** Items the store floor writes: enough for a steady rate. */
 const FLOOR_COUNT = Number(process.env.BENCH_FLOOR_COUNT ?? Math.min(COUNT, 50_000))
+/** Items the store floor prepares, then writes, at a time: five batches. */
+const FLOOR_ROUND = 5 * BATCH
 
 /**
  * The store floor: the pipeline's database writes alone. A generated set is read, hashed and
- * normalised beforehand (untimed, records in the worker's stored form); then the same `putRaw` and
- * `putNormalised` calls go in batches of the same size with the same overlap (phase 1 of later
- * batches on other connections while phase 2 of the previous one commits). What it measures is
- * the database, the driver and the store's row building: an ingest cannot beat it on this machine,
- * and the reading, parsing and normalising it leaves out share the same cores.
+ * normalised beforehand, `FLOOR_ROUND` items at a time (untimed, records in the worker's stored
+ * form); then the same `putRaw` and `putNormalised` calls go in batches of the same size with the
+ * same overlap (phase 1 of later batches on other connections while phase 2 of the previous one
+ * commits), the overlap starting again with each round. What it measures is the database, the
+ * driver and the store's row building: an ingest cannot beat it on this machine, and the reading,
+ * parsing and normalising it leaves out share the same cores. Its CPU a record says how much of
+ * the cores' budget the writes alone take.
  */
 const storeFloor = (dir: string) =>
   Effect.gen(function*() {
     const store = yield* VulnStore
     const plan = yield* planIngest({ paths: [], all: dir }, detectSource)
-    const prepared: Array<{ readonly raw: RawItem; readonly outputs: NormalisedItem["outputs"] }> = []
-    for (const file of plan.files) {
-      for (const item of readItems(file.source, file.display, readText(file))) {
-        if (isItemProblem(item)) continue
-        const outputs = normalise(item)
-        if (isItemProblem(outputs)) continue
-        const hash = digest("sha256", item.raw, "base64url")
-        prepared.push({ raw: { source: item.source, identifier: item.identifier, content: item.raw, hash }, outputs: outputs.map(storedForm) })
+    function* preparedItems() {
+      for (const file of plan.files) {
+        for (const item of readItems(file.source, file.display, readText(file))) {
+          if (isItemProblem(item)) continue
+          const outputs = normalise(item)
+          if (isItemProblem(outputs)) continue
+          const hash = digest("sha256", item.raw, "base64url")
+          yield { raw: { source: item.source, identifier: item.identifier, content: item.raw, hash } satisfies RawItem, outputs: outputs.map(storedForm) }
+        }
       }
     }
     let gcMs = 0
+    let timing = false
     const gc = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) gcMs += entry.duration
+      if (timing) for (const entry of list.getEntries()) gcMs += entry.duration
     })
     gc.observe({ entryTypes: ["gc"] })
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    const inFlight: Array<Fiber.Fiber<void>> = []
-    for (let from = 0; from < prepared.length; from += BATCH) {
-      const chunk = prepared.slice(from, from + BATCH)
-      if (inFlight.length >= 3) yield* Fiber.join(inFlight.shift()!)
-      const prior = inFlight.at(-1)
-      inFlight.push(yield* Effect.forkChild(Effect.gen(function*() {
-        const results = yield* store.putRaw(chunk.map((c) => c.raw))
-        if (prior !== undefined) yield* Fiber.join(prior)
-        yield* store.putNormalised(
-          chunk.map((c, n) => ({ source: c.raw.source, identifier: c.raw.identifier, hash: c.raw.hash, outputs: c.outputs, fresh: results[n]!.outcome === "inserted" })),
-          []
-        )
-      })))
+    let items = 0
+    let seconds = 0
+    let spent: CpuSpent | undefined
+    const source = preparedItems()
+    while (true) {
+      // Prepared a round at a time (untimed), so the process holds no more of them than an ingest
+      // holds batches; held all at once, they made its garbage collection the largest part of its CPU.
+      const round: Array<{ readonly raw: RawItem; readonly outputs: NormalisedItem["outputs"] }> = []
+      while (round.length < FLOOR_ROUND) {
+        const next = source.next()
+        if (next.done === true) break
+        round.push(next.value)
+      }
+      if (round.length === 0) break
+      timing = true
+      const before = cpuSample()
+      const started = performance.now()
+      const inFlight: Array<Fiber.Fiber<void>> = []
+      for (let from = 0; from < round.length; from += BATCH) {
+        const chunk = round.slice(from, from + BATCH)
+        if (inFlight.length >= 3) yield* Fiber.join(inFlight.shift()!)
+        const prior = inFlight.at(-1)
+        inFlight.push(yield* Effect.forkChild(Effect.gen(function*() {
+          const results = yield* store.putRaw(chunk.map((c) => c.raw))
+          if (prior !== undefined) yield* Fiber.join(prior)
+          yield* store.putNormalised(
+            chunk.map((c, n) => ({ source: c.raw.source, identifier: c.raw.identifier, hash: c.raw.hash, outputs: c.outputs, fresh: results[n]!.outcome === "inserted" })),
+            []
+          )
+        })))
+      }
+      while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
+      seconds += (performance.now() - started) / 1000
+      spent = addSpent(spent, cpuSpent(before, cpuSample()))
+      timing = false
+      items += round.length
     }
-    while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
-    const seconds = (performance.now() - started) / 1000
-    const used = process.cpuUsage(cpu)
     gc.disconnect()
+    const shares = cpuPerRecord(spent, items, TARGET_PER_SECOND)
     return {
-      items: prepared.length,
+      items,
       seconds: Math.round(seconds * 1000) / 1000,
-      perSecond: Math.round(prepared.length / seconds),
+      perSecond: Math.round(items / seconds),
       /** This process's CPU a record while writing (the driver's encoding, row building); the database's is the rest. */
-      clientMicrosPerItem: Math.round((used.user + used.system) / prepared.length),
-      /** Of which pauses of this process's garbage collector (it holds every prepared item meanwhile). */
-      gcMicrosPerItem: Math.round((gcMs * 1000) / prepared.length)
+      clientMicrosPerItem: shares?.processMicros,
+      /** Of which pauses of this process's garbage collector. */
+      gcMicrosPerItem: Math.round((gcMs * 1000) / items),
+      ...(shares === undefined ? {} : { cpu: shares })
     }
   })
 
@@ -346,6 +380,22 @@ const program = Effect.gen(function*() {
   const url = `postgres://postgres@127.0.0.1:5432/${name}`
   const Db = Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(url), 4))
   const Store = VulnStore.layer.pipe(Layer.provideMerge(Db))
+  const floorDir = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-floor-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(floorDir, { recursive: true, force: true })))
+  yield* generateClones(DATA, floorDir, FLOOR_COUNT, 900)
+  // First, in a database of its own holding what the generated set starts on: the writes meet
+  // indexes of the same size, and no autovacuum of the large sets below runs meanwhile.
+  const floorName = scratchDatabaseName("floor")
+  yield* Effect.addFinalizer(() => admin(`DROP DATABASE IF EXISTS ${floorName} WITH (FORCE)`))
+  yield* admin(`CREATE DATABASE ${floorName}`)
+  const FloorStore = VulnStore.layer.pipe(
+    Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(`postgres://postgres@127.0.0.1:5432/${floorName}`), 4)))
+  )
+  console.error(`store floor: the pipeline's writes alone for ${FLOOR_COUNT} items read and normalised beforehand, on a database holding ../shared/data …`)
+  const floor = yield* Effect.andThen(runIngest(DATA), storeFloor(floorDir)).pipe(Effect.provide(FloorStore))
+  console.error(`  ${JSON.stringify(floor)}`)
+  // Gone before the runs below: its autovacuum would take their cores.
+  yield* admin(`DROP DATABASE IF EXISTS ${floorName} WITH (FORCE)`)
   return yield* Effect.gen(function*() {
     console.error("ingesting ../shared/data …")
     const corpus = yield* runIngest(DATA)
@@ -370,12 +420,6 @@ const program = Effect.gen(function*() {
     console.error("re-ingesting the generated set …")
     const again = yield* runIngest(work)
     console.error(`  ${JSON.stringify(again)}`)
-    const floorDir = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-floor-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(floorDir, { recursive: true, force: true })))
-    yield* generateClones(DATA, floorDir, FLOOR_COUNT, 900)
-    console.error(`store floor: the pipeline's writes alone for ${FLOOR_COUNT} items read and normalised beforehand …`)
-    const floor = yield* storeFloor(floorDir)
-    console.error(`  ${JSON.stringify(floor)}`)
     console.error("baseline: bare INSERT of the same rows …")
     const base = yield* baseline(generated.files)
     console.error(`  ${JSON.stringify(base)}`)

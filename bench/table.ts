@@ -192,6 +192,12 @@ const guardrailRows = (r: Json): Array<Row> =>
     load: loadOf(r)
   }]
 
+/** `; WHO use N µs of CPU a record of the B two cores give at the target rate` (bench/cpuShare.ts), or nothing. */
+const cpuOf = (cpu: Json, who: string): string =>
+  cpu === undefined
+    ? ""
+    : `; ${who} used ${n(who === "the writes" ? cpu.processMicros + cpu.postgresMicros : cpu.machineBusyMicros)} µs of CPU a record (PostgreSQL ${n(cpu.postgresMicros)}) of the ${n(cpu.budgetMicros)} the cores give at the target`
+
 const ingestRows = (r: Json): Array<Row> => {
   if (r === undefined) return []
   const readers = r.readers === undefined
@@ -202,11 +208,11 @@ const ingestRows = (r: Json): Array<Row> => {
     : `; a second set through \`bin/vdb ingest\` and the server's admin socket, ${n(r.throughServer.perSecond)} records/s`
   return [{
     bench: `\`ingest\`: ${n(r.generated?.items)} generated records on PostgreSQL`,
-    figure: `**${n(r.generated?.perSecond)} records/s** (pipeline in process)${readers}${throughServer}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
+    figure: `**${n(r.generated?.perSecond)} records/s** (pipeline in process${cpuOf(r.generated?.cpu, "the machine")})${readers}${throughServer}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,
     baseline: `bare multi-row INSERT of the same rows, ${n(r.baseline?.perSecond)}/s${
       r.storeFloor === undefined
         ? ""
-        : `; the store floor (the pipeline's own writes alone, for ${n(r.storeFloor.items)} items read and normalised beforehand), **${n(r.storeFloor.perSecond)}/s**`
+        : `; the store floor (the pipeline's own writes alone, for ${n(r.storeFloor.items)} items read and normalised beforehand), **${n(r.storeFloor.perSecond)}/s**${cpuOf(r.storeFloor.cpu, "the writes")}`
     }`,
     target: `≥ ${n(r.target)}/s`,
     met: typeof r.met === "boolean" ? r.met : undefined,
