@@ -37,6 +37,14 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): S
 const PGLITE_MEMORY = ["-c", "shared_buffers=16MB"]
 
 /**
+ * How long closing waits for pglite-socket to stop. A connection cut while a query was in flight
+ * (a SIGTERM during start-up's migrations) can leave its server-side socket half-closed and never
+ * read again, and `stop()` then waits for it forever: the server never exited. The database is
+ * closed either way; what a commit acknowledged is already on disk.
+ */
+const SOCKET_STOP_WAIT = "2 seconds"
+
+/**
  * Embedded PGlite under `dir`, served to the same PostgreSQL driver through
  * pglite-socket on a loopback port. PGlite has a single session, so the pool
  * holds exactly one connection: more would interleave concurrent transactions.
@@ -64,10 +72,12 @@ export const layerPglite = (dir: string): SqlLayer =>
             message: `cannot open the embedded database at ${absolute} (is another vdb process using it?): ${String(cause)}`
           })
       }),
-      ({ db, socket }) => Effect.promise(async () => {
-        await socket.stop()
-        await db.close()
-      })
+      ({ db, socket }) =>
+        Effect.promise(() => socket.stop()).pipe(
+          Effect.timeout(SOCKET_STOP_WAIT),
+          Effect.ignore,
+          Effect.andThen(Effect.promise(() => db.close()))
+        )
     )
     const [host, port] = server.socket.getServerConn().split(":") as [string, string]
     return PgClient.layer({

@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { runVdb, startServer, tempDataDir } from "../support/processes.ts"
+import { freePort, runVdb, startServer, tempDataDir, VDB } from "../support/processes.ts"
 
 /** A provider that answers after a pause, so a request is in flight when SIGTERM arrives. */
 const slowUpstream = () =>
@@ -46,4 +49,28 @@ describe("bin/vdb serve shutdown", () => {
     expect(server.output().stderr).not.toContain("sk-upstream")
     expect(server.output().stderr).not.toContain(key)
   })
+
+  it("exits on SIGTERM during start-up, with the embedded database still opening its connections", async () => {
+    // A SIGTERM while start-up's queries were in flight used to leave pglite-socket waiting forever
+    // for a connection cut mid-query: the server never exited. The admin socket appears first, so
+    // signals sent at a few points after it land in that stretch, on a slow machine as on a fast one.
+    for (const after of [400, 900, 1600]) {
+      const dataDir = tempDataDir()
+      const port = await freePort()
+      const child = spawn(VDB, ["serve", "api"], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_DATA_DIR: dataDir, VDB_API_PORT: String(port) },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
+      while (!existsSync(join(dataDir, "admin.sock")) && child.exitCode === null) await new Promise((r) => setTimeout(r, 5))
+      await new Promise((r) => setTimeout(r, after))
+      child.kill("SIGTERM")
+      // Not a timing check: a server that never exits fails here instead of hanging the suite.
+      const code = await Promise.race([exited, new Promise<"still running">((r) => setTimeout(() => r("still running"), 30_000))])
+      if (code === "still running") child.kill("SIGKILL")
+      expect(code, `SIGTERM ${after} ms after the admin socket appeared: ${stderr}`).toBe(0)
+    }
+  }, 150_000)
 })
