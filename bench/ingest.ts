@@ -144,10 +144,11 @@ const storeFloor = (dir: string) =>
         }
       }
     }
-    let gcMs = 0
-    let timing = false
+    // Pauses are delivered later than they happen: kept with their start, counted if in a timed window.
+    const pauses: Array<{ readonly startTime: number; readonly duration: number }> = []
+    const windows: Array<readonly [number, number]> = []
     const gc = new PerformanceObserver((list) => {
-      if (timing) for (const entry of list.getEntries()) gcMs += entry.duration
+      pauses.push(...list.getEntries())
     })
     gc.observe({ entryTypes: ["gc"] })
     let items = 0
@@ -164,7 +165,6 @@ const storeFloor = (dir: string) =>
         round.push(next.value)
       }
       if (round.length === 0) break
-      timing = true
       const before = cpuSample()
       const started = performance.now()
       const inFlight: Array<Fiber.Fiber<void>> = []
@@ -182,12 +182,17 @@ const storeFloor = (dir: string) =>
         })))
       }
       while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
-      seconds += (performance.now() - started) / 1000
+      const ended = performance.now()
+      windows.push([started, ended])
+      seconds += (ended - started) / 1000
       spent = addSpent(spent, cpuSpent(before, cpuSample()))
-      timing = false
       items += round.length
     }
+    pauses.push(...gc.takeRecords())
     gc.disconnect()
+    const gcMs = pauses
+      .filter((pause) => windows.some(([from, to]) => pause.startTime >= from && pause.startTime < to))
+      .reduce((sum, pause) => sum + pause.duration, 0)
     const shares = cpuPerRecord(spent, items, TARGET_PER_SECOND)
     return {
       items,

@@ -77,8 +77,8 @@ export const ORG = {
 
 /**
  * Providers by OSV prefix, remembered: a handful of databases publish every advisory, and hashing
- * the prefix again for each record was a tenth of an OSV record's normalising. Prefixes come from
- * the data, so only the first few hundred are kept.
+ * the same prefix again for each one showed in the normalising worker's profile. Prefixes come
+ * from the data, so only the first few hundred are kept.
  */
 const osvProviders = new Map<string, { readonly orgId: string; readonly shortName: string }>()
 
