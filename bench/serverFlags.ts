@@ -4,7 +4,8 @@
  * the same override variable as `bin/vdb`.
  */
 export const SERVER_NODE_FLAGS: ReadonlyArray<string> = [
-  `--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 16}`
+  `--max-semi-space-size=${process.env.VDB_NODE_SEMI_SPACE_MIB ?? 16}`,
+  "--no-allocation-site-pretenuring"
 ]
 
 export const SERVER_ENV: Readonly<Record<string, string>> = {
