@@ -12,9 +12,10 @@
  * `AB_A_FLAGS` (Node flags, default the server's, `bench/serverFlags.ts`), `AB_A_ENV` (`K=V ...`,
  * default `bin/vdb`'s glibc settings), and the same for B. So by default it compares the gateway
  * with the floor of its throughput target with the log on, the relay that writes the access log
- * and does nothing else, both as deployed: what is left is the gateway's own work. `AB_A_ROOT` and `AB_B_ROOT` run a side from another checkout of this
- * repository (its `bench/gateway.ts`, so its code; `git worktree add` one at the commit to compare,
- * with `node_modules` linked), which is how a change to the gateway is weighed against its parent.
+ * and does nothing else, both as deployed: what is left is the gateway's own work. `AB_A_ROOT`
+ * and `AB_B_ROOT` run a side from another checkout of this repository (its `bench/gateway.ts`, so
+ * its code; `git worktree add` one at the commit to compare, with `node_modules` linked), which is
+ * how a change to the gateway is weighed against its parent.
  * `AB_ROUNDS` (default 20) sets the rounds of each pass.
  * Writes bench/results/gateway-ab.json.
  */

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort, runVdb, startServer, tempDataDir, VDB } from "../support/processes.ts"
+import { baseEnv, freePort, runVdb, startServer, tempDataDir, VDB } from "../support/processes.ts"
 
 /** A provider that answers after a pause, so a request is in flight when SIGTERM arrives. */
 const slowUpstream = () =>
@@ -58,7 +58,7 @@ describe("bin/vdb serve shutdown", () => {
       const dataDir = tempDataDir()
       const port = await freePort()
       const child = spawn(VDB, ["serve", "api"], {
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_DATA_DIR: dataDir, VDB_API_PORT: String(port) },
+        env: { ...baseEnv(), VDB_DATA_DIR: dataDir, VDB_API_PORT: String(port) },
         stdio: ["ignore", "ignore", "pipe"]
       })
       let stderr = ""

@@ -8,7 +8,8 @@ import type { IngestSource, ItemProblem, Normalised, UpstreamItem } from "../../
 
 export const FIXTURES = new URL("../fixtures/data/", import.meta.url).pathname
 
-const walk = (dir: string): Array<string> =>
+/** Every file under `dir`, in name order. */
+export const walk = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true })
     .sort((a, b) => a.name.localeCompare(b.name))
     .flatMap((e) => e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])

@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync, statSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { escapedUri, uri } from "../../src/ingest/formats/text.ts"
-import { FIXTURES } from "./corpus.ts"
+import { decode, FIXTURES, walk } from "./corpus.ts"
 
 /** `uri` as it was before its fast path: every value escaped character by character, then the shape checked. */
 const escapedEverywhere = (value: string): string | undefined => {
@@ -12,26 +10,24 @@ const escapedEverywhere = (value: string): string | undefined => {
   return /^[a-z][a-z0-9+\-.]*:(\/\/)?[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]+$/i.test(out) && out.length <= 2048 ? out : undefined
 }
 
-/** Every string value of the fixtures that starts like a URL. */
+/** Every string value of the fixtures' JSON and NDJSON files that starts like a URL. */
 const fixtureUrls = (): Array<string> => {
   const found = new Set<string>()
-  const walk = (value: unknown): void => {
+  const visit = (value: unknown): void => {
     if (typeof value === "string") {
       if (/^[a-z][a-z0-9+\-.]*:/i.test(value.trim())) found.add(value)
-    } else if (Array.isArray(value)) value.forEach(walk)
-    else if (value !== null && typeof value === "object") Object.values(value).forEach(walk)
+    } else if (Array.isArray(value)) value.forEach(visit)
+    else if (value !== null && typeof value === "object") Object.values(value).forEach(visit)
   }
-  const visit = (path: string): void => {
-    if (statSync(path).isDirectory()) return readdirSync(path).forEach((name) => visit(join(path, name)))
-    if (!/\.(json|ndjson)$/.test(path)) return
-    const text = readFileSync(path, "utf8")
+  for (const path of walk(FIXTURES)) {
+    if (!/\.(json|ndjson)(\.gz)?$/.test(path)) continue
+    const text = decode(path)
     try {
-      walk(JSON.parse(text))
+      visit(JSON.parse(text))
     } catch {
-      for (const line of text.split("\n")) if (line.trim() !== "") walk(JSON.parse(line))
+      for (const line of text.split("\n")) if (line.trim() !== "") visit(JSON.parse(line))
     }
   }
-  visit(FIXTURES)
   return [...found]
 }
 

@@ -22,7 +22,8 @@ export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>,
     else child.stdin?.end()
   })
 
-const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" })
+/** What a child process inherits: only the path and a home; the rest of the environment is the test's. */
+export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" })
 
 export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
 
