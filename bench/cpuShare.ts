@@ -57,6 +57,32 @@ const machineMicros = () => {
   return { busy: (user! + nice! + system! + irq! + softirq!) * TICK_MICROS, steal: (steal ?? 0) * TICK_MICROS }
 }
 
+/** Fields of `/proc/PID/stat` after the command's closing parenthesis (the state is field 0 there). */
+const statFields = (pid: number | "self"): ReadonlyArray<string> | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+/** CPU another process has used so far (every thread, user + system), µs; undefined off Linux or once it has ended. */
+export const pidMicros = (pid: number | undefined): number | undefined => {
+  const fields = pid === undefined ? undefined : statFields(pid)
+  return fields === undefined ? undefined : (Number(fields[11]) + Number(fields[12])) * TICK_MICROS
+}
+
+/**
+ * CPU this process's children used, counted once each has ended and been waited for (`cutime` and
+ * `cstime`), µs. A child process's `exit` event comes after Node has waited for it, so the
+ * difference across one child's life is that child's whole CPU, even though it is gone by then.
+ */
+export const endedChildrenMicros = (): number | undefined => {
+  const fields = statFields("self")
+  return fields === undefined ? undefined : (Number(fields[13]) + Number(fields[14])) * TICK_MICROS
+}
+
 export const cpuSample = (): CpuSample | undefined => {
   if (process.platform !== "linux") return undefined
   try {

@@ -44,7 +44,7 @@ import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnStore.ts"
 import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
-import { addSpent, type CpuSpent, cpuPerRecord, cpuSample, cpuSpent } from "./cpuShare.ts"
+import { addSpent, type CpuSample, type CpuSpent, cpuPerRecord, cpuSample, cpuSpent, endedChildrenMicros, pidMicros } from "./cpuShare.ts"
 import { generateClones } from "./ingestClones.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { scratchDatabaseName } from "./scratchDatabase.ts"
@@ -278,6 +278,29 @@ const runReaders = (port: number, apiKey: string, idsFile: string, concurrency: 
 }
 
 
+interface PartiesCpu {
+  readonly server: number | undefined
+  readonly cli: number | undefined
+  readonly sample: CpuSample | undefined
+}
+
+/** CPU a record of an ingest through the server, by party; the machine's figure covers the readers too. */
+type ThroughServerCpu = Omit<NonNullable<ReturnType<typeof cpuPerRecord>>, "processMicros"> & { readonly serverMicros: number; readonly cliMicros: number }
+
+const throughServerCpu = (before: PartiesCpu, after: PartiesCpu, records: number): ThroughServerCpu | undefined => {
+  const shares = cpuPerRecord(cpuSpent(before.sample, after.sample), records, TARGET_PER_SECOND)
+  if (shares === undefined || before.server === undefined || after.server === undefined || before.cli === undefined || after.cli === undefined) {
+    return undefined
+  }
+  // `processMicros` would be this bench's own process, which only waits meanwhile: the parties replace it.
+  const { processMicros: _, ...rest } = shares
+  return {
+    serverMicros: Math.round((after.server - before.server) / records),
+    cliMicros: Math.round((after.cli - before.cli) / records),
+    ...rest
+  }
+}
+
 /**
  * `bin/vdb serve api` on the bench's database, an organization with limits 0,
  * and the reader process; `stop()` ends the readers and returns their figures.
@@ -325,10 +348,14 @@ const startReaders = (url: string) =>
         await new Promise((r) => setTimeout(r, 100))
       }
     })
-    /** `bin/vdb ingest --all dir --json` against this server, as a user runs it; its summary. */
+    /**
+     * `bin/vdb ingest --all dir --json` against this server, as a user runs it: its summary, and
+     * the CPU a record of each party (the server process, the CLI, PostgreSQL, the machine).
+     */
     const ingestThroughServer = (dir: string) =>
       Effect.promise(() =>
-        new Promise<ReturnType<typeof figures>>((resolveSummary, reject) => {
+        new Promise<ReturnType<typeof figures> & { readonly cpu?: ThroughServerCpu }>((resolveSummary, reject) => {
+          const before = { server: pidMicros(server.pid), cli: endedChildrenMicros(), sample: cpuSample() }
           const cli = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "ingest", "--all", dir, "--json"], {
             env: {
               PATH: process.env.PATH ?? "",
@@ -344,8 +371,9 @@ const startReaders = (url: string) =>
           cli.once("exit", (code) => {
             // Progress lines, then the summary as one indented document.
             const summary = code === 0 ? JSON.parse(out.slice(out.lastIndexOf("\n{\n") + 1)) as IngestSummary : undefined
-            if (summary === undefined) reject(new Error(`bin/vdb ingest exited with ${code}`))
-            else resolveSummary(figures(summary))
+            if (summary === undefined) return reject(new Error(`bin/vdb ingest exited with ${code}`))
+            const cpu = throughServerCpu(before, { server: pidMicros(server.pid), cli: endedChildrenMicros(), sample: cpuSample() }, summary.items)
+            resolveSummary({ ...figures(summary), ...(cpu === undefined ? {} : { cpu }) })
           })
         })
       )
@@ -409,7 +437,7 @@ const program = Effect.gen(function*() {
     console.error(`ingesting the generated set (${generated.count} items)${readers ? `, ${READERS} readers on /vuln` : ""} …`)
     const large = yield* runIngest(work)
     console.error(`  ${JSON.stringify(large)}`)
-    let throughServer: ReturnType<typeof figures> | undefined
+    let throughServer: (ReturnType<typeof figures> & { readonly cpu?: ThroughServerCpu }) | undefined
     if (readers) {
       // Apart from the first set's folder, which the re-ingest reads again.
       const second = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-second-"))

@@ -205,7 +205,11 @@ const ingestRows = (r: Json): Array<Row> => {
     : `; ${r.readers.concurrency ?? ""} readers on \`/vuln\`${r.readers.targetRate ? ` at ${r.readers.targetRate} req/s` : ""}${r.throughServer === undefined ? " meanwhile" : " during both sets"}: p99 ${n(r.readers.p99, 1)} ms, max ${n(r.readers.max, 0)} ms, ${n(r.readers.errors)} errors`
   const throughServer = r.throughServer === undefined
     ? ""
-    : `; a second set through \`bin/vdb ingest\` and the server's admin socket, ${n(r.throughServer.perSecond)} records/s`
+    : `; a second set through \`bin/vdb ingest\` and the server's admin socket, ${n(r.throughServer.perSecond)} records/s${
+      r.throughServer.cpu === undefined
+        ? ""
+        : ` (µs of CPU a record: server ${n(r.throughServer.cpu.serverMicros)}, CLI ${n(r.throughServer.cpu.cliMicros)}, PostgreSQL ${n(r.throughServer.cpu.postgresMicros)}; the machine ${n(r.throughServer.cpu.machineBusyMicros)})`
+    }`
   return [{
     bench: `\`ingest\`: ${n(r.generated?.items)} generated records on PostgreSQL`,
     figure: `**${n(r.generated?.perSecond)} records/s** (pipeline in process${cpuOf(r.generated?.cpu, "the machine")})${readers}${throughServer}; re-ingest unchanged ${n(r.reingest?.perSecond)}/s`,

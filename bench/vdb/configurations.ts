@@ -79,7 +79,7 @@ export const otherConfigurations = async (options: {
   const configurations = [
     {
       name: "limitsNeverReached",
-      what: `ApiKey, limits ${options.neverReached}/min and /week: the one atomic counter statement per request`,
+      what: `ApiKey, limits ${options.neverReached}/min and /week: one atomic counter statement for each group of waiting requests`,
       authorization: limitedKey,
       headers: {},
       status: 200
