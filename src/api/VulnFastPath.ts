@@ -3,6 +3,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { negotiate } from "../gateway/relay/Compression.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { UNLIMITED } from "./AuthenticationLive.ts"
@@ -29,33 +30,43 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
 
 /**
  * The API's hottest request, answered before the router: `GET /v1/vuln/{id}`
- * whose answer is in the response cache, from an active organization with
- * both limits 0 presenting a valid `ApiKey`. Measured (docs/api.md), the
+ * whose answer is in the response cache, from an active organization
+ * presenting a valid `ApiKey`, admitted by its rate limits (no counter at all
+ * when both are 0). Measured (docs/api.md), the
  * HttpApi's per-request machinery (route match, middleware chain, parameter
  * decoding) cost more than everything this request needs, so this case skips
  * it. The response is the one the `/vuln` handler sends (same function, same
  * headers, same usage-log entry); any other request, and any doubt (another
- * scheme, a percent-encoded or query-bearing path, a miss, a limited or
- * inactive organization, a wrong key), goes through the HttpApi unchanged,
- * which stays the contract: OpenAPI, typed errors and the client.
+ * scheme, a percent-encoded or query-bearing path, a miss, an inactive
+ * organization, a wrong key, a refusal), goes through the HttpApi unchanged,
+ * which stays the contract: OpenAPI, typed errors and the client. A limited
+ * organization is counted here, before its answer is sent (the same
+ * `RateLimiter` as the HttpApi's, so the same groups and headers); a request
+ * its limits refuse goes through the HttpApi, which decides again (a refused
+ * request is never counted) and answers the 429 in the API's dialect.
  */
 export const VulnFastPath = HttpRouter.middleware(
   Effect.gen(function*() {
     const orgs = yield* Organizations
     const cache = yield* ResponseCache
     const usage = yield* UsageLog
+    const limiter = yield* RateLimiter
     const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
     // The finished responses of an answer (immutable values, sent as they are by any number of
-    // requests), gone with the answer when the cache drops it.
-    const sent = new WeakMap<VulnAnswer, Partial<Record<Variant, HttpServerResponse.HttpServerResponse>>>()
-    const responseOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string) => {
+    // requests), gone with the answer when the cache drops it: without rate-limit headers (a limited
+    // organization's request adds its own decision's), and with the unlimited ones.
+    const bare = new WeakMap<VulnAnswer, Partial<Record<Variant, HttpServerResponse.HttpServerResponse>>>()
+    const unlimited = new WeakMap<VulnAnswer, Partial<Record<Variant, HttpServerResponse.HttpServerResponse>>>()
+    const bareOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string, variant: Variant) => {
+      let responses = bare.get(answer)
+      if (responses === undefined) bare.set(answer, responses = {})
+      return responses[variant] ??= vulnResponse(answer, request, (bytes) => cache.grew(cacheKey, bytes))
+    }
+    const unlimitedOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string) => {
       const variant = variantOf(answer, request)
-      let responses = sent.get(answer)
-      if (responses === undefined) sent.set(answer, responses = {})
-      return responses[variant] ??= HttpServerResponse.setHeaders(
-        vulnResponse(answer, request, (bytes) => cache.grew(cacheKey, bytes)),
-        unlimitedHeaders
-      )
+      let responses = unlimited.get(answer)
+      if (responses === undefined) unlimited.set(answer, responses = {})
+      return responses[variant] ??= HttpServerResponse.setHeaders(bareOf(answer, request, cacheKey, variant), unlimitedHeaders)
     }
     const digests = new WeakMap<Redacted.Redacted<string>, string>()
     const expectedDigest = (secret: Redacted.Redacted<string>, orgUuid: string) => {
@@ -83,23 +94,32 @@ export const VulnFastPath = HttpRouter.middleware(
         return Effect.flatMap(Effect.option(orgs.secretOf(key.orgUuid)), (found) => {
           if (Option.isNone(found)) return httpEffect
           const { org, secret } = found.value
-          if (!org.isActive || org.perMinute !== 0 || org.perWeek !== 0) return httpEffect
+          if (!org.isActive) return httpEffect
           if (!digestMatches(key.digest, expectedDigest(secret, org.uuid))) return httpEffect
           const hit = cache.peek<VulnAnswer>(cacheKey)
           if (hit === undefined) return httpEffect
-          const response = responseOf(hit.value, request, cacheKey)
-          usage.record({
-            orgUuid: org.uuid,
-            method: request.method,
-            route: ROUTE,
-            identifier: raw.slice(0, MAX_LOGGED),
-            status: response.status,
-            latencyMs: performance.now() - started,
-            clientAddress: Option.getOrNull(request.remoteAddress),
-            userAgent: request.headers["user-agent"]?.slice(0, MAX_LOGGED) ?? null,
-            at: new Date(at)
-          })
-          return Effect.succeed(response)
+          const sent = (response: HttpServerResponse.HttpServerResponse) => {
+            usage.record({
+              orgUuid: org.uuid,
+              method: request.method,
+              route: ROUTE,
+              identifier: raw.slice(0, MAX_LOGGED),
+              status: response.status,
+              latencyMs: performance.now() - started,
+              clientAddress: Option.getOrNull(request.remoteAddress),
+              userAgent: request.headers["user-agent"]?.slice(0, MAX_LOGGED) ?? null,
+              at: new Date(at)
+            })
+            return response
+          }
+          if (org.perMinute === 0 && org.perWeek === 0) return Effect.succeed(sent(unlimitedOf(hit.value, request, cacheKey)))
+          return Effect.flatMap(limiter.consume(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek }), (decision) =>
+            decision.admitted
+              ? Effect.succeed(sent(HttpServerResponse.setHeaders(
+                bareOf(hit.value, request, cacheKey, variantOf(hit.value, request)),
+                rateLimitHeaders(decision)
+              )))
+              : httpEffect)
         })
       })
   }),

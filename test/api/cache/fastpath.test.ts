@@ -11,7 +11,7 @@ import { get, type RawResponse } from "./http.ts"
 import { ingestRecord } from "./seed.ts"
 
 /**
- * `VulnFastPath` answers a cached `/vuln` for an unlimited, active organization before the
+ * `VulnFastPath` answers a cached `/vuln` for an active organization its limits admit before the
  * router; a query string (ignored by the endpoint) sends the same request through the HttpApi. Both must answer the
  * same bytes and headers, and every other case must reach the HttpApi's own answer.
  */
@@ -61,7 +61,44 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.deepStrictEqual(rows.map((r) => r.status).slice(-3), [304, 304, 304])
       })))
 
-    it.effect("a wrong key, an inactive or a limited organization, and a miss get the HttpApi's answers", () =>
+    it.effect("a limited organization: counted on the fast path, answered as the HttpApi answers; a refusal is the HttpApi's 429", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+        const base = yield* serveApi(Layer.succeedContext(ctx))
+        const orgs = yield* Organizations
+        const org = yield* orgs.create({ name: "fast-limited", perMinute: 0, perWeek: 1000 })
+        yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0003", size: 3000 })
+        const auth = { authorization: org.apiKey }
+        const first = yield* get(`${base}/vuln/CVE-2034-0003`, auth)
+        assert.strictEqual(first.headers["x-ratelimit-remaining-week"], "999")
+        const etag = first.headers.etag as string
+        // Every request is counted once, whichever path answers it: the remaining count goes down by one each time.
+        let remaining = 999
+        const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "if-none-match": etag }]
+        for (const headers of variants) {
+          const fast = yield* get(`${base}/vuln/CVE-2034-0003`, { ...auth, ...headers })
+          const full = yield* get(`${base}/vuln/CVE-2034-0003?via=httpapi`, { ...auth, ...headers })
+          assert.strictEqual(fast.headers["x-ratelimit-remaining-week"], String(--remaining))
+          assert.strictEqual(full.headers["x-ratelimit-remaining-week"], String(--remaining))
+          const same = (r: RawResponse) => {
+            const { "ratelimit-remaining": _a, "x-ratelimit-remaining-week": _b, ...rest } = comparable(r).headers
+            return { ...comparable(r), headers: rest }
+          }
+          assert.deepStrictEqual(same(fast), same(full), JSON.stringify(headers))
+        }
+
+        // At the limit: the fast path's refusal goes to the HttpApi, whose 429 is the API's; nothing more is counted.
+        yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 - remaining })
+        const over = yield* get(`${base}/vuln/CVE-2034-0003`, auth)
+        assert.strictEqual(over.status, 429)
+        assert.deepStrictEqual(JSON.parse(over.body.toString()), { success: false, error: "rate limit exceeded" })
+        assert.strictEqual(over.headers["x-ratelimit-remaining-week"], "0")
+        assert.isDefined(over.headers["retry-after"])
+        yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 })
+        assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0003`, auth)).headers["x-ratelimit-remaining-week"], String(remaining - 1))
+      })))
+
+    it.effect("a wrong key, an inactive organization and a miss get the HttpApi's answers; limits set later apply at once", () =>
       Effect.scoped(Effect.gen(function*() {
         const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
         const base = yield* serveApi(Layer.succeedContext(ctx))
