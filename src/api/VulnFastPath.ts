@@ -113,11 +113,12 @@ export const VulnFastPath = HttpRouter.middleware(
             return response
           }
           if (org.perMinute === 0 && org.perWeek === 0) return Effect.succeed(sent(unlimitedOf(hit.value, request, cacheKey)))
-          return Effect.flatMap(limiter.consume(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek }), (decision) =>
-            decision.admitted
+          // A refusal, or a counter the database could not update, is the HttpApi's to answer in its dialect.
+          return Effect.flatMap(Effect.exit(limiter.consume(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek })), (decided) =>
+            decided._tag === "Success" && decided.value.admitted
               ? Effect.succeed(sent(HttpServerResponse.setHeaders(
                 bareOf(hit.value, request, cacheKey, variantOf(hit.value, request)),
-                rateLimitHeaders(decision)
+                rateLimitHeaders(decided.value)
               )))
               : httpEffect)
         })
