@@ -11,6 +11,7 @@ import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
 import { RouteFallback } from "./RouteFallback.ts"
 import { ResponseCache } from "./ResponseCache.ts"
+import { VerifiedTokens } from "./VerifiedTokens.ts"
 import { VulnFastPath } from "./VulnFastPath.ts"
 
 const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
@@ -33,7 +34,7 @@ export const ApiRoutesWith = <R1, R2>(services: {
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers]),
     Layer.provide(Middleware),
-    Layer.provide(ResponseCache.layer),
+    Layer.provide([ResponseCache.layer, VerifiedTokens.layer]),
     Layer.provide([Jwt.layer, services.rateLimiter, services.usageLog])
   )
 

@@ -3,26 +3,14 @@ import { HttpServerRequest } from "effect/http"
 import type { Organization } from "../../schema/Organization.ts"
 import { Forbidden, TooManyRequests, Unauthorized } from "../../schema/ErrorBody.ts"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
-import { Jwt } from "../auth/Jwt.ts"
 import { verifyTokenRequest } from "../auth/SigV4Token.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { RateDecision } from "../ratelimit/Windows.ts"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
+import { VerifiedTokens } from "./VerifiedTokens.ts"
 
 const unauthorized = (message: string) => new Unauthorized({ message })
-
-const VERIFIED_MAX = 10_000
-
-/** `exp` of a token that already verified (so its payload is ours and well-formed). */
-const expOf = (token: string): number | undefined => {
-  try {
-    const exp = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")).exp
-    return typeof exp === "number" ? exp : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * The decision for an organization with both limits 0: nothing is counted, so
@@ -88,7 +76,7 @@ const makeGate = Effect.gen(function*() {
 
 export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
   const { admit, findOrg } = yield* makeGate
-  const jwt = yield* Jwt
+  const tokens = yield* VerifiedTokens
 
   // The expected digest of an opened secret (Organizations hands out the same
   // Redacted while its entry is cached); a rotated secret is a new object. A
@@ -115,27 +103,11 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
     )
   }
 
-  // Tokens that verified, until their `exp`: a client sends the same token for up to 15 minutes,
-  // and an HS512 verification costs about as much as the rest of the request. Only a token
-  // that verified is kept (same bytes, same signature); an expired one goes through `verify`
-  // again, which gives the 403. The organization is still looked up (and judged) per request.
-  const verified = new Map<string, { readonly orgUuid: string; readonly expSeconds: number }>()
-  const remember = (token: string, orgUuid: string) => {
-    const exp = expOf(token)
-    if (exp === undefined) return
-    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!)
-    verified.set(token, { orgUuid, expSeconds: exp })
-  }
-
   const viaBearer = (slot: MeterSlot, token: string, nowMillis: number) => {
-    const hit = verified.get(token)
-    const orgUuid = hit !== undefined && hit.expSeconds > Math.floor(nowMillis / 1000)
-      ? Effect.succeed(hit.orgUuid)
-      : jwt.verify(token).pipe(
-        Effect.tap((uuid) => Effect.sync(() => remember(token, uuid))),
-        // Spec 1 puts "credentials inactive or expired" under 403: the token was ours and good once.
-        Effect.mapError((e) => e.reason === "expired" ? new Forbidden({ message: e.message }) : unauthorized(e.message))
-      )
+    const orgUuid = tokens.orgOf(token, nowMillis).pipe(
+      // Spec 1 puts "credentials inactive or expired" under 403: the token was ours and good once.
+      Effect.mapError((e) => e.reason === "expired" ? new Forbidden({ message: e.message }) : unauthorized(e.message))
+    )
     return orgUuid.pipe(
       Effect.flatMap(findOrg),
       Effect.flatMap(({ org }) => admit(slot, org))

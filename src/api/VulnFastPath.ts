@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import type { Organization } from "../../schema/Organization.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { negotiate } from "../gateway/relay/Compression.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -12,6 +13,7 @@ import { noneMatch } from "./Conditional.ts"
 import { vulnResponse } from "./AnswerResponses.ts"
 import { normaliseIdentifier } from "./Identifier.ts"
 import { ResponseCache } from "./ResponseCache.ts"
+import { VerifiedTokens } from "./VerifiedTokens.ts"
 
 const PREFIX = "/v1/vuln/"
 /** Path characters that decode to themselves: the router's parameter is then the raw segment. */
@@ -31,19 +33,21 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
 /**
  * The API's hottest request, answered before the router: `GET /v1/vuln/{id}`
  * whose answer is in the response cache, from an active organization
- * presenting a valid `ApiKey`, admitted by its rate limits (no counter at all
- * when both are 0). Measured (docs/api.md), the
- * HttpApi's per-request machinery (route match, middleware chain, parameter
- * decoding) cost more than everything this request needs, so this case skips
- * it. The response is the one the `/vuln` handler sends (same function, same
- * headers, same usage-log entry); any other request, and any doubt (another
- * scheme, a percent-encoded or query-bearing path, a miss, an inactive
- * organization, a wrong key, a refusal), goes through the HttpApi unchanged,
- * which stays the contract: OpenAPI, typed errors and the client. A limited
- * organization is counted here, before its answer is sent (the same
- * `RateLimiter` as the HttpApi's, so the same groups and headers); a request
- * its limits refuse goes through the HttpApi, which decides again (a refused
- * request is never counted) and answers the 429 in the API's dialect.
+ * presenting a valid `ApiKey` or Bearer token, admitted by its rate limits (no
+ * counter at all when both are 0). Measured (docs/api.md), the HttpApi's
+ * per-request machinery (route match, middleware chain, parameter decoding)
+ * cost more than everything this request needs, so this case skips it. The
+ * response is the one the `/vuln` handler sends (same function, same headers,
+ * same usage-log entry); any other request, and any doubt (another scheme, a
+ * percent-encoded or query-bearing path, a miss, an inactive organization, a
+ * wrong key, a token that does not verify, a refusal), goes through the
+ * HttpApi unchanged, which stays the contract: OpenAPI, typed errors and the
+ * client. A limited organization is counted here, before its answer is sent
+ * (the same `RateLimiter` as the HttpApi's, so the same groups and headers); a
+ * request its limits refuse goes through the HttpApi, which decides again (a
+ * refused request is never counted) and answers the 429 in the API's dialect.
+ * A token is verified once a process, whichever path sees it first
+ * (`VerifiedTokens`).
  */
 export const VulnFastPath = HttpRouter.middleware(
   Effect.gen(function*() {
@@ -51,6 +55,7 @@ export const VulnFastPath = HttpRouter.middleware(
     const cache = yield* ResponseCache
     const usage = yield* UsageLog
     const limiter = yield* RateLimiter
+    const tokens = yield* VerifiedTokens
     const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
     // The finished responses of an answer (immutable values, sent as they are by any number of
     // requests), gone with the answer when the cache drops it: without rate-limit headers (a limited
@@ -83,19 +88,16 @@ export const VulnFastPath = HttpRouter.middleware(
         // Plain and at most 100 characters: nothing `identifierProblem` would refuse.
         if (!PLAIN_SEGMENT.test(raw)) return httpEffect
         const authorization = request.headers.authorization
-        if (authorization === undefined || !/^apikey /i.test(authorization)) return httpEffect
-        const key = parseApiKey(`ApiKey ${authorization.slice(7).trim()}`)
-        if (key === undefined) return httpEffect
+        if (authorization === undefined) return httpEffect
         const id = normaliseIdentifier(raw)
         if (id === undefined) return httpEffect
         const cacheKey = `vuln\u0000${id}`
         const started = performance.now()
         const at = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
-        return Effect.flatMap(Effect.option(orgs.secretOf(key.orgUuid)), (found) => {
-          if (Option.isNone(found)) return httpEffect
-          const { org, secret } = found.value
+
+        /** The answer for an authenticated organization: active, a cached answer, admitted by its limits. */
+        const answer = (org: Organization) => {
           if (!org.isActive) return httpEffect
-          if (!digestMatches(key.digest, expectedDigest(secret, org.uuid))) return httpEffect
           const hit = cache.peek<VulnAnswer>(cacheKey)
           if (hit === undefined) return httpEffect
           const sent = (response: HttpServerResponse.HttpServerResponse) => {
@@ -121,7 +123,27 @@ export const VulnFastPath = HttpRouter.middleware(
                 rateLimitHeaders(decided.value)
               )))
               : httpEffect)
-        })
+        }
+
+        if (/^apikey /i.test(authorization)) {
+          const key = parseApiKey(`ApiKey ${authorization.slice(7).trim()}`)
+          if (key === undefined) return httpEffect
+          return Effect.flatMap(Effect.option(orgs.secretOf(key.orgUuid)), (found) => {
+            if (Option.isNone(found)) return httpEffect
+            const { org, secret } = found.value
+            return digestMatches(key.digest, expectedDigest(secret, org.uuid)) ? answer(org) : httpEffect
+          })
+        }
+        if (/^bearer /i.test(authorization)) {
+          const token = authorization.slice(7).trim()
+          if (token === "") return httpEffect
+          // A token that does not verify (or has expired) is the HttpApi's to refuse in its dialect.
+          return Effect.flatMap(Effect.option(tokens.orgOf(token, at)), (orgUuid) =>
+            Option.isNone(orgUuid)
+              ? httpEffect
+              : Effect.flatMap(Effect.option(orgs.secretOf(orgUuid.value)), (found) => Option.isNone(found) ? httpEffect : answer(found.value.org)))
+        }
+        return httpEffect
       })
   }),
   { global: true }

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { GatewayPolicyEntry, PolicyError } from "../../../schema/GatewayPolicy.ts"
 import type { GuardrailError, GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
 import { AuthenticationLive } from "../../api/AuthenticationLive.ts"
+import { VerifiedTokens } from "../../api/VerifiedTokens.ts"
 import { Jwt } from "../../auth/Jwt.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { Policies } from "../../policies/Policies.ts"
@@ -190,7 +191,8 @@ export const ManageRoutesWith = Layer.merge(
   Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers, CustomProviderHandlers]),
   Layer.provide(ManageMiddleware),
   Layer.provide(AuthenticationLive),
-  Layer.provide([Jwt.layer, RateLimiter.layer])
+  Layer.provide([VerifiedTokens.layer, RateLimiter.layer]),
+  Layer.provide(Jwt.layer)
 )
 
 /**

@@ -1,8 +1,9 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
+import { SignJWT } from "jose"
 import { SqlClient } from "effect/sql"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
-import type { SecretBox } from "../../../src/secrets/SecretBox.ts"
+import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
@@ -23,6 +24,28 @@ const comparable = (r: RawResponse) => {
   const { date: _date, ...headers } = r.headers
   return { status: r.status, headers, body: r.body.toString("base64") }
 }
+
+/**
+ * A limited organization's requests for identity, gzip and 304, each on the fast path, then through the
+ * HttpApi (a query string): the same answers apart from the remaining count, which falls by one a request
+ * whichever path answers. `remaining` is the count the first response showed; returns the count after.
+ */
+const countedOnBothPaths = (url: string, auth: Record<string, string>, etag: string, remaining: number) =>
+  Effect.gen(function*() {
+    const same = (r: RawResponse) => {
+      const { "ratelimit-remaining": _a, "x-ratelimit-remaining-week": _b, ...rest } = comparable(r).headers
+      return { ...comparable(r), headers: rest }
+    }
+    const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "if-none-match": etag }]
+    for (const headers of variants) {
+      const fast = yield* get(url, { ...auth, ...headers })
+      const full = yield* get(`${url}?via=httpapi`, { ...auth, ...headers })
+      assert.strictEqual(fast.headers["x-ratelimit-remaining-week"], String(--remaining))
+      assert.strictEqual(full.headers["x-ratelimit-remaining-week"], String(--remaining))
+      assert.deepStrictEqual(same(fast), same(full), JSON.stringify(headers))
+    }
+    return remaining
+  })
 
 layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
   describe("the cached /vuln fast path", () => {
@@ -71,21 +94,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const auth = { authorization: org.apiKey }
         const first = yield* get(`${base}/vuln/CVE-2034-0003`, auth)
         assert.strictEqual(first.headers["x-ratelimit-remaining-week"], "999")
-        const etag = first.headers.etag as string
-        // Every request is counted once, whichever path answers it: the remaining count goes down by one each time.
-        let remaining = 999
-        const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "if-none-match": etag }]
-        for (const headers of variants) {
-          const fast = yield* get(`${base}/vuln/CVE-2034-0003`, { ...auth, ...headers })
-          const full = yield* get(`${base}/vuln/CVE-2034-0003?via=httpapi`, { ...auth, ...headers })
-          assert.strictEqual(fast.headers["x-ratelimit-remaining-week"], String(--remaining))
-          assert.strictEqual(full.headers["x-ratelimit-remaining-week"], String(--remaining))
-          const same = (r: RawResponse) => {
-            const { "ratelimit-remaining": _a, "x-ratelimit-remaining-week": _b, ...rest } = comparable(r).headers
-            return { ...comparable(r), headers: rest }
-          }
-          assert.deepStrictEqual(same(fast), same(full), JSON.stringify(headers))
-        }
+        const remaining = yield* countedOnBothPaths(`${base}/vuln/CVE-2034-0003`, auth, first.headers.etag as string, 999)
 
         // At the limit: the fast path's refusal goes to the HttpApi, whose 429 is the API's; nothing more is counted.
         yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 - remaining })
@@ -96,6 +105,42 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.isDefined(over.headers["retry-after"])
         yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 })
         assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0003`, auth)).headers["x-ratelimit-remaining-week"], String(remaining - 1))
+      })))
+
+    it.effect("Bearer tokens: the same answers as the HttpApi's; an expired, tampered or deactivated one gets the HttpApi's refusal", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+        const base = yield* serveApi(Layer.succeedContext(ctx))
+        const orgs = yield* Organizations
+        const org = yield* orgs.create({ name: "fast-bearer", perMinute: 0, perWeek: 500 })
+        const key = Redacted.value((yield* SecretBox).derive("jwt-signing"))
+        const forge = (exp: number) =>
+          Effect.promise(() =>
+            new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setIssuer("urn:vendor:vdb").setSubject(`urn:uuid:${org.uuid}`)
+              .setIssuedAt(Math.floor(Date.now() / 1000)).setExpirationTime(exp).sign(key)
+          )
+        yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0004", size: 3000 })
+        const auth = { authorization: `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 900)}` }
+        const first = yield* get(`${base}/vuln/CVE-2034-0004`, auth)
+        assert.strictEqual(first.status, 200)
+        assert.strictEqual(first.headers["x-ratelimit-remaining-week"], "499")
+        yield* countedOnBothPaths(`${base}/vuln/CVE-2034-0004`, auth, first.headers.etag as string, 499)
+
+        // Expiring at the next whole second: answered from memory until then, the HttpApi's 403 after.
+        const shortLived = { authorization: `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 2)}` }
+        assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0004`, shortLived)).status, 200)
+        yield* Effect.sleep("2100 millis")
+        const expired = yield* get(`${base}/vuln/CVE-2034-0004`, shortLived)
+        assert.strictEqual(expired.status, 403)
+        assert.deepStrictEqual(JSON.parse(expired.body.toString()), { success: false, error: "token expired" })
+        const tampered = auth.authorization.slice(0, -2) + (auth.authorization.at(-2) === "A" ? "B" : "A") + auth.authorization.at(-1)
+        const refused = yield* get(`${base}/vuln/CVE-2034-0004`, { authorization: tampered })
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.headers["www-authenticate"], `ApiKey realm="vdb", Bearer realm="vdb"`)
+        yield* orgs.setActive(org.uuid, false)
+        assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0004`, auth)).status, 403)
+        yield* orgs.setActive(org.uuid, true)
+        assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0004`, auth)).status, 200)
       })))
 
     it.effect("a wrong key, an inactive organization and a miss get the HttpApi's answers; limits set later apply at once", () =>
