@@ -38,7 +38,7 @@ const sameLimits = (a: Limits, b: Limits) => a.perMinute === b.perMinute && a.pe
  * counted one after the other in arrival order. The first `admitted` are admitted, each seeing
  * the count with itself included; the rest are refused and see the full count.
  */
-export const groupDecisions = (now: number, limits: Limits, size: number, row: CounterRow): Array<RateDecision> =>
+const groupDecisions = (now: number, limits: Limits, size: number, row: CounterRow): Array<RateDecision> =>
   Array.from({ length: size }, (_, i) =>
     i < row.last_admitted_count
       ? decision(now, limits, {

@@ -1,6 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import { SignJWT } from "jose"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { SecretBox } from "../../../src/secrets/SecretBox.ts"
@@ -8,6 +7,7 @@ import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { serveApi } from "../harness.ts"
+import { forgeToken } from "./tokens.ts"
 import { get, type RawResponse } from "./http.ts"
 import { ingestRecord } from "./seed.ts"
 
@@ -113,12 +113,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const base = yield* serveApi(Layer.succeedContext(ctx))
         const orgs = yield* Organizations
         const org = yield* orgs.create({ name: "fast-bearer", perMinute: 0, perWeek: 500 })
-        const key = Redacted.value((yield* SecretBox).derive("jwt-signing"))
-        const forge = (exp: number) =>
-          Effect.promise(() =>
-            new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setIssuer("urn:vendor:vdb").setSubject(`urn:uuid:${org.uuid}`)
-              .setIssuedAt(Math.floor(Date.now() / 1000)).setExpirationTime(exp).sign(key)
-          )
+        const forge = (exp: number) => forgeToken(org.uuid, exp)
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0004", size: 3000 })
         const auth = { authorization: `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 900)}` }
         const first = yield* get(`${base}/vuln/CVE-2034-0004`, auth)

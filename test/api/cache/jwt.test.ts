@@ -1,13 +1,13 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
-import { SignJWT } from "jose"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { serveApi } from "../harness.ts"
+import { forgeToken } from "./tokens.ts"
 import { get } from "./http.ts"
 
 const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
@@ -23,12 +23,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const base = yield* serveApi(Layer.succeedContext(ctx))
         const orgs = yield* Organizations
         const org = yield* orgs.create({ name: "jwt", perMinute: 0, perWeek: 0 })
-        const key = Redacted.value((yield* SecretBox).derive("jwt-signing"))
-        const forge = (exp: number) =>
-          Effect.promise(() =>
-            new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setIssuer("urn:vendor:vdb").setSubject(`urn:uuid:${org.uuid}`)
-              .setIssuedAt(Math.floor(Date.now() / 1000)).setExpirationTime(exp).sign(key)
-          )
+        const forge = (exp: number) => forgeToken(org.uuid, exp)
         const url = `${base}/info/CVE-2033-0001`
         // Expires at the next whole second (at least one later): accepted now, twice (the second from memory).
         const shortLived = `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 2)}`
