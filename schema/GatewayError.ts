@@ -40,6 +40,15 @@ export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNot
   override get message() { return "no such route" }
 }
 
+/** A path segment longer than the router takes (`ROUTER_CONFIG`): no route can match it, whatever it names. */
+export class UriTooLong extends Schema.TaggedError<UriTooLong>()("UriTooLong", {
+  limit: Schema.Number
+}, { httpApiStatus: 414 }) {
+  get status() { return 414 }
+  get code() { return "uri_too_long" }
+  override get message() { return `a path segment is longer than ${this.limit} characters` }
+}
+
 export const InvalidRequestReason = Schema.Literals([
   "could not read request body",
   "invalid JSON body",
@@ -158,6 +167,7 @@ export type GatewayError =
   | UnknownProvider
   | UnsupportedApi
   | RouteNotFound
+  | UriTooLong
   | InvalidRequest
   | RequestTooLarge
   | UpstreamUnreachable

@@ -8,10 +8,13 @@ import {
   InternalError,
   InvalidRequest,
   RouteNotFound,
+  UriTooLong,
   UnknownProvider,
   UnsupportedApi,
   UnsupportedKiroApi
 } from "../../schema/GatewayError.ts"
+import { segmentTooLong } from "../server/RouteFallback.ts"
+import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import type { CustomRoute } from "./custom/CustomProviders.ts"
 import { CustomRelay } from "./custom/CustomRelay.ts"
@@ -354,7 +357,11 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
         const slug = request.url.split(/[/?]/)[1] ?? ""
         const provider = catalog.lookup(slug)
         const exchange = newExchange(dialectOfProvider(provider))
-        const failure: GatewayFailure = slug === ""
+        // A segment the router would not read (an organization of 3,000 characters, say) matched no route
+        // because of its length: saying the provider does not serve that API would be wrong.
+        const failure: GatewayFailure = segmentTooLong(request.url)
+          ? new UriTooLong({ limit: ROUTER_CONFIG.maxParamLength! })
+          : slug === ""
           ? new RouteNotFound()
           : provider === undefined
           ? new UnknownProvider({ provider: slug })

@@ -24,7 +24,8 @@ const originOf = (request: HttpServerRequest.HttpServerRequest) =>
 export const MAX_MCP_BODY_BYTES = 1024 * 1024
 const maxBody = ByteSize.fromInputUnsafe(MAX_MCP_BODY_BYTES)
 
-const errorBody = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+/** The MCP service's HTTP errors (outside JSON-RPC): `{error:{code,message}}`. */
+export const errorBody = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
 
 /**
@@ -73,7 +74,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (request.method !== "POST") {
-        return HttpServerResponse.empty({ status: 405, headers: { allow: "POST" } })
+        return errorBody(405, "method_not_allowed", `method ${request.method} not allowed: use POST`, { allow: "POST" })
       }
       const started = performance.now()
       const at = new Date(yield* Clock.currentTimeMillis)

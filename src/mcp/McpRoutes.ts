@@ -12,7 +12,8 @@ import { Policies } from "../policies/Policies.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { CallerMiddleware } from "./McpCaller.ts"
-import { DISCOVERY_PATH, MCP_PATH, McpGate } from "./McpGate.ts"
+import { routeFallback, UNMATCHED_CODES, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
+import { DISCOVERY_PATH, errorBody, MCP_PATH, McpGate } from "./McpGate.ts"
 import { McpPromptsLayer } from "./McpPrompts.ts"
 import { McpResourcesLayer } from "./McpResources.ts"
 import { McpToolHandlers, McpToolsLayer } from "./McpTools.ts"
@@ -56,6 +57,16 @@ const discovery = HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
 /** Liveness without credentials (the service also has the shared `/healthz` and `/readyz`). */
 const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
+/**
+ * The MCP service's answers for requests no route takes, in its dialect (`{error:{code,message}}`):
+ * 404 `not_found`, 405 `method_not_allowed` with `Allow`, 414 `uri_too_long`.
+ */
+const fallback = routeFallback(
+  [["POST", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"], ["GET", "/healthz"], ["GET", "/readyz"]],
+  (unmatched) =>
+    errorBody(unmatchedStatus(unmatched), UNMATCHED_CODES[unmatched._tag], unmatchedMessage(unmatched), unmatchedHeaders(unmatched))
+)
+
 const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResourcesLayer).pipe(
   Layer.provide(CallerMiddleware.layer),
   Layer.provide(McpToolHandlers.layer)
@@ -81,7 +92,8 @@ export const McpRoutes: Layer.Layer<
     registrations: Registrations
   }).pipe(Layer.provide(McpGate.layer)),
   discovery,
-  health
+  health,
+  fallback
 ).pipe(
   Layer.provide([Guardrails.layer, Policies.layer, Nonces.layer, RateLimiter.layer, UsageLog.layer])
   // The registrations' handler record is typed loosely (built from the definitions), which

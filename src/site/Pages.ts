@@ -118,3 +118,9 @@ export const decidedPage = (approved: boolean) =>
 
 export const forbiddenPage = () =>
   page("Form expired", `<h1>This form has expired</h1><p>Go back, reload the page and try again.</p>`, 403)
+
+/** A page for a request no route takes (404, 405, 414): what happened, and the way back to the start. */
+export const unmatchedPage = (status: number, title: string, text: string, headers: Record<string, string> = {}) =>
+  page(title, `<h1>${escape(title)}</h1><p>${escape(text)}</p><p><a href="/">Go to the start page</a></p>`, status).pipe(
+    HttpServerResponse.setHeaders(headers)
+  )

@@ -58,7 +58,7 @@ const newOrg = Effect.flatMap(Organizations, (orgs) => orgs.create({ name: "acme
 
 layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
   describe("API dialect", () => {
-    it.effect("unknown routes are 404, wrong methods 405 with Allow, dot segments 404: all {success:false,error}", () =>
+    it.effect("unknown routes are 404, wrong methods 405 with Allow, dot segments 404, over-long segments 414: all {success:false,error}", () =>
       Effect.scoped(Effect.gen(function*() {
         const base = yield* startServer
         const { apiKey } = yield* newOrg
@@ -96,6 +96,12 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           assert.strictEqual(answer.status, 405, `${method} ${path}`)
           assert.strictEqual(answer.headers.allow, allow, `${method} ${path}`)
           isErrorBody(answer)
+        }
+        // A segment longer than the router reads (2,048 characters) is 414, not a 405 naming the method asked.
+        for (const path of ["/v1/vuln/" + "A".repeat(3000), "/v1/info/" + "%41".repeat(2049), "/v1/exploits/" + "A".repeat(2049) + "?x=1"]) {
+          const answer = yield* send(base, "GET", path, auth)
+          assert.strictEqual(answer.status, 414, path.slice(0, 20))
+          assert.strictEqual(answer.body.error, "a path segment is longer than 2048 characters")
         }
         // The routes themselves still answer.
         assert.strictEqual((yield* send(base, "GET", "/v1/vuln/CVE-2021-44228", auth)).status, 200)

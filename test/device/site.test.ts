@@ -296,6 +296,25 @@ describe("other routes", () => {
     assert.strictEqual(openapi.status, 200)
     for (const path of [AUTHORIZE, APPROVE, DENY, TOKEN, SESSION]) assert.property(openapi.json.paths, path)
   })
+
+  it("requests no route takes: JSON {error, error_description} under /api/, a page elsewhere; 404, 405 with Allow, 414", async () => {
+    const wrongMethod = await http(site, "GET", AUTHORIZE)
+    assert.strictEqual(wrongMethod.status, 405)
+    assert.strictEqual(wrongMethod.headers.allow, "POST")
+    assert.deepStrictEqual(wrongMethod.json, { error: "method_not_allowed", error_description: "method GET not allowed: use POST" })
+    const unknown = await http(site, "GET", "/api/site/v1/nope")
+    assert.strictEqual(unknown.status, 404)
+    assert.strictEqual(unknown.json.error, "not_found")
+    const longApi = await http(site, "POST", `/api/site/v1/${"a".repeat(3000)}`)
+    assert.strictEqual(longApi.status, 414)
+    assert.strictEqual(longApi.json.error, "uri_too_long")
+    const page = await http(site, "GET", "/nope?<script>")
+    assert.strictEqual(page.status, 404)
+    assert.match(String(page.headers["content-type"]), /^text\/html/)
+    assert.include(page.text, "<h1>Page not found</h1>")
+    assert.notInclude(page.text, "<script>")
+    assert.strictEqual(page.headers["content-security-policy"]?.toString().includes("default-src 'none'"), true)
+  })
 })
 
 describe("CLI", () => {

@@ -193,6 +193,19 @@ describe("routing and authentication", () => {
     expect(root.json().error.code).toBe("not_found")
   })
 
+  it("gives 414 uri_too_long in the route's dialect for a segment longer than the router reads", async () => {
+    const long = "A".repeat(3000)
+    const openai = await send(`${gateway.url}/openai/${long}/v1/chat/completions`, { headers: auth, body: "{}" })
+    expect(openai.status).toBe(414)
+    expect(openai.json().error).toMatchObject({ code: "uri_too_long", type: "invalid_request_error" })
+    const anthropic = await send(`${gateway.url}/anthropic/${long}/v1/messages`, { headers: auth, body: "{}" })
+    expect(anthropic.status).toBe(414)
+    expect(anthropic.json()).toMatchObject({ type: "error", error: { code: "uri_too_long", type: "invalid_request_error" } })
+    // Up to the limit, the organization is read and refused as any unknown one.
+    const atLimit = await send(`${gateway.url}/openai/${"A".repeat(2048)}/v1/chat/completions`, { headers: auth, body: "{}" })
+    expect(atLimit.status).toBe(401)
+  })
+
   it("gives 404 unknown_provider for an unknown slug", async () => {
     const reply = await send(`${gateway.url}/nope/${ORG}/v1/chat/completions`, { headers: auth, body: "{}" })
     expect(reply.status).toBe(404)

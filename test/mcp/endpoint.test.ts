@@ -257,10 +257,21 @@ describe("MCP endpoint HTTP surface", () => {
     expect(text).toContain(`"protocolVersion":"2025-11-25"`)
   })
 
-  it("GET /mcp is 405 Allow: POST", async () => {
+  it("GET /mcp is 405 Allow: POST; other paths 404 or 414, all in {error:{code,message}}", async () => {
     const response = await fetch(mcpUrl, { headers: { authorization: org.apiKey } })
     expect(response.status).toBe(405)
     expect(response.headers.get("allow")).toBe("POST")
+    expect(await response.json()).toEqual({ error: { code: "method_not_allowed", message: "method GET not allowed: use POST" } })
+    const base = new URL(mcpUrl).origin
+    const unknown = await fetch(`${base}/nope`)
+    expect(unknown.status).toBe(404)
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found")
+    const post = await fetch(`${base}/health`, { method: "POST" })
+    expect(post.status).toBe(405)
+    expect(post.headers.get("allow")).toBe("GET, HEAD")
+    const long = await fetch(`${base}/${"A".repeat(3000)}`)
+    expect(long.status).toBe(414)
+    expect(((await long.json()) as { error: { code: string } }).error.code).toBe("uri_too_long")
   })
 
   it("a body over 1 MiB is refused (413), declared or streamed, and the server answers the next request", async () => {

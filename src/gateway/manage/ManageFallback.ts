@@ -1,44 +1,27 @@
 import { Effect } from "effect"
-import { FindMyWay, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApi } from "effect/http-api"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { routesOf, unmatchedBy, unmatchedHeaders, unmatchedStatus } from "../../server/RouteFallback.ts"
 import { ManageApi } from "./ManageApi.ts"
 
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
-
-/** Which methods each management path answers, built once from the contract. */
-const allowedMethods = (() => {
-  const table = FindMyWay.make<true>({ maxParamLength: Number.MAX_SAFE_INTEGER })
-  HttpApi.reflect(ManageApi, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => table.on(endpoint.method, endpoint.path as `/${string}`, true)
-  })
-  table.on("GET", "/manage/v1/openapi.json", true)
-  return (url: string): ReadonlyArray<string> => METHODS.filter((method) => table.find(method, url) !== undefined)
-})()
-
-const pathOf = (url: string) => {
-  const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
-}
-
-const failure = (status: number, message: string, code: string, headers?: Record<string, string>) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", code } },
-    { status, ...(headers && { headers }) }
-  )
+const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/openapi.json"]])
 
 /**
- * Any `/manage/v1/...` request no endpoint takes: 404 `not_found`, or 405 with
- * `Allow` for a known path asked with another method, in the management
- * dialect (otherwise the gateway's catch-all would call `manage` an unknown provider).
+ * Any `/manage/v1/...` request no endpoint takes, in the management dialect
+ * (otherwise the gateway's catch-all would call `manage` an unknown provider):
+ * 404 `not_found`, 405 `method_not_allowed` with `Allow` for a known path
+ * asked with another method, 414 `uri_too_long` for a path segment longer
+ * than the router takes.
  */
 export const ManageFallback = HttpRouter.add("*", "/manage/v1/*", (request: HttpServerRequest.HttpServerRequest) => {
-  const allowed = allowedMethods(pathOf(request.url))
-  return Effect.succeed(
-    allowed.length === 0
-      ? failure(404, "no such route", "not_found")
-      : failure(405, `method ${request.method} not allowed: use ${allowed.join(", ")}`, "method_not_allowed", {
-        allow: allowed.join(", ")
-      })
-  )
+  const reason = unmatched(request.method, request.url)
+  const [message, code] = reason._tag === "NotFound"
+    ? ["no such route", "not_found"]
+    : reason._tag === "MethodNotAllowed"
+    ? [`method ${reason.method} not allowed: use ${reason.allow.join(", ")}`, "method_not_allowed"]
+    : [`a path segment is longer than ${reason.limit} characters`, "uri_too_long"]
+  const status = unmatchedStatus(reason)
+  return Effect.succeed(HttpServerResponse.jsonUnsafe(
+    { error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", code } },
+    { status, headers: unmatchedHeaders(reason) ?? {} }
+  ))
 })

@@ -240,8 +240,12 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("not_found")
     const wrongMethod = await raw("/manage/v1/guardrails", { method: "PUT", org: acme, body: "{}" })
     expect(wrongMethod.status).toBe(405)
-    expect(wrongMethod.headers.get("allow")).toBe("GET, POST")
+    expect(wrongMethod.headers.get("allow")).toBe("GET, HEAD, POST")
     expect(((await wrongMethod.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed")
+    // A segment longer than the router reads: 414, not a 405 naming the method asked.
+    const long = await raw(`/manage/v1/guardrails/${"a".repeat(3000)}`, { org: acme })
+    expect(long.status).toBe(414)
+    expect(((await long.json()) as { error: { code: string } }).error.code).toBe("uri_too_long")
   })
 
   it("serves its OpenAPI document", async () => {
