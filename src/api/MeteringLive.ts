@@ -3,6 +3,7 @@ import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "e
 import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
+import { schemaErrorSummary } from "../server/SchemaErrorSummary.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Metering, type MeterSlot, RequestMeter, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
 import { UNLIMITED } from "./AuthenticationLive.ts"
@@ -70,7 +71,6 @@ export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform
   (error) =>
     error.kind === "Body" || error.kind === "ResponseHeaders"
       ? Effect.die(error)
-      : Effect.fail(new BadRequest({ message: `invalid ${error.kind.toLowerCase()}: ${summarise(error.cause.message)}` }))
+      : Effect.fail(new BadRequest({ message: `invalid ${error.kind.toLowerCase()}: ${schemaErrorSummary(error.cause.message)}` }))
 )
 
-const summarise = (message: string) => message.split("\n").slice(0, 3).join("; ").slice(0, 300)

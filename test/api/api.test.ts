@@ -118,6 +118,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           assert.strictEqual(r.body.success, false)
           assert.isString(r.body.error)
         }
+        // What was expected and where, in one line; never the value sent.
+        const named = yield* raw(`${base}/exploits/CVE-2021-44228?include_content=SECRET-VALUE`, { headers })
+        assert.strictEqual(named.body.error, `invalid query: Expected "true" | "false"; at ["include_content"]`)
         const post = yield* raw(`${base}/auth/token`, { method: "POST" })
         assert.deepStrictEqual([post.status, post.body.success], [400, false])
         const missing = yield* raw(`${base}/vuln`, { headers })

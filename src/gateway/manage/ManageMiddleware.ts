@@ -4,6 +4,7 @@ import { HttpApiMiddleware } from "effect/http-api"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
 import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
 import { declaresOver } from "../../server/BodyCap.ts"
+import { schemaErrorSummary } from "../../server/SchemaErrorSummary.ts"
 import { MAX_BODY_BYTES } from "../relay/RequestBody.ts"
 import {
   ManageForbidden,
@@ -75,16 +76,13 @@ export const ManageValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
     error.kind === "ResponseHeaders"
       ? Effect.die(error)
       : Effect.fail(new ManageInvalidRequest({
-        message: `invalid ${slotName(error.kind)}: ${summarise(error.cause.message)}`,
+        message: `invalid ${slotName(error.kind)}: ${schemaErrorSummary(error.cause.message)}`,
         code: "invalid_request"
       }))
 )
 
 const slotName = (kind: string) => kind === "Payload" || kind === "Body" ? "request body" : kind.toLowerCase()
 
-/** What was expected and where; the value that was sent (`got ...`) is dropped: it may be a key. */
-const summarise = (message: string) =>
-  message.split("\n").slice(0, 3).map((line) => line.replace(/,? got .*$/, "").trim()).join("; ").slice(0, 300)
 
 /**
  * The largest management request body read: the inference routes' cap, so any text the firewall
