@@ -5,6 +5,7 @@ import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
+import { openPglite } from "./PgliteTemplate.ts"
 import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -62,7 +63,9 @@ export const layerPglite = (dir: string): SqlLayer =>
             import("@electric-sql/pglite"),
             import("@electric-sql/pglite-socket")
           ])
-          const db = await PGlite.create(absolute, { startParams: [...PGlite.defaultStartParams, ...PGLITE_MEMORY] })
+          const db = await openPglite((d, options) => PGlite.create(d, options), absolute, {
+            startParams: [...PGlite.defaultStartParams, ...PGLITE_MEMORY]
+          })
           const socket = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
           await socket.start()
           return { db, socket }
