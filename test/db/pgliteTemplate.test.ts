@@ -1,63 +1,64 @@
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
 import { afterEach, assert, describe, it } from "vitest"
-import { openPglite } from "../../src/db/PgliteTemplate.ts"
-
-/**
- * `PGlite.create`, recording whether each call unpacked the copy (`copy`) or not (`plain`: initdb in
- * an empty directory, a plain open in an existing cluster).
- */
-const recording = () => {
-  const calls: Array<"copy" | "plain"> = []
-  const create = (dir: string, options: PGliteOptions) => {
-    calls.push(options.loadDataDir === undefined ? "plain" : "copy")
-    return PGlite.create(dir, options)
-  }
-  return { calls, create }
-}
+import { ensureTemplate, openPglite } from "../../src/db/PgliteTemplate.ts"
 
 const open: Array<PGlite> = []
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((db) => db.close()))
+  await Promise.all(open.splice(0).filter((db) => !db.closed).map((db) => db.close()))
 })
 
-describe("new embedded databases start from a copy of an empty cluster", () => {
-  it("the first runs initdb and keeps a copy; the next starts from it, as a cluster of its own; an existing one just opens", async () => {
+/** `PGlite.create`, recording which directories it opened already holding a cluster (a copy, or an existing one). */
+const recording = () => {
+  const found: Array<boolean> = []
+  const create = async (dir: string, options: PGliteOptions) => {
+    found.push(existsSync(join(dir, "PG_VERSION")))
+    const db = await PGlite.create(dir, options)
+    open.push(db)
+    return db
+  }
+  return { found, create }
+}
+
+describe("new embedded databases start as a copy of an empty cluster", () => {
+  it("without the copy initdb runs in the directory; with it each new directory is a cluster of its own; an existing one just opens", async () => {
     const root = mkdtempSync(join(tmpdir(), "vdb-template-"))
-    const template = join(root, "cache", "empty.tar")
-    const { calls, create } = recording()
+    const template = join(root, "cache", "empty-cluster")
+    const { found, create } = recording()
 
-    const first = await openPglite(create, join(root, "a"), {}, template)
-    open.push(first)
-    assert.isTrue(existsSync(template))
-    await first.exec("CREATE TABLE only_in_a (x int); INSERT INTO only_in_a VALUES (1)")
+    const before = await openPglite(create, join(root, "before"), {}, template)
+    assert.deepStrictEqual(found, [false])
+    assert.isFalse(existsSync(template))
+    assert.deepStrictEqual((await before.query("SELECT 1 AS one")).rows, [{ one: 1 }])
+    found.length = 0
 
-    const second = await openPglite(create, join(root, "b"), {}, template)
-    open.push(second)
-    assert.deepStrictEqual(calls, ["plain", "copy"])
-    assert.deepStrictEqual((await second.query("SELECT 1 AS one")).rows, [{ one: 1 }])
-    // The copy was taken before anything was written to the first: the second does not see its table.
-    assert.deepStrictEqual((await second.query("SELECT to_regclass('only_in_a') AS t")).rows, [{ t: null }])
-    await second.exec("CREATE TABLE in_b (x int)")
-
-    await second.close()
-    open.splice(open.indexOf(second), 1)
+    // Made on a worker (initdb), once: a second call finds it.
+    assert.isTrue(await ensureTemplate(template))
+    assert.isTrue(await ensureTemplate(template))
+    const a = await openPglite(create, join(root, "a"), {}, template)
+    await a.exec("CREATE TABLE only_in_a (x int); INSERT INTO only_in_a VALUES (1)")
+    const b = await openPglite(create, join(root, "b"), {}, template)
+    assert.deepStrictEqual(found, [true, true])
+    assert.deepStrictEqual((await b.query("SELECT to_regclass('only_in_a') AS t")).rows, [{ t: null }])
+    await b.exec("CREATE TABLE in_b (x int)")
+    await b.close()
     const reopened = await openPglite(create, join(root, "b"), {}, template)
-    open.push(reopened)
-    assert.deepStrictEqual(calls, ["plain", "copy", "plain"])
     assert.deepStrictEqual((await reopened.query("SELECT to_regclass('in_b')::text AS t")).rows, [{ t: "in_b" }])
+    // The copy itself was never written to.
+    const pristine = await openPglite(create, join(root, "c"), {}, template)
+    assert.deepStrictEqual((await pristine.query("SELECT to_regclass('only_in_a') AS a, to_regclass('in_b') AS b")).rows, [{ a: null, b: null }])
   })
 
-  it("a copy that cannot be unpacked is passed over: initdb runs and the cluster works", async () => {
+  it("a copy that does not open is passed over: the directory is emptied and initdb runs in it", async () => {
     const root = mkdtempSync(join(tmpdir(), "vdb-template-"))
-    const template = join(root, "empty.tar")
-    writeFileSync(template, "not a tarball")
-    const { calls, create } = recording()
+    const template = join(root, "broken")
+    mkdirSync(template)
+    writeFileSync(join(template, "PG_VERSION"), "not a version\n")
+    const { found, create } = recording()
     const db = await openPglite(create, join(root, "a"), {}, template)
-    open.push(db)
-    assert.deepStrictEqual(calls, ["copy", "plain"])
+    assert.deepStrictEqual(found, [true, false])
     assert.deepStrictEqual((await db.query("SELECT 1 AS one")).rows, [{ one: 1 }])
   })
 })

@@ -1,9 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PGlite } from "@electric-sql/pglite"
-import { openPglite, templatePath } from "../../src/db/PgliteTemplate.ts"
+import { ensureTemplate } from "../../src/db/PgliteTemplate.ts"
 
 /**
  * Fails fast, with the command that fixes it, when the local PostgreSQL is not running. Gives the
@@ -34,11 +33,7 @@ export default async function setup() {
         "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (make test does this)"
     )
   }
-  if (!existsSync(templatePath())) {
-    const dir = mkdtempSync(join(tmpdir(), "vdb-template-"))
-    await (await openPglite((d, options) => PGlite.create(d, options), dir, {})).close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  await ensureTemplate()
   const root = mkdtempSync(join(tmpdir(), "vdb-test-"))
   process.env.TMPDIR = root
   return () => rmSync(root, { recursive: true, force: true })
