@@ -233,6 +233,65 @@ describe("guardrail evaluation", () => {
       assert.strictEqual((yield* run(b, "chat", doc)).outcome.decision, "allow")
     }).pipe(Effect.provide(Invalidation.layerMemory)))
 
+  describe("tool definitions the model is shown, and text in shapes the walker does not know, are inspected too", () => {
+    const KEY = "AKIAABCDEFGHIJKLMNOP"
+    const AWS = { name: "aws-keys", rule_type: "blocked_pattern", pattern: "AKIA[0-9A-Z]{16}" } as const
+    const blockedAt = (surface: Surface, doc: unknown, where: string) =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([AWS])
+        const { outcome } = yield* run(guardrails, surface, doc)
+        assert.strictEqual(outcome.decision, "block", where)
+        assert.strictEqual(outcome.violations[0]!.detail, `blocked_pattern rule matched in ${where}`)
+      })
+    const user = [{ role: "user", content: "hi" }]
+    const fn = { name: "f", description: `uses ${KEY}`, parameters: { type: "object", properties: { a: { type: "string", description: KEY } } } }
+
+    it.effect("chat: tool descriptions and schemas, a participant's name, a string messages, an object content, a bare string part", () =>
+      Effect.gen(function*() {
+        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: fn }] }, "tools[0].function.description")
+        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: { ...fn, description: "d" } }] }, "tools[0].function.parameters.properties.a.description")
+        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", name: KEY, content: "hi" }] }, "messages[0].name")
+        yield* blockedAt("chat", { model: "m", messages: KEY }, "messages")
+        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", content: { text: KEY } }] }, "messages[0].content.text")
+        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", content: ["hi", KEY] }] }, "messages[0].content[1]")
+        yield* blockedAt("chat", { model: "m", messages: [KEY] }, "messages[0]")
+      }))
+
+    it.effect("responses, messages and kiro: tool definitions and unknown shapes", () =>
+      Effect.gen(function*() {
+        yield* blockedAt("responses", { model: "m", input: "hi", tools: [{ type: "function", ...fn }] }, "tools[0].description")
+        yield* blockedAt("responses", { model: "m", input: { text: KEY } }, "input.text")
+        yield* blockedAt("messages", { model: "m", messages: user, tools: [{ name: "f", description: KEY, input_schema: { type: "object" } }] }, "tools[0].description")
+        yield* blockedAt("messages", { model: "m", messages: [{ role: "user", content: { text: KEY } }] }, "messages[0].content.text")
+        yield* blockedAt("messages", { model: "m", system: { text: KEY }, messages: user }, "system.text")
+        yield* blockedAt("kiro", {
+          conversationState: {
+            currentMessage: {
+              userInputMessage: {
+                content: "hi",
+                userInputMessageContext: { tools: [{ toolSpecification: { name: "f", description: KEY, inputSchema: { json: {} } } }] }
+              }
+            }
+          }
+        }, "conversationState.currentMessage.userInputMessage.userInputMessageContext.tools[0].toolSpecification.description")
+      }))
+
+    it.effect("a redaction in a tool description rewrites that string alone; tool-call arguments stay untouched", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const args = JSON.stringify({ ssn: "123-45-6789" })
+        const { after, outcome } = yield* run(guardrails, "chat", {
+          model: "m",
+          tools: [{ type: "function", function: { name: "lookup", description: "finds 123-45-6789", parameters: { type: "object" } } }],
+          messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }] }]
+        })
+        assert.strictEqual(outcome.redactions, 1)
+        assert.strictEqual(after.tools[0].function.description, "finds [REDACTED]")
+        assert.deepStrictEqual(after.tools[0].function.parameters, { type: "object" })
+        assert.strictEqual(after.messages[0].tool_calls[0].function.arguments, args)
+      }))
+  })
+
   it.effect("a stored pattern that does not compile is skipped silently and listed as compiles: false", () =>
     Effect.gen(function*() {
       const { guardrails, store } = yield* withRules([
