@@ -223,7 +223,8 @@ export const RefusalCode = Schema.Literals([
   "mcp_denied",
   "skill_denied",
   "client_denied",
-  "delimiter_tampered"
+  "delimiter_tampered",
+  "request_uninspectable"
 ])
 export type RefusalCode = typeof RefusalCode.Type
 

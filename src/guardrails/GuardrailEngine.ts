@@ -9,13 +9,21 @@ import {
 import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
 import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
 import type { DelimiterIntegrityRule, GuardrailOutcome } from "./Guardrails.ts"
-import { spliceStrings, type StringEdit } from "./JsonSplice.ts"
+import { shapeOf, spliceStrings, type StringEdit } from "./JsonSplice.ts"
 import type { RuleCache } from "./RuleCache.ts"
 import { type JsonPath, segmentsOf } from "./TextSegments.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const noRules = compileRuleSet([], "none")
 const allow: GuardrailOutcome = { decision: "allow", rules: [], redactions: 0, violations: [] }
+
+/**
+ * Nesting the guardrails read to. Real requests nest a few dozen levels (a tool's JSON schema the
+ * most); a deeper one is refused rather than forwarded with text nobody read (`uninspectable`).
+ */
+export const MAX_INSPECTED_DEPTH = 128
+
+const uninspectable: GuardrailOutcome = { decision: "block", rules: [], redactions: 0, violations: [], uninspectable: true }
 const failedOpen: GuardrailOutcome = { ...allow, failedOpen: true }
 
 /**
@@ -76,9 +84,14 @@ const outcomeOf = (
   scratch: Scratch
 ): GuardrailOutcome => {
   if (ruleSet.rules.length === 0) return allow
+  const shape = shapeOf(body, MAX_INSPECTED_DEPTH)
+  if (shape.tooDeep) return uninspectable
+  // A key named twice: the segments are what `JSON.parse` kept (the last). What goes upstream is then
+  // that reading, re-serialised, never the client's bytes, which a provider might read the other way.
+  const asRead = shape.duplicateKeys
   const segments = segmentsOf(surface, parsed)
   const verdict = evaluateSegments(ruleSet, segments, scratch)
-  if (verdict.rules.length === 0) return allow
+  if (verdict.rules.length === 0) return asRead ? { ...allow, body: reserialised(parsed, []) } : allow
   const outcome: GuardrailOutcome = {
     decision: verdict.decision,
     rules: verdict.rules,
@@ -86,16 +99,17 @@ const outcomeOf = (
     blockedBy: verdict.blockedBy,
     violations: verdict.violations
   }
-  if (verdict.changed.size === 0) return outcome
+  if (verdict.changed.size === 0) return asRead ? { ...outcome, body: reserialised(parsed, []) } : outcome
   const edits: Array<StringEdit> = []
   for (const [index, text] of verdict.changed) edits.push({ path: segments[index]!.path, text })
-  return { ...outcome, body: spliceStrings(body, edits) ?? reserialised(parsed, edits) }
+  return { ...outcome, body: (asRead ? undefined : spliceStrings(body, edits)) ?? reserialised(parsed, edits) }
 }
 
 /**
- * Only if the bytes could not be scanned the way `JSON.parse` read them
- * (which the scanner is built never to hit): the whole document is written
- * anew rather than forwarding text a rule said to redact.
+ * When the bytes could not be scanned the way `JSON.parse` read them (which
+ * the scanner is built never to hit), or name a key twice: the whole document
+ * is written anew rather than forwarding text a rule said to redact, or text
+ * no rule read.
  */
 const reserialised = (parsed: unknown, edits: ReadonlyArray<StringEdit>) => {
   const copy = structuredClone(parsed)

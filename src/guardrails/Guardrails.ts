@@ -31,6 +31,8 @@ export interface GuardrailOutcome {
   readonly violations: ReadonlyArray<Violation>
   /** True when the rules could not be loaded and `VDB_GATEWAY_FAIL_OPEN=true` let the request pass. */
   readonly failedOpen?: boolean | undefined
+  /** True (with decision `block`) when the body nests deeper than the guardrails read (`MAX_INSPECTED_DEPTH`). */
+  readonly uninspectable?: boolean | undefined
 }
 
 /** An enabled `delimiter_integrity` rule: what a tampered sealed block does. */

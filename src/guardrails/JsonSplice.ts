@@ -67,6 +67,58 @@ export const spliceStrings = (bytes: Uint8Array, edits: ReadonlyArray<StringEdit
   return Buffer.concat(parts)
 }
 
+/** What the guardrails need to know of a document's shape before they trust their reading of it. */
+export interface DocumentShape {
+  /** Nesting deeper than the limit asked for (the scan stops there). */
+  readonly tooDeep: boolean
+  /**
+   * An object names a key twice (compared unescaped, as `JSON.parse` reads keys). `JSON.parse`
+   * keeps the last occurrence, and that is what the guardrails inspect; a parser upstream that
+   * kept the first would read text nobody inspected.
+   */
+  readonly duplicateKeys: boolean
+}
+
+/**
+ * One pass over a document `JSON.parse` accepted, with a stack of its own rather than recursion
+ * (`JSON.parse` takes a million levels; a recursive walk fails at about ten thousand): strings are
+ * skipped with `indexOf`, and only keys are decoded.
+ */
+export const shapeOf = (bytes: Uint8Array, maxDepth: number): DocumentShape => {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const scanner = new Scanner(b, new Map())
+  // One entry per open container: the keys seen so far in an object, `null` for an array.
+  const open: Array<Set<string> | null> = []
+  let duplicateKeys = false
+  let i = 0
+  try {
+    while (i < b.length) {
+      const c = b[i]!
+      if (c === QUOTE) {
+        const end = scanner.stringEnd(i)
+        const keys = open[open.length - 1]
+        // In an object, a string followed by `:` is a key (in a document JSON.parse accepted).
+        if (keys && b[skipWhitespace(b, end)] === 0x3a) {
+          const key = scanner.decodeKey(i, end)
+          if (keys.has(key)) duplicateKeys = true
+          else keys.add(key)
+        }
+        i = end
+        continue
+      }
+      if (c === 0x7b || c === 0x5b) {
+        open.push(c === 0x7b ? new Set() : null)
+        if (open.length > maxDepth) return { tooDeep: true, duplicateKeys }
+      } else if (c === 0x7d || c === 0x5d) open.pop()
+      i++
+    }
+  } catch {
+    // A string never closed: not a document JSON.parse accepted. Trusted with nothing.
+    return { tooDeep: true, duplicateKeys: true }
+  }
+  return { tooDeep: false, duplicateKeys }
+}
+
 const skipWhitespace = (b: Buffer, i: number): number => {
   while (i < b.length) {
     const c = b[i]!

@@ -292,6 +292,48 @@ describe("guardrail evaluation", () => {
       }))
   })
 
+  describe("a body whose reading could differ upstream, or that nests deeper than the rules read", () => {
+    const KEY = "AKIAABCDEFGHIJKLMNOP"
+    const AWS = { name: "aws-keys", rule_type: "blocked_pattern", pattern: "AKIA[0-9A-Z]{16}" } as const
+    const evaluateText = (guardrails: Guardrails["Service"], surface: Surface, text: string) =>
+      guardrails.evaluate(ORG, surface, Buffer.from(text), JSON.parse(text))
+
+    it.effect("a key named twice: the last is inspected, and what goes upstream is that reading, re-serialised", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([AWS])
+        // The first "content" holds the key; JSON.parse (and the rules) see the second.
+        const text = `{"model":"m","messages":[{"role":"user","content":"${KEY}","content":"hi"}]}`
+        const outcome = yield* evaluateText(guardrails, "chat", text)
+        assert.strictEqual(outcome.decision, "allow")
+        assert.strictEqual(Buffer.from(outcome.body!).toString(), `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+        // Keys spelled with escapes are the same key.
+        const escaped = yield* evaluateText(guardrails, "chat", `{"model":"m","messages":[{"role":"user","\u0063ontent":"${KEY}","content":"hi"}]}`)
+        assert.notInclude(Buffer.from(escaped.body!).toString(), KEY)
+        // Without a key named twice, the client's bytes go as they are.
+        const plain = yield* evaluateText(guardrails, "chat", `{"model":"m", "messages":[{"role":"user","content":"hi"}]}`)
+        assert.isUndefined(plain.body)
+        // The same key in two different objects is not a duplicate.
+        const two = yield* evaluateText(guardrails, "chat", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`)
+        assert.isUndefined(two.body)
+      }))
+
+    it.effect("nesting deeper than 128 levels is refused as uninspectable, at any depth JSON.parse takes", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([AWS])
+        for (const depth of [200, 20_000]) {
+          const text = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(depth)}"${KEY}"${"]".repeat(depth)}}]}`
+          const outcome = yield* evaluateText(guardrails, "chat", text)
+          assert.deepStrictEqual([outcome.decision, outcome.uninspectable], ["block", true], String(depth))
+        }
+        const shallow = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(100)}"${KEY}"${"]".repeat(100)}}]}`
+        assert.strictEqual((yield* evaluateText(guardrails, "chat", shallow)).blockedBy, "aws-keys")
+        // Without rules nothing is read, so nothing is refused.
+        const none = yield* withRules([])
+        const deep = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(300)}"x"${"]".repeat(300)}}]}`
+        assert.strictEqual((yield* evaluateText(none.guardrails, "chat", deep)).decision, "allow")
+      }))
+  })
+
   it.effect("a stored pattern that does not compile is skipped silently and listed as compiles: false", () =>
     Effect.gen(function*() {
       const { guardrails, store } = yield* withRules([

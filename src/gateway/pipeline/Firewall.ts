@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
+import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { spliceStrings } from "../../guardrails/JsonSplice.ts"
 import { clientName } from "../../policies/ClientIdentity.ts"
@@ -125,6 +126,12 @@ export const makeFirewall = Effect.gen(function*() {
       guardrails.evaluate(orgUuid, surface, rewritten ?? request.body, body),
       asPolicyUnavailable
     )
+    if (outcome.uninspectable === true) {
+      return yield* refuse(new PolicyRefusal({
+        refusal: "request_uninspectable",
+        detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
+      }))
+    }
     rules.push(...outcome.rules)
     if (outcome.decision === "block") {
       const blockedBy = outcome.blockedBy ?? outcome.rules[outcome.rules.length - 1] ?? "guardrail"

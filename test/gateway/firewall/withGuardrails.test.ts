@@ -53,4 +53,33 @@ describe("firewall with the guardrail engine", () => {
     expect(visible.headers.get("x-gateway-firewall-rules")).toBe("no-secret")
     expect((await visible.json() as any).error).toMatchObject({ code: "request_blocked", blocked_by: "no-secret" })
   })
+
+  it("with rules set: a tool description is inspected; JSON nested past 128 levels is 403 request_uninspectable; a key named twice goes up as read", async () => {
+    await run(gateway.guardrails.create(ORG, { name: "no-akia", rule_type: "blocked_pattern", pattern: "AKIA[0-9A-Z]{16}" }))
+    const tool = await chat("hi", {}, { tools: [{ type: "function", function: { name: "f", description: "AKIAABCDEFGHIJKLMNOP" } }] })
+    expect(tool.status).toBe(403)
+    expect((await tool.json() as any).error).toMatchObject({ code: "request_blocked", blocked_by: "no-akia" })
+
+    const deep = await fetch(`${gateway.url}/anthropic/${ORG}/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, "content-type": "application/json" },
+      body: `{"model":"claude-test-model","max_tokens":8,"messages":[{"role":"user","content":${"[".repeat(20_000)}"AKIAABCDEFGHIJKLMNOP"${"]".repeat(20_000)}}]}`
+    })
+    expect(deep.status).toBe(403)
+    const refusal = await deep.json() as any
+    expect(refusal).toMatchObject({ type: "error", error: { code: "request_uninspectable", type: "permission_error" } })
+    expect(refusal.error.message).not.toContain("AKIA")
+    expect(deep.headers.get("x-gateway-firewall-decision")).toBe("block")
+
+    const before = gateway.upstream.received.length
+    const twice = await fetch(`${gateway.url}/openai/${ORG}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, "content-type": "application/json" },
+      body: `{"model":"gpt-4.1","messages":[{"role":"user","content":"AKIAABCDEFGHIJKLMNOP","content":"hi"}]}`
+    })
+    expect(twice.status).toBe(200)
+    const forwarded = gateway.upstream.received.slice(before)
+    expect(forwarded).toHaveLength(1)
+    expect(forwarded[0]!.body.toString()).toBe(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)
+  })
 })
