@@ -325,6 +325,9 @@ describe("guardrail evaluation", () => {
           const outcome = yield* evaluateText(guardrails, "chat", text)
           assert.deepStrictEqual([outcome.decision, outcome.uninspectable], ["block", true], String(depth))
         }
+        // Brackets and escaped quotes inside strings are text, not nesting.
+        const bracketsInText = `{"model":"m","messages":[{"role":"user","content":"${"[{\\\"".repeat(300)}"}]}`
+        assert.strictEqual((yield* evaluateText(guardrails, "chat", bracketsInText)).decision, "allow")
         const shallow = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(100)}"${KEY}"${"]".repeat(100)}}]}`
         assert.strictEqual((yield* evaluateText(guardrails, "chat", shallow)).blockedBy, "aws-keys")
         // Without rules nothing is read, so nothing is refused.
