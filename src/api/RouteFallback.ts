@@ -3,12 +3,8 @@ import type { ErrorBody } from "../../schema/ErrorBody.ts"
 import { routeFallback, routesOf, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { Api } from "./Api.ts"
 
-/**
- * Plain routes of the API service beside the HttpApi's own endpoints: the
- * OpenAPI document, the docs page and the health routes every service has
- * (`src/server/Health.ts`, named here so the arrow stays server → api).
- */
-const EXTRA_GET_PATHS = ["/v1/openapi.json", "/docs", "/healthz", "/readyz"]
+/** Plain routes of the API service beside the HttpApi's own endpoints: the OpenAPI document and the docs page. */
+const EXTRA_GET_PATHS = ["/v1/openapi.json", "/docs"]
 
 /**
  * The API's answers for requests no endpoint takes, in the API's dialect

@@ -112,6 +112,7 @@ const outcomeOf = (
  * no rule read.
  */
 const reserialised = (parsed: unknown, edits: ReadonlyArray<StringEdit>) => {
+  if (edits.length === 0) return Buffer.from(JSON.stringify(parsed))
   const copy = structuredClone(parsed)
   for (const edit of edits) setAt(copy, edit.path, edit.text)
   return Buffer.from(JSON.stringify(copy))

@@ -62,7 +62,7 @@ const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ 
  * 404 `not_found`, 405 `method_not_allowed` with `Allow`, 414 `uri_too_long`.
  */
 const fallback = routeFallback(
-  [["POST", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"], ["GET", "/healthz"], ["GET", "/readyz"]],
+  [["POST", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"]],
   (unmatched) =>
     errorBody(unmatchedStatus(unmatched), UNMATCHED_CODES[unmatched._tag], unmatchedMessage(unmatched), unmatchedHeaders(unmatched))
 )

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { FindMyWay, HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApi, type HttpApiGroup } from "effect/http-api"
+import { HEALTH_PATHS } from "./Health.ts"
 import { ROUTER_CONFIG } from "./RouterConfig.ts"
 
 /**
@@ -82,13 +83,14 @@ const isRouteNotFound = (error: unknown): boolean =>
 /**
  * A service's answers for requests no route takes, in its own dialect: a
  * global middleware that turns the router's empty 404 into `answer(reason)`.
- * A dot segment (`/v1/../x`) is a 404 before any route sees it.
+ * A dot segment (`/v1/../x`) is a 404 before any route sees it. `routes` are
+ * the service's own; the health routes every service has are added here.
  */
 export const routeFallback = (
   routes: ReadonlyArray<Route>,
   answer: (unmatched: Unmatched, request: HttpServerRequest.HttpServerRequest) => HttpServerResponse.HttpServerResponse
 ) => {
-  const unmatched = unmatchedBy(routes)
+  const unmatched = unmatchedBy([...routes, ...HEALTH_PATHS.map((path) => ["GET", path] as const)])
   return HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       if (DOT_SEGMENT.test(pathOf(request.url))) return Effect.succeed(answer({ _tag: "NotFound" }, request))

@@ -22,7 +22,7 @@ const TITLES: Record<Unmatched["_tag"], string> = {
  * the JSON dialect of its endpoints (`{error, error_description}`), elsewhere as a page.
  */
 const SiteFallback = routeFallback(
-  [...routesOf(SiteApi), ["GET", "/api/site/v1/openapi.json"], ["GET", "/healthz"], ["GET", "/readyz"]],
+  [...routesOf(SiteApi), ["GET", "/api/site/v1/openapi.json"]],
   (unmatched, request) => {
     const status = unmatchedStatus(unmatched)
     const headers = unmatchedHeaders(unmatched)

@@ -100,6 +100,16 @@ export const serveApi = <R>(deps: Layer.Layer<Organizations | VulnStore | SqlCli
     return `http://127.0.0.1:${address.port}/v1`
   })
 
+/** `serveApi` over the test's own services, and a new organization with these limits on it. */
+export const serveWithOrg = (name: string, limits: { readonly perMinute: number; readonly perWeek: number }) =>
+  Effect.gen(function*() {
+    const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
+    const base = yield* serveApi(Layer.succeedContext(ctx))
+    const orgs = yield* Organizations
+    const org = yield* orgs.create({ name, ...limits })
+    return { base, orgs, org }
+  })
+
 export const clientFor = (baseUrl: string, orgUuid: string, secret: string, mode: CredentialMode) =>
   Effect.gen(function*() {
     return yield* ApiClient

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { routesOf, unmatchedBy, unmatchedHeaders, unmatchedStatus } from "../../server/RouteFallback.ts"
+import { routesOf, UNMATCHED_CODES, unmatchedBy, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../../server/RouteFallback.ts"
 import { ManageApi } from "./ManageApi.ts"
 
 const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/openapi.json"]])
@@ -14,14 +14,15 @@ const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/opena
  */
 export const ManageFallback = HttpRouter.add("*", "/manage/v1/*", (request: HttpServerRequest.HttpServerRequest) => {
   const reason = unmatched(request.method, request.url)
-  const [message, code] = reason._tag === "NotFound"
-    ? ["no such route", "not_found"]
-    : reason._tag === "MethodNotAllowed"
-    ? [`method ${reason.method} not allowed: use ${reason.allow.join(", ")}`, "method_not_allowed"]
-    : [`a path segment is longer than ${reason.limit} characters`, "uri_too_long"]
   const status = unmatchedStatus(reason)
   return Effect.succeed(HttpServerResponse.jsonUnsafe(
-    { error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", code } },
+    {
+      error: {
+        message: reason._tag === "NotFound" ? "no such route" : unmatchedMessage(reason),
+        type: status === 404 ? "not_found_error" : "invalid_request_error",
+        code: UNMATCHED_CODES[reason._tag]
+      }
+    },
     { status, headers: unmatchedHeaders(reason) ?? {} }
   ))
 })

@@ -2,11 +2,10 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
-import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
-import { serveApi } from "../harness.ts"
+import { serveWithOrg } from "../harness.ts"
 import { forgeToken } from "./tokens.ts"
 import { get, type RawResponse } from "./http.ts"
 import { ingestRecord } from "./seed.ts"
@@ -62,9 +61,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
   describe("the cached /vuln fast path", () => {
     it.effect("answers exactly what the HttpApi answers: identity, gzip, br, 304; and logs the request the same way", () =>
       Effect.scoped(Effect.gen(function*() {
-        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-        const base = yield* serveApi(Layer.succeedContext(ctx))
-        const org = yield* Effect.flatMap(Organizations, (orgs) => orgs.create({ name: "fast", perMinute: 0, perWeek: 0 }))
+        const { base, org } = yield* serveWithOrg("fast", { perMinute: 0, perWeek: 0 })
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0001", size: 3000 })
         const auth = { authorization: org.apiKey }
         const first = yield* get(`${base}/vuln/CVE-2034-0001`, auth)
@@ -97,10 +94,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
 
     it.effect("a limited organization: counted on the fast path, answered as the HttpApi answers; a refusal is the HttpApi's 429", () =>
       Effect.scoped(Effect.gen(function*() {
-        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-        const base = yield* serveApi(Layer.succeedContext(ctx))
-        const orgs = yield* Organizations
-        const org = yield* orgs.create({ name: "fast-limited", perMinute: 0, perWeek: 1000 })
+        const { base, orgs, org } = yield* serveWithOrg("fast-limited", { perMinute: 0, perWeek: 1000 })
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0003", size: 3000 })
         const auth = { authorization: org.apiKey }
         const first = yield* get(`${base}/vuln/CVE-2034-0003`, auth)
@@ -120,10 +114,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
 
     it.effect("Bearer tokens: the same answers as the HttpApi's; an expired, tampered or deactivated one gets the HttpApi's refusal", () =>
       Effect.scoped(Effect.gen(function*() {
-        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-        const base = yield* serveApi(Layer.succeedContext(ctx))
-        const orgs = yield* Organizations
-        const org = yield* orgs.create({ name: "fast-bearer", perMinute: 0, perWeek: 500 })
+        const { base, orgs, org } = yield* serveWithOrg("fast-bearer", { perMinute: 0, perWeek: 500 })
         const forge = (exp: number) => forgeToken(org.uuid, exp)
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0004", size: 3000 })
         const auth = { authorization: `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 900)}` }
@@ -151,10 +142,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
 
     it.effect("a wrong key, an inactive organization and a miss get the HttpApi's answers; limits set later apply at once", () =>
       Effect.scoped(Effect.gen(function*() {
-        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-        const base = yield* serveApi(Layer.succeedContext(ctx))
-        const orgs = yield* Organizations
-        const org = yield* orgs.create({ name: "fast", perMinute: 0, perWeek: 0 })
+        const { base, orgs, org } = yield* serveWithOrg("fast", { perMinute: 0, perWeek: 0 })
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0002" })
         const url = `${base}/vuln/CVE-2034-0002`
         assert.strictEqual((yield* get(url, { authorization: org.apiKey })).status, 200)

@@ -1,12 +1,10 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
-import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
-import { serveApi } from "../harness.ts"
+import { serveWithOrg } from "../harness.ts"
 import { forgeToken } from "./tokens.ts"
 import { get } from "./http.ts"
 
@@ -19,10 +17,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
   describe("Bearer tokens", () => {
     it.effect("a remembered token stops working at its exp (403) and when its organization is deactivated", () =>
       Effect.scoped(Effect.gen(function*() {
-        const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-        const base = yield* serveApi(Layer.succeedContext(ctx))
-        const orgs = yield* Organizations
-        const org = yield* orgs.create({ name: "jwt", perMinute: 0, perWeek: 0 })
+        const { base, orgs, org } = yield* serveWithOrg("jwt", { perMinute: 0, perWeek: 0 })
         const forge = (exp: number) => forgeToken(org.uuid, exp)
         const url = `${base}/info/CVE-2033-0001`
         // Expires at the next whole second (at least one later): accepted now, twice (the second from memory).
