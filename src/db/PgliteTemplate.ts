@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { randomUUID } from "node:crypto"
 import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { PGlite, PGliteOptions } from "@electric-sql/pglite"
@@ -84,10 +84,20 @@ export const openPglite = async (
 ): Promise<PGlite> => {
   if (!isEmpty(dir)) return create(dir, options)
   if (isCluster(template)) {
+    const staging = `${dir}.${randomUUID()}.copy`
     try {
-      cpSync(template, dir, { recursive: true })
+      // Copied beside `dir` and renamed onto it: a process killed mid-copy leaves `dir` empty (copied
+      // again next time), never half a cluster. Copies such a kill left behind are removed first.
+      const parent = dirname(dir)
+      const prefix = `${basename(dir)}.`
+      for (const name of existsSync(parent) ? readdirSync(parent) : []) {
+        if (name.startsWith(prefix) && name.endsWith(".copy")) rmSync(join(parent, name), { recursive: true, force: true })
+      }
+      cpSync(template, staging, { recursive: true })
+      renameSync(staging, dir)
       return await create(dir, options)
     } catch {
+      rmSync(staging, { recursive: true, force: true })
       rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true })
     }

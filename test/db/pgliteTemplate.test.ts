@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
 import { afterEach, assert, describe, it } from "vitest"
-import { ensureTemplate, openPglite } from "../../src/db/PgliteTemplate.ts"
+import { ensureTemplate, openPglite, templateDir } from "../../src/db/PgliteTemplate.ts"
 
 const open: Array<PGlite> = []
 afterEach(async () => {
@@ -22,7 +22,8 @@ const recording = () => {
   return { found, create }
 }
 
-describe("new embedded databases start as a copy of an empty cluster", () => {
+// Each test runs initdb at least once (about 5 s on a quiet 2-core VM, 30 s in a busy suite).
+describe("new embedded databases start as a copy of an empty cluster", { timeout: 180_000 }, () => {
   it("without the copy initdb runs in the directory; with it each new directory is a cluster of its own; an existing one just opens", async () => {
     const root = mkdtempSync(join(tmpdir(), "vdb-template-"))
     const template = join(root, "cache", "empty-cluster")
@@ -49,6 +50,23 @@ describe("new embedded databases start as a copy of an empty cluster", () => {
     // The copy itself was never written to.
     const pristine = await openPglite(create, join(root, "c"), {}, template)
     assert.deepStrictEqual((await pristine.query("SELECT to_regclass('only_in_a') AS a, to_regclass('in_b') AS b")).rows, [{ a: null, b: null }])
+  })
+
+  it("a copy a killed process left half-made beside the directory is removed, and the directory filled whole", async () => {
+    const root = mkdtempSync(join(tmpdir(), "vdb-template-"))
+    // The project's own copy (the suite's global setup made it).
+    const template = templateDir()
+    assert.isTrue(await ensureTemplate(template))
+    const dir = join(root, "data", "pglite")
+    mkdirSync(dir, { recursive: true })
+    // As a kill -9 during the copy leaves it: the directory still empty, part of a copy beside it.
+    mkdirSync(join(root, "data", "pglite.0d2c.copy", "base"), { recursive: true })
+    writeFileSync(join(root, "data", "pglite.0d2c.copy", "PG_VERSION"), "15\n")
+    const { found, create } = recording()
+    const db = await openPglite(create, dir, {}, template)
+    assert.deepStrictEqual(found, [true])
+    assert.deepStrictEqual((await db.query("SELECT 1 AS one")).rows, [{ one: 1 }])
+    assert.deepStrictEqual(readdirSync(join(root, "data")), ["pglite"])
   })
 
   it("a copy that does not open is passed over: the directory is emptied and initdb runs in it", async () => {
