@@ -78,6 +78,19 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
   override get message() { return "request body exceeds 8 MiB" }
 }
 
+/**
+ * A body sent with a `Content-Encoding` (gzip, br, …). The gateway inspects and forwards the JSON
+ * it reads, and reads none compressed: refused at once rather than parsed as garbage (RFC 9110
+ * 15.5.16; the response's `accept-encoding: identity` says what is taken).
+ */
+export class UnsupportedContentEncoding extends Schema.TaggedError<UnsupportedContentEncoding>()("UnsupportedContentEncoding", {}, {
+  httpApiStatus: 415
+}) {
+  get status() { return 415 }
+  get code() { return "unsupported_content_encoding" }
+  override get message() { return "request bodies are read uncompressed: send the JSON without a Content-Encoding" }
+}
+
 export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
@@ -170,6 +183,7 @@ export type GatewayError =
   | UriTooLong
   | InvalidRequest
   | RequestTooLarge
+  | UnsupportedContentEncoding
   | UpstreamUnreachable
   | UpstreamTimeout
   | UpstreamBlocked

@@ -16,7 +16,7 @@ import { AnthropicModelList, OpenAiModelList } from "../../schema/GatewayRequest
  */
 
 /** Every status a gateway route can answer with instead of the provider's response. */
-const ERROR_STATUSES = [400, 401, 403, 404, 413, 500, 501, 502, 503] as const
+const ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 500, 501, 502, 503] as const
 
 const errorsIn = <S extends Schema.Top>(envelope: S) => ERROR_STATUSES.map((code) => envelope.pipe(HttpApiSchema.status(code)))
 

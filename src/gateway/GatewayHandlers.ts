@@ -143,6 +143,8 @@ const failureAnswer = (exchange: Exchange, failure: GatewayFailure): RelayAnswer
   const headers = firewallHeaders(exchange.requestId, exchange.verdict ?? blockVerdict(failure))
   // The rest of an oversized body is never read: close rather than drain it.
   if (view.status === 413) headers["connection"] = "close"
+  // RFC 7694: a 415 for a body's coding names the codings taken.
+  if (view.code === "unsupported_content_encoding") headers["accept-encoding"] = "identity"
   headers["content-type"] = "application/json"
   return bytesAnswer(view.status, headers, Buffer.from(encodeFailure(exchange.dialect, view)))
 }

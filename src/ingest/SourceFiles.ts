@@ -79,6 +79,15 @@ const files = (root: string, shown: string) =>
     catch: (e) => e instanceof Refused ? new IngestError({ reason: e.reason }) : new IngestError({ reason: new UnreadablePath({ path: shown, reason: String(e) }) })
   })
 
+/** Why `--all DIR` found nothing: DIR is empty, or none of its files is in a source folder (the first reasons given). */
+const nothingUnder = (dir: string, ignored: Plan["ignored"]) => {
+  if (ignored.length === 0) return `nothing to ingest under ${dir}: the directory holds no files (names starting with . are skipped)`
+  const shown = ignored.slice(0, 3).map((f) => `${f.path} (${f.reason})`).join("; ")
+  const more = ignored.length > 3 ? `; and ${ignored.length - 3} more` : ""
+  return `nothing to ingest under ${dir}: none of its ${ignored.length} files is upstream data in a source folder ` +
+    `(sources/SOURCE/…, corpus/SOURCE/… or SOURCE/…; sources: ${INGEST_SOURCES.join(", ")}): ${shown}${more}`
+}
+
 /**
  * Resolves a request to the files it covers, in the CLI's own process and
  * against its working directory (`cwd`): checks the source names, that every
@@ -104,6 +113,8 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
       if (detected.kind === "source") planned.push({ source: detected.source, path, display: rel, ...format })
       else ignored.push({ path: rel, reason: detected.reason })
     }
+    // A run over nothing is a mistyped or wrong directory far more often than an intended no-op.
+    if (planned.length === 0) return yield* fail(new InvalidRequest({ reason: nothingUnder(request.all, ignored) }))
     return { files: planned, ignored } satisfies Plan
   }
   if (request.source === undefined) return yield* fail(new InvalidRequest({ reason: "give a SOURCE and PATH..., or --all DIR" }))
@@ -120,7 +131,11 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
       continue
     }
     const root = resolve(cwd, given)
-    for (const path of yield* files(root, given)) {
+    const found = yield* files(root, given)
+    if (found.length === 0) {
+      return yield* fail(new InvalidRequest({ reason: `nothing to ingest in ${given}: the directory holds no files (names starting with . are skipped)` }))
+    }
+    for (const path of found) {
       const rel = relative(root, path)
       planned.push({ source, path, display: rel === "" ? given : join(given, rel), ...format })
     }

@@ -2,6 +2,7 @@ import { FetchHttpClient } from "effect/http"
 import { Effect, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
+import { gzipSync } from "node:zlib"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { AnthropicErrorEnvelope, OpenAiErrorEnvelope, PolicyRefusal } from "../../schema/GatewayError.ts"
 import { encodeAnthropic, encodeOpenAi } from "../../src/gateway/dialects/Dialect.ts"
@@ -42,7 +43,7 @@ describe("the gateway's OpenAPI document", () => {
     ) expect(paths).toContain(path)
     const chat = doc.paths["/{provider}/{org}/v1/chat/completions"].post
     expect(chat.parameters.map((p: any) => p.name).sort()).toEqual(["org", "provider"])
-    for (const status of ["400", "401", "403", "404", "413", "500", "502", "503"]) {
+    for (const status of ["400", "401", "403", "404", "413", "415", "500", "502", "503"]) {
       expect(chat.responses[status], status).toBeDefined()
     }
     // The two dialects are two different error shapes in the document.
@@ -63,6 +64,26 @@ describe("errors through the surface's envelope schema", () => {
     const invalid = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, { headers: auth, body: "{not json" })
     expect(invalid.status).toBe(400)
     expect(decodeOpenAi(invalid.json()).error).toMatchObject({ code: "invalid_json", type: "invalid_request_error" })
+
+    // A compressed body is refused by its header, before a byte of it is read or forwarded.
+    for (const coding of ["gzip", "br", "GZIP", "identity, gzip", "x-custom"]) {
+      const compressed = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, {
+        headers: { ...auth, "content-encoding": coding },
+        body: gzipSync(JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }))
+      })
+      expect(compressed.status, coding).toBe(415)
+      expect(compressed.headers["accept-encoding"], coding).toBe("identity")
+      expect(decodeOpenAi(compressed.json()).error, coding).toMatchObject({
+        code: "unsupported_content_encoding",
+        type: "invalid_request_error"
+      })
+    }
+    const identity = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, {
+      headers: { ...auth, "content-encoding": "identity" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })
+    })
+    expect(identity.status).toBe(200)
+    expect(gateway.upstream.received).toHaveLength(1)
 
     const unknown = await send(`${gateway.url}/nosuch/${ORG}/v1/chat/completions`, { headers: auth, body: "{}" })
     expect(unknown.status).toBe(404)

@@ -18,6 +18,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 cpSync(join(DATA, "sources/cisa-kev"), join(dir, "kev"), { recursive: true })
 mkdirSync(join(dir, "bad"))
 writeFileSync(join(dir, "bad/CVE-2024-0001.json"), "{\"cveID\": ")
+mkdirSync(join(dir, "empty"))
+mkdirSync(join(dir, "notes/docs"), { recursive: true })
+writeFileSync(join(dir, "notes/README.md"), "not data")
+writeFileSync(join(dir, "notes/docs/kev.json"), "{}")
 mkdirSync(join(dir, "export"))
 writeFileSync(
   join(dir, "export/kev.data"),
@@ -68,6 +72,22 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
         assert.match((yield* run(["nope", dir])).error!, /unknown source "nope"/)
         assert.match((yield* run(["osv", join(dir, "missing")])).error!, /cannot read .*missing/)
         assert.deepStrictEqual((yield* run(["--failed"])).out, ["no failed normalisations"])
+      }))
+
+    it.effect("a directory that gives nothing to ingest is an error, not a run over zero files", () =>
+      Effect.gen(function*() {
+        const empty = yield* run(["osv", join(dir, "empty")])
+        assert.strictEqual(empty.error, `nothing to ingest in ${join(dir, "empty")}: the directory holds no files (names starting with . are skipped)`)
+        assert.deepStrictEqual([empty.out, empty.err], [[], []])
+        const all = yield* run(["--all", join(dir, "notes")])
+        assert.match(all.error!, /^nothing to ingest under .*notes: none of its 2 files is upstream data in a source folder/)
+        assert.include(all.error!, "README.md (not inside a source folder)")
+        assert.include(all.error!, "docs/kev.json (folder docs is not a known source)")
+        assert.match((yield* run(["--all", join(dir, "empty")])).error!, /^nothing to ingest under .*empty: the directory holds no files/)
+        // A directory with data beside an empty one still names the empty one.
+        const mixed = yield* run(["cisa-kev", join(dir, "kev"), join(dir, "empty")])
+        assert.match(mixed.error!, /^nothing to ingest in .*empty/)
+        assert.deepStrictEqual([mixed.out, mixed.err], [[], []])
       }))
 
     it.effect("a device, FIFO or socket is refused at once, in the CLI, before anything is read or sent", () =>

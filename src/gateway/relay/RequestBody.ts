@@ -3,7 +3,7 @@ import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { IncomingMessage } from "node:http"
 import { Readable } from "node:stream"
 import { declaresOver } from "../../server/BodyCap.ts"
-import { InvalidRequest, RequestTooLarge } from "../../../schema/GatewayError.ts"
+import { InvalidRequest, RequestTooLarge, UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 
 /** Transport limit, not a token limit; not configurable. */
@@ -14,15 +14,27 @@ const unreadable = new InvalidRequest({ reason: "could not read request body" })
 export const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
 const modelRequired = new InvalidRequest({ reason: "model is required" })
 const tooLarge = new RequestTooLarge()
+const encoded = new UnsupportedContentEncoding()
+
+/** A `Content-Encoding` other than `identity` (any case, any list): the body's bytes are not its JSON. */
+export const isEncoded = (value: string | ReadonlyArray<string> | undefined): boolean => {
+  if (value === undefined) return false
+  const codings = (typeof value === "string" ? value : value.join(",")).split(",")
+  return codings.some((c) => {
+    const coding = c.trim().toLowerCase()
+    return coding !== "" && coding !== "identity"
+  })
+}
 
 /**
  * Reads the body from the Node request, refusing as soon as more than the
  * limit has arrived: at most `limit` bytes are ever held.
  */
 export const readBody = (
-  request: Pick<HttpServerRequest, "source" | "arrayBuffer">,
+  request: Pick<HttpServerRequest, "source" | "arrayBuffer" | "headers">,
   limit: number = MAX_BODY_BYTES
-): Effect.Effect<Buffer, InvalidRequest | RequestTooLarge> => {
+): Effect.Effect<Buffer, InvalidRequest | RequestTooLarge | UnsupportedContentEncoding> => {
+  if (isEncoded(request.headers["content-encoding"])) return Effect.fail(encoded)
   const source = request.source
   if (!(source instanceof Readable)) {
     // Not served by the Node server (e.g. a web handler in tests): the platform reader enforces no limit here.
@@ -34,7 +46,7 @@ export const readBody = (
   const message = source as IncomingMessage
   if (declaresOver(message.headers, limit)) return Effect.fail(tooLarge)
   if (message.readableEnded) return Effect.fail(unreadable)
-  return Effect.callback<Buffer, InvalidRequest | RequestTooLarge>((resume) => {
+  return Effect.callback<Buffer, InvalidRequest | RequestTooLarge | UnsupportedContentEncoding>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const cleanup = () => {
