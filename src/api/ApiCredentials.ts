@@ -29,7 +29,7 @@ export const credentialsPath = Effect.gen(function*() {
  * What `bin/vdb auth login` writes (`{type: "apikey", orgUuid, apiKey}`), or a
  * hand-written `{orgUuid, secret}`; camelCase and snake_case spellings.
  */
-const fromFile = (path: string): ClientCredentials | undefined => {
+export const credentialsFromFile = (path: string): ClientCredentials | undefined => {
   try {
     const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
     const uuid = data.orgUuid ?? data.org_uuid ?? data.uuid
@@ -51,7 +51,7 @@ export const loadCredentials: Effect.Effect<ClientCredentials, CredentialsMissin
     return { orgUuid: env.orgUuid.value, secret: env.secret.value } satisfies OrgSecretCredentials
   }
   const path = yield* credentialsPath
-  const stored = fromFile(path)
+  const stored = credentialsFromFile(path)
   if (stored !== undefined) return stored
   return yield* new CredentialsMissing({
     message: "no credentials: run `bin/vdb auth login`, or set VDB_ORG_UUID and VDB_ORG_SECRET " +

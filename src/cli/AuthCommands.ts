@@ -3,7 +3,8 @@ import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { Clock, Config, Console, Duration, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { ApiUrl, credentialsPath } from "../api/ApiCredentials.ts"
+import { ApiUrl, credentialsFromFile, credentialsPath } from "../api/ApiCredentials.ts"
+import { parseApiKey } from "../auth/ApiKey.ts"
 import { DEVICE_CODE_GRANT_TYPE } from "../site/Api.ts"
 import { printJson } from "./Output.ts"
 
@@ -83,6 +84,26 @@ const request = (url: string, init: RequestInit, what: string) =>
 
 const str = (value: unknown) => typeof value === "string" ? value : ""
 
+/**
+ * What the site sends is shown on the user's terminal and stored: a user code of printable ASCII,
+ * a verification address that is an http(s) URL (shown as parsed, so control characters arrive
+ * percent-encoded), never raw escape sequences a hostile or intercepted answer could carry.
+ */
+const USER_CODE = /^[\x21-\x7e]{1,32}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const shownUrl = (raw: string): string | undefined => {
+  try {
+    const url = new URL(raw)
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** "in 15 minutes", and in seconds under a minute and a half (a rounded "0 minutes" says nothing). */
+const expiresText = (seconds: number) => seconds < 90 ? `${Math.max(1, Math.round(seconds))} seconds` : `${Math.round(seconds / 60)} minutes`
+
 const login = Command.make(
   "login",
   {
@@ -103,14 +124,17 @@ const login = Command.make(
     }
     const deviceCode = str(started.body.device_code)
     const userCode = str(started.body.user_code)
-    const verifyAt = str(started.body.verification_uri_complete) || str(started.body.verification_uri)
+    const verifyAt = shownUrl(str(started.body.verification_uri_complete) || str(started.body.verification_uri))
     const expiresIn = Number(started.body.expires_in) || 900
     let interval = Math.max(1, Number(started.body.interval) || 5)
     if (deviceCode === "" || userCode === "") return yield* fail("the site answered without a device code")
+    if (!USER_CODE.test(userCode) || verifyAt === undefined) {
+      return yield* fail("the site answered with a malformed user code or verification address; is --site a vdb site?")
+    }
 
     yield* Console.log(`! First copy your one-time code: ${userCode}`)
     yield* Console.log(`Open ${verifyAt} in your browser, sign in and approve.`)
-    yield* Console.log(`Waiting for approval (the code expires in ${Math.round(expiresIn / 60)} minutes)...`)
+    yield* Console.log(`Waiting for approval (the code expires in ${expiresText(expiresIn)})...`)
 
     const deadline = (yield* Clock.currentTimeMillis) + expiresIn * 1000
     for (;;) {
@@ -127,6 +151,9 @@ const login = Command.make(
         const orgUuid = str(polled.body.orgUuid) || str(polled.body.org_uuid)
         const apiKey = str(polled.body.api_key)
         if (orgUuid === "" || apiKey === "") return yield* fail("the site answered with an incomplete credential")
+        if (!UUID.test(orgUuid) || parseApiKey(apiKey)?.orgUuid !== orgUuid.toLowerCase()) {
+          return yield* fail("the site answered with a malformed credential; nothing was stored")
+        }
         const path = yield* credentialsPath
         yield* writeStored(path, { type: "apikey", orgUuid, apiKey, site, api })
         yield* Console.log(`✓ Signed in to organization ${orgUuid}. Credentials saved to ${path}`)
@@ -171,12 +198,30 @@ const verify = Command.make("verify", {}, () =>
     return yield* fail(`the API refused the stored credential (HTTP ${answer.status}); run \`vdb auth login\` again`)
   })).pipe(Command.withDescription("Exit 0 when the stored credential works against the vulnerability API"))
 
+/** The credentials file holds an organization's secret written by hand (which `bin/vdb info` uses), not a sign-in. */
+const handWritten = (path: string) => {
+  const found = readStored(path) === undefined ? credentialsFromFile(path) : undefined
+  return found !== undefined && "secret" in found ? found.orgUuid : undefined
+}
+
 const status = Command.make(
   "status",
   { json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false)) },
   (input) =>
     Effect.gen(function*() {
-      const { path, stored } = yield* loadStored
+      const path = yield* credentialsPath
+      const stored = readStored(path)
+      if (stored === undefined) {
+        const orgUuid = handWritten(path)
+        if (input.json) {
+          yield* printJson(orgUuid === undefined ? { signedIn: false, file: path } : { signedIn: false, orgUuid, credential: "organization secret", file: path })
+        }
+        return yield* fail(
+          orgUuid === undefined
+            ? `not signed in (no credential in ${path}); run \`vdb auth login\``
+            : `not signed in: ${path} holds organization ${orgUuid}'s secret, written by hand (bin/vdb info|vuln|exploits use it); \`vdb auth login\` replaces it with a sign-in`
+        )
+      }
       if (input.json) return yield* printJson({ signedIn: true, orgUuid: stored.orgUuid, site: stored.site, api: stored.api, file: path })
       yield* Console.log(`Signed in to organization ${stored.orgUuid}`)
       yield* Console.log(`  site: ${stored.site || "(unknown)"}`)
@@ -188,7 +233,14 @@ const status = Command.make(
 const logout = Command.make("logout", {}, () =>
   Effect.gen(function*() {
     const path = yield* credentialsPath
-    if (readStored(path) === undefined) return yield* Console.log("Not signed in.")
+    if (readStored(path) === undefined) {
+      const orgUuid = handWritten(path)
+      // An organization's secret is shown once, when it is made: this file may be its only copy, so it is not deleted here.
+      if (orgUuid !== undefined) {
+        return yield* fail(`${path} holds organization ${orgUuid}'s secret, written by hand, not a sign-in; it was left in place: delete it yourself once the secret is kept elsewhere`)
+      }
+      return yield* Console.log("Not signed in.")
+    }
     yield* Effect.try({
       try: () => rmSync(path, { force: true }),
       catch: (cause) => new AuthCommandError({ message: `cannot remove ${path}: ${(cause as Error).message}` })

@@ -23,9 +23,11 @@ export class ApprovalThrottle extends Context.Service<ApprovalThrottle, {
       return fresh
     }
     return ApprovalThrottle.of({
+      // Reads only: a window is made by a wrong code, never by asking.
       check: (member) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const w = current(member, now)
+          const w = windows.get(member)
+          if (w === undefined || now - w.start >= WRONG_CODE_WINDOW_MILLIS) return undefined
           return w.wrong >= WRONG_CODES ? Math.max(1, Math.ceil((w.start + WRONG_CODE_WINDOW_MILLIS - now) / 1000)) : undefined
         }),
       wrongCode: (member) => Effect.map(Clock.currentTimeMillis, (now) => void current(member, now).wrong++)

@@ -13,11 +13,13 @@ import { Organizations } from "../orgs/Organizations.ts"
 import { DEVICE_CODE_GRANT_TYPE, SiteApi } from "./Api.ts"
 import {
   clientAddress,
+  crossOrigin,
   errorJson,
   isFormRequest,
   isJsonRequest,
   jsonGuard,
   jsonObjectBody,
+  notJson,
   okJson,
   originAllowed,
   readableForm,
@@ -55,10 +57,11 @@ export const deviceErrorJson = (error: DeviceError) => {
 
 const decision = (kind: "approve" | "deny", throttle: ApprovalThrottle["Service"]) => ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
   Effect.gen(function*() {
-    const refused = yield* jsonGuard(request)
-    if (refused !== undefined) return refused
+    // Spec 3: approving without a session is a 401, whatever the body; the origin is checked first.
+    if (!(yield* originAllowed(request))) return crossOrigin()
     const member = yield* signedInMember(request)
     if (member === undefined) return errorJson(401, "unauthenticated", "sign in first (POST /api/site/v1/session)")
+    if (!isJsonRequest(request)) return notJson()
     const wait = yield* throttle.check(member.uuid)
     if (wait !== undefined) {
       return errorJson(429, "too_many_attempts", "too many wrong codes; try again later", { "retry-after": String(wait) })
@@ -84,6 +87,8 @@ const tokenRequest = Effect.fnUntraced(function*(request: HttpServerRequest.Http
   if (isFormRequest(request)) {
     const form = yield* readableForm(request)
     if (form === undefined) return "unreadable" as const
+    // RFC 6749 3.2: a parameter sent twice is a malformed request, whichever copy a server would read.
+    if (form.getAll("grant_type").length > 1 || form.getAll("device_code").length > 1) return "repeated" as const
     return { grantType: form.get("grant_type") ?? undefined, deviceCode: form.get("device_code") ?? undefined, form: true }
   }
   if (isJsonRequest(request)) {
@@ -162,6 +167,9 @@ export const DeviceHandlers = HttpApiBuilder.group(SiteApi, "device", Effect.fn(
           return errorJson(400, "invalid_request", "send JSON {device_code} or the RFC 8628 form-encoded request")
         }
         if (parsed === "unreadable") return errorJson(400, "invalid_request", UNREADABLE_BODY)
+        if (parsed === "repeated") return errorJson(400, "invalid_request", "grant_type and device_code may each be sent once")
+        // RFC 6749 5.2: a missing required parameter is invalid_request; unsupported_grant_type is for one sent.
+        if (parsed.form && parsed.grantType === undefined) return errorJson(400, "invalid_request", "grant_type is missing")
         if ((parsed.form || parsed.grantType !== undefined) && parsed.grantType !== DEVICE_CODE_GRANT_TYPE) {
           return errorJson(400, "unsupported_grant_type", `grant_type must be ${DEVICE_CODE_GRANT_TYPE}`)
         }

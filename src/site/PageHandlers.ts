@@ -134,11 +134,18 @@ export const PageHandlers = HttpApiBuilder.group(SiteApi, "pages", Effect.fn(fun
         const csrf = form.get("csrf")!
         const code = (form.get("code") ?? "").slice(0, 16)
         const approve = form.get("decision") === "approve"
+        // The same budget as the code form and the JSON approve/deny: this post takes a user code too,
+        // and a member must not be able to walk the code space through it.
+        const wait = yield* throttle.check(member.uuid)
+        if (wait !== undefined) return throttledCodePage(csrf, member, code, wait)
         const decided = approve ? grants.approve(code, member.uuid) : grants.deny(code, member.uuid)
         return yield* decided.pipe(
           Effect.as(decidedPage(approve)),
           Effect.catchTag("DeviceError", (error) =>
-            Effect.succeed(codePage({ csrf, email: member.email, code, error: error.message, status: 400 })))
+            Effect.as(
+              error.reason._tag === "UnknownUserCode" ? throttle.wrongCode(member.uuid) : Effect.void,
+              codePage({ csrf, email: member.email, code, error: error.message, status: 400 })
+            ))
         )
       }))
 }))

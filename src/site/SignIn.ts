@@ -28,8 +28,18 @@ export const makeSignIn = Effect.gen(function*() {
   })
 })
 
-/** Only a same-site path may follow sign-in (no `//host` or scheme: no open redirect). */
+/** Printable ASCII after one `/` that starts no `//` or `/\`: a path, nothing a browser could read as a host. */
+const SAME_SITE_PATH = /^\/(?![/\\])[\x21-\x7e]*$/
+const PROBE_ORIGIN = "http://probe.invalid"
+
+/**
+ * Only a same-site path may follow sign-in (no open redirect). Browsers drop tabs and newlines
+ * from a `Location` before resolving it (`/\t/evil` is `//evil`), and Node refuses a header with
+ * other control or non-Latin-1 characters (a 500 after the password was accepted), so anything
+ * but printable ASCII is refused, and the path must still resolve to this origin.
+ */
 export const safeNext = (raw: string | null | undefined): string =>
-  typeof raw === "string" && raw.startsWith("/") && !raw.startsWith("//") && !raw.includes("\\") && raw.length < 500
+  typeof raw === "string" && raw.length < 500 && SAME_SITE_PATH.test(raw) && !raw.includes("\\") &&
+    new URL(raw, PROBE_ORIGIN).origin === PROBE_ORIGIN
     ? raw
     : "/device"

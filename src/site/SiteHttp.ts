@@ -87,11 +87,12 @@ export const errorJson = (status: number, error: string, description: string, he
 export const okJson = (body: unknown) => HttpServerResponse.jsonUnsafe(body, { headers: noStore })
 
 /** JSON endpoints: `Content-Type: application/json` and, when sent, a same-origin `Origin` (the CSRF rule). */
+export const crossOrigin = () => errorJson(403, "invalid_origin", "cross-origin requests are refused")
+export const notJson = () => errorJson(400, "invalid_request", "the body must be JSON with Content-Type: application/json")
+
 export const jsonGuard = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
-  if (!(yield* originAllowed(request))) return errorJson(403, "invalid_origin", "cross-origin requests are refused")
-  if (!isJsonRequest(request)) {
-    return errorJson(400, "invalid_request", "the body must be JSON with Content-Type: application/json")
-  }
+  if (!(yield* originAllowed(request))) return crossOrigin()
+  if (!isJsonRequest(request)) return notJson()
   return undefined
 })
 

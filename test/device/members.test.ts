@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Members } from "../../src/members/Members.ts"
 import { SESSION_LIFETIME_MILLIS, Sessions } from "../../src/members/Sessions.ts"
-import { ACCOUNT_FAILURES, ADDRESS_FAILURES, SignInThrottle } from "../../src/members/SignInThrottle.ts"
+import { ACCOUNT_FAILURES, ADDRESS_FAILURES, MAX_WINDOWS, SignInThrottle } from "../../src/members/SignInThrottle.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const backends = [
@@ -89,6 +89,24 @@ describe("SignInThrottle", () => {
         yield* throttle.failed("b@x.test", "10.1.1.1")
         yield* throttle.succeeded("b@x.test")
         assert.isUndefined(yield* throttle.check("b@x.test", "10.1.1.2"))
+      })))
+
+    it.effect("a check keeps nothing; long emails share one window; the windows held stay bounded", () =>
+      timed(Effect.gen(function*() {
+        const throttle = yield* SignInThrottle
+        yield* TestClock.adjust("1 hour")
+        const before = yield* throttle.size
+        for (let i = 0; i < 1000; i++) assert.isUndefined(yield* throttle.check(`${i}-${"x".repeat(1000)}@z.test`, `198.51.100.${i % 250}`))
+        assert.strictEqual(yield* throttle.size, before)
+        // No member's email is longer than 320 characters: longer ones are throttled by their start.
+        const long = "y".repeat(400)
+        for (let i = 0; i < ACCOUNT_FAILURES; i++) yield* throttle.failed(`${long}${i}@z.test`, `203.0.113.${i}`)
+        assert.isDefined(yield* throttle.check(`${long}other@z.test`, "203.0.113.200"))
+        for (let i = 0; i < MAX_WINDOWS; i++) yield* throttle.failed(`many${i}@z.test`, `addr-${i}`)
+        assert.isAtMost(yield* throttle.size, MAX_WINDOWS)
+        // The newest windows are the ones kept.
+        for (let i = 0; i < ACCOUNT_FAILURES; i++) yield* throttle.failed("last@z.test", "addr-last")
+        assert.isDefined(yield* throttle.check("last@z.test", "addr-other"))
       })))
 
     it.effect("locks an address after 20 wrong passwords across accounts", () =>

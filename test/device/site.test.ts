@@ -146,6 +146,11 @@ describe("state table", () => {
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: "password", device_code: "x" })), "400 unsupported_grant_type")
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: DEVICE_GRANT })), "400 invalid_request")
     assert.strictEqual(errorOf(await http(site, "POST", TOKEN, { headers: { "content-type": "text/plain" }, body: "x" })), "400 invalid_request")
+    // RFC 6749: a missing grant_type and a parameter sent twice are malformed requests.
+    assert.strictEqual(errorOf(await postForm(site, TOKEN, { device_code: "x".repeat(43) })), "400 invalid_request")
+    const form = { "content-type": "application/x-www-form-urlencoded" }
+    const twice = await http(site, "POST", TOKEN, { headers: form, body: `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=a&device_code=b` })
+    assert.strictEqual(errorOf(twice), "400 invalid_request")
   })
 
   it("a body past the 16 KiB cap is refused as soon as the cap is passed, not buffered to its end", async () => {
@@ -180,6 +185,12 @@ describe("approve and sessions", () => {
     assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code })), "401 unauthenticated")
     assert.strictEqual(errorOf(await postJson(site, DENY, { user_code: grant.user_code })), "401 unauthenticated")
     assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie: "vdb_session=forged" } })), "401 unauthenticated")
+    // Without a session the answer is the 401 whatever the body is: none, or a form.
+    for (const path of [APPROVE, DENY]) {
+      assert.strictEqual(errorOf(await http(site, "POST", path)), "401 unauthenticated", path)
+      const form = await http(site, "POST", path, { headers: { "content-type": "application/x-www-form-urlencoded" }, body: `user_code=${grant.user_code}` })
+      assert.strictEqual(errorOf(form), "401 unauthenticated", path)
+    }
     const guesser = await createMember("guesser@example.test")
     const cookie = await signIn(guesser.email)
     const statuses: Array<string> = []
@@ -278,6 +289,41 @@ describe("pages", () => {
     assert.strictEqual((await pollForm(grant.device_code)).status, 200)
   })
 
+  it("the decision form counts wrong codes against the same budget as the code form and the JSON approve", async () => {
+    const guesser = await createMember("form-guesser@example.test")
+    const cookie = await signIn(guesser.email)
+    const jar = { vdb_session: cookie.split("=")[1]! }
+    const entry = await http(site, "GET", "/device", { headers: { cookie: header(jar) } })
+    pageCookies(entry, jar)
+    const csrf = csrfIn(entry.text)
+    const statuses: Array<number> = []
+    for (let i = 0; i < 11; i++) {
+      const decision = i % 2 === 0 ? "approve" : "deny"
+      statuses.push((await postForm(site, "/device/decision", { csrf, code: "BCD-FGH", decision }, { headers: { cookie: header(jar) } })).status)
+    }
+    assert.deepStrictEqual(statuses, [...Array(10).fill(400), 429])
+    // Throttled there, the member cannot decide a live code through any path, the form included.
+    const grant = await authorize()
+    const live = await postForm(site, "/device/decision", { csrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
+    assert.strictEqual(live.status, 429)
+    assert.include(live.text, "Too many wrong codes")
+    assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })), "429 too_many_attempts")
+    assert.strictEqual(errorOf(await pollJson(grant.device_code)), "400 authorization_pending")
+  })
+
+  it("after sign-in only a same-site path is followed: tabs, newlines and other characters a browser drops or a header refuses fall back to /device", async () => {
+    const cookie = await signIn(member.email)
+    for (const next of ["/\t/evil.example", "/\n/evil.example", "/\r\n/x", "/ /evil.example", "/\u2014", "//evil.example", "/\\evil.example", "https://evil.example/"]) {
+      const reply = await http(site, "GET", `/login?next=${encodeURIComponent(next)}`, { headers: { cookie } })
+      assert.strictEqual(`${reply.status} ${reply.headers.location}`, "303 /device", JSON.stringify(next))
+    }
+    const kept = await http(site, "GET", `/login?next=${encodeURIComponent("/device?code=BCD-FGH")}`, { headers: { cookie } })
+    assert.strictEqual(`${kept.status} ${kept.headers.location}`, "303 /device?code=BCD-FGH")
+    // Signed out, the same value ends up in the form's hidden field as the fallback.
+    const page = await http(site, "GET", `/login?next=${encodeURIComponent("/\t/evil.example")}`)
+    assert.include(page.text, 'name="next" value="/device"')
+  })
+
   it("an unknown code is shown as an error on the code page", async () => {
     const cookie = await signIn(member.email)
     const jar = { vdb_session: cookie.split("=")[1]! }
@@ -371,6 +417,63 @@ describe("CLI", () => {
     assert.strictEqual(verify.code, 1)
     assert.include(verify.stderr, "refused the stored credential")
   })
+
+  it("a hand-written organization secret is named by auth status and kept by auth logout", async () => {
+    const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+    const { mkdirSync, writeFileSync, existsSync } = await import("node:fs")
+    mkdirSync(join(xdg, "vdb"))
+    const path = join(xdg, "vdb", "credentials.json")
+    writeFileSync(path, JSON.stringify({ orgUuid: org.uuid, secret: org.secret }), { mode: 0o600 })
+    const cliEnv = { XDG_CONFIG_HOME: xdg }
+    const status = await runVdb(["auth", "status", "--json"], cliEnv)
+    assert.strictEqual(status.code, 1)
+    assert.deepStrictEqual(JSON.parse(status.stdout), { signedIn: false, orgUuid: org.uuid, credential: "organization secret", file: path })
+    assert.include(status.stderr, `holds organization ${org.uuid}'s secret, written by hand`)
+    assert.notInclude(status.stdout + status.stderr, org.secret)
+    const logout = await runVdb(["auth", "logout"], cliEnv)
+    assert.strictEqual(logout.code, 1)
+    assert.include(logout.stderr, "it was left in place")
+    assert.isTrue(existsSync(path))
+    const nothing = await runVdb(["auth", "status", "--json"], { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "vdb-xdg-")) })
+    assert.strictEqual(nothing.code, 1)
+    assert.strictEqual(JSON.parse(nothing.stdout).signedIn, false)
+  })
+
+  it("auth login shows and stores nothing a hostile site sends: escape sequences and a malformed credential are refused", async () => {
+    const { createServer } = await import("node:http")
+    let answer: "code" | "credential" = "code"
+    const fake = createServer((req, res) => {
+      req.resume()
+      req.on("end", () => {
+        res.setHeader("content-type", "application/json")
+        if (req.url!.endsWith("/authorize")) {
+          const code = answer === "code" ? "\u001b[2J\u001b]0;PWNED\u0007FAKE-CODE" : "BCD-FGH"
+          res.end(JSON.stringify({ device_code: "d", user_code: code, verification_uri: "http://127.0.0.1/device", expires_in: 60, interval: 1 }))
+        } else {
+          res.end(JSON.stringify({ type: "apikey", orgUuid: "\u001b[32morg\u001b[0m", api_key: "ApiKey x:y" }))
+        }
+      })
+    })
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (fake.address() as { port: number }).port
+      const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+      const escaped = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], { XDG_CONFIG_HOME: xdg })
+      assert.strictEqual(escaped.code, 1)
+      assert.include(escaped.stderr, "malformed user code")
+      assert.notInclude(escaped.stdout + escaped.stderr, "\u001b")
+      answer = "credential"
+      const malformed = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], { XDG_CONFIG_HOME: xdg })
+      assert.strictEqual(malformed.code, 1)
+      assert.include(malformed.stderr, "malformed credential; nothing was stored")
+      assert.include(malformed.stdout, "expires in 60 seconds")
+      assert.notInclude(malformed.stdout + malformed.stderr, "\u001b")
+      const { existsSync } = await import("node:fs")
+      assert.isFalse(existsSync(join(xdg, "vdb", "credentials.json")))
+    } finally {
+      fake.close()
+    }
+  }, 30_000)
 
   it("member list and remove; a removed member cannot sign in", async () => {
     const leaving = await createMember("leaving@example.test")
