@@ -7,6 +7,9 @@ import { McpCaller } from "./McpCaller.ts"
 import { fail, result } from "./ToolKit.ts"
 import type { Params, ToolHandler } from "./VulnLookups.ts"
 
+const SINCE_FROM = Date.UTC(1970, 0, 1)
+const SINCE_UNTIL = Date.UTC(10_000, 0, 1)
+
 /** The caller's own account: organization, rate-limit windows, usage. */
 export const accountToolHandlers = Effect.gen(function*() {
   const orgs = yield* Organizations
@@ -39,7 +42,10 @@ export const accountToolHandlers = Effect.gen(function*() {
       const { orgUuid } = yield* McpCaller
       const now = yield* Clock.currentTimeMillis
       const since = typeof p.since === "string" && p.since !== "" ? new Date(p.since) : new Date(now - 7 * 86_400_000)
-      if (Number.isNaN(since.getTime())) return yield* fail("invalid_argument", "since must be an ISO 8601 date or time")
+      // JavaScript reads years PostgreSQL refuses (before 4713 BC): outside this range the query would fail.
+      if (Number.isNaN(since.getTime()) || since.getTime() < SINCE_FROM || since.getTime() >= SINCE_UNTIL) {
+        return yield* fail("invalid_argument", "since must be an ISO 8601 date or time in the years 1970 to 9999")
+      }
       const summary = yield* usage.summary({ orgUuid, since })
       const rows = summary.rows.map((r) => ({ ...r }))
       return result(`${rows.reduce((n, r) => n + r.requests, 0)} request(s) since ${since.toISOString()}\n${rows.map((r) => `- ${r.route}: ${r.requests}`).join("\n")}`, { since: since.toISOString(), rows })

@@ -1,8 +1,9 @@
-import { ByteSize, Clock, Effect, Exit, Option, Redacted } from "effect"
+import { ByteSize, Clock, Config, Effect, Exit, Option, Redacted } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import { Host, ServicePorts } from "../config/AppConfig.ts"
 import { Organizations } from "../orgs/Organizations.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { type Limits, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { declaresOver } from "../server/BodyCap.ts"
 import { rateLimitHeaders, retryAfterSeconds } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
@@ -10,12 +11,40 @@ import { UsageLog } from "../usage/UsageLog.ts"
 export const MCP_PATH = "/mcp"
 export const DISCOVERY_PATH = "/.well-known/oauth-protected-resource"
 
+/** The methods `/mcp` serves: JSON-RPC, and DELETE to end a session. */
+export const MCP_METHODS = "POST, DELETE"
+
 /** The 401 challenge: the scheme, and (RFC 9728 section 5.1) where the resource metadata lives. */
 export const challengeFor = (origin: string) =>
   `ApiKey realm="vdb-mcp", resource_metadata="${origin}${DISCOVERY_PATH}"`
 
-const originOf = (request: HttpServerRequest.HttpServerRequest) =>
-  `http://${request.headers.host ?? "localhost"}`
+/**
+ * `host[:port]` as RFC 3986 lets a Host header carry it, narrowed to DNS names and IPv4 (letters,
+ * digits, hyphens, dots) or a bracketed IPv6 address, and a port of digits. Anything else (a quote,
+ * a space, a slash, userinfo) would break the challenge's quoted-string or point the discovery
+ * document somewhere else, so it is never echoed.
+ */
+const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i
+const MAX_HOST_LENGTH = 261
+
+/**
+ * The MCP service's own `host:port` (VDB_HOST, VDB_MCP_PORT): what a URL names when the request's
+ * Host cannot be used. A wildcard listen address is no address to connect to; loopback is.
+ */
+export const ServiceHost = Config.all({ host: Host, ports: ServicePorts }).pipe(Config.map(({ host, ports }) => {
+  const own = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+  return `${own.includes(":") ? `[${own}]` : own}:${ports.mcp}`
+}))
+
+/**
+ * The origin a response names: the request's Host when it is a valid `host[:port]` (`fromRequest`),
+ * otherwise `serviceHost`.
+ */
+export const originOf = (request: HttpServerRequest.HttpServerRequest, serviceHost: string) => {
+  const host = request.headers.host
+  const fromRequest = host !== undefined && host.length <= MAX_HOST_LENGTH && VALID_HOST.test(host)
+  return { origin: `http://${fromRequest ? host : serviceHost}`, fromRequest }
+}
 
 /**
  * A JSON-RPC request to these tools is a few KiB; 1 MiB leaves room for any
@@ -25,72 +54,146 @@ export const MAX_MCP_BODY_BYTES = 1024 * 1024
 const maxBody = ByteSize.fromInputUnsafe(MAX_MCP_BODY_BYTES)
 
 /** The MCP service's HTTP errors (outside JSON-RPC): `{error:{code,message}}`. */
-export const errorBody = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+export const errorBody = (status: number, code: string, message: string, headers: Readonly<Record<string, string>> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
+
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
+const OPEN_BRACKET = 0x5b
+
+const isRequest = (message: unknown) =>
+  typeof message === "object" && message !== null && "method" in message && "id" in message
+
+/**
+ * How many JSON-RPC requests a POST body carries, each a unit of the organization's limits: in a
+ * batch, the elements with a `method` and an `id` (notifications and responses start no work).
+ * Anything else is one, a body that does not parse included (the MCP server answers it), and no
+ * POST is free. Only a body that starts as an array is parsed here.
+ */
+export const requestsIn = (body: ArrayBuffer): number => {
+  const bytes = new Uint8Array(body)
+  // A UTF-8 byte order mark is dropped by the decoder, so a batch behind one is still a batch.
+  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  while (at < bytes.length && JSON_WHITESPACE.has(bytes[at]!)) at++
+  if (bytes[at] !== OPEN_BRACKET) return 1
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes))
+  } catch {
+    return 1
+  }
+  return Array.isArray(parsed) ? Math.max(1, parsed.filter(isRequest).length) : 1
+}
+
+/**
+ * The refusals the MCP server sends without a body (its JSON-RPC errors have one), in this
+ * service's dialect. By status, then by method where the reasons differ.
+ */
+const bareRefusal = (status: number, method: string): readonly [code: string, message: string] | undefined => {
+  switch (status) {
+    case 400:
+      return ["bad_request", method === "DELETE"
+        ? "send the Mcp-Session-Id of the session to end"
+        : "request not accepted: a JSON-RPC batch needs a 2025-03-26 session and no initialize"]
+    case 403:
+      return ["forbidden", "requests with an Origin header (from a browser) are not served"]
+    case 404:
+      return ["not_found", "unknown or ended MCP session: initialize a new one"]
+    case 406:
+      return ["not_acceptable", "send Accept: application/json, text/event-stream"]
+    case 415:
+      return ["unsupported_media_type", "send Content-Type: application/json"]
+  }
+  return undefined
+}
+
+const withErrorBody = (response: HttpServerResponse.HttpServerResponse, method: string) => {
+  const refusal = response.body._tag === "Empty" && response.headers["content-type"] === undefined
+    ? bareRefusal(response.status, method)
+    : undefined
+  return refusal === undefined ? response : errorBody(response.status, refusal[0], refusal[1], response.headers)
+}
+
+type Caller =
+  | { readonly orgUuid: string | null; readonly refusal: HttpServerResponse.HttpServerResponse }
+  | { readonly orgUuid: string; readonly refusal: null; readonly limits: Limits }
 
 /**
  * The HTTP gate in front of the MCP endpoint, the same decision as the
  * vulnerability API (src/api/AuthenticationLive.ts): `ApiKey <org>:<hex>`,
- * 401 without a valid one, 403 for an inactive organization, 429 over the
- * organization's limits. Every POST counts once and goes to the usage log
- * (route `/mcp`), so MCP traffic shares the organization's quota with the API.
- * Methods other than POST answer 405 `Allow: POST` before any of that.
+ * 401 without a valid one, 403 for an inactive organization, then for a POST
+ * 413 over the body cap and 429 over the organization's limits. A POST costs
+ * one unit per JSON-RPC request it carries (`requestsIn`), so a batch cannot
+ * carry more work than the limits allow; it is admitted whole or not at all.
+ * A DELETE (ending a session) costs nothing. Every POST and DELETE goes to the
+ * usage log once (route `/mcp`), so MCP traffic shares the organization's
+ * quota with the API. Other methods answer 405 before any of that.
  */
 export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   const orgs = yield* Organizations
   const limiter = yield* RateLimiter
   const usage = yield* UsageLog
+  const serviceHost = yield* ServiceHost
 
-  const judge = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  const authenticate = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest): Effect.fn.Return<Caller> {
     const key = parseApiKey((request.headers.authorization ?? "").trim())
-    const challenge = { "www-authenticate": challengeFor(originOf(request)) }
+    const challenge = { "www-authenticate": challengeFor(originOf(request, serviceHost).origin) }
     if (key === undefined) {
-      return { org: null, refusal: errorBody(401, "unauthorized", "missing or malformed credentials: send Authorization: ApiKey <org_uuid>:<hex>", challenge) }
+      return { orgUuid: null, refusal: errorBody(401, "unauthorized", "missing or malformed credentials: send Authorization: ApiKey <org_uuid>:<hex>", challenge) }
     }
     const found = yield* orgs.secretOf(key.orgUuid).pipe(Effect.option)
     if (Option.isNone(found) || !digestMatches(key.digest, apiKeyDigest(Redacted.value(found.value.secret), found.value.org.uuid))) {
-      return { org: null, refusal: errorBody(401, "unauthorized", "invalid credentials", challenge) }
+      return { orgUuid: null, refusal: errorBody(401, "unauthorized", "invalid credentials", challenge) }
     }
     const org = found.value.org
     const limits = { perMinute: org.perMinute, perWeek: org.perWeek }
     if (!org.isActive) {
       const decision = yield* limiter.peek(org.uuid, limits)
-      return { org: org.uuid, refusal: errorBody(403, "forbidden", "organization inactive", rateLimitHeaders(decision)) }
+      return { orgUuid: org.uuid, refusal: errorBody(403, "forbidden", "organization inactive", rateLimitHeaders(decision)) }
     }
-    const decision = yield* limiter.consume(org.uuid, limits)
+    return { orgUuid: org.uuid, refusal: null, limits }
+  })
+
+  /** A POST of an admitted caller: 413 over the cap, 429 over the limits, else the rate-limit headers. */
+  const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, orgUuid: string, limits: Limits) {
+    // A declared length over the cap is refused unread. Otherwise the body is read here, stopping at the
+    // cap; the request keeps what it read, and the MCP server parses that copy. It is read before the
+    // rate decision because what a POST costs is the number of requests in it.
+    const read = declaresOver(request.headers, MAX_MCP_BODY_BYTES)
+      ? undefined
+      : yield* Effect.exit(Effect.provideService(request.arrayBuffer, HttpIncomingMessage.MaxBodySize, maxBody))
+    if (read === undefined || Exit.isFailure(read)) {
+      return { refusal: errorBody(413, "payload_too_large", `request body over ${MAX_MCP_BODY_BYTES} bytes`, { connection: "close" }), headers: {} }
+    }
+    const decision = yield* limiter.consume(orgUuid, limits, requestsIn(read.value))
     if (!decision.admitted) {
       return {
-        org: org.uuid,
         refusal: errorBody(429, "rate_limited", "rate limit exceeded: retry after the Retry-After seconds", {
           ...rateLimitHeaders(decision),
           "retry-after": String(retryAfterSeconds(decision))
-        })
+        }),
+        headers: {}
       }
     }
-    return { org: org.uuid, refusal: null, headers: rateLimitHeaders(decision) }
+    return { refusal: null, headers: rateLimitHeaders(decision) }
   })
 
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (request.method !== "POST") {
-        return errorBody(405, "method_not_allowed", `method ${request.method} not allowed: use POST`, { allow: "POST" })
+      if (request.method !== "POST" && request.method !== "DELETE") {
+        return errorBody(405, "method_not_allowed", `method ${request.method} not allowed: use ${MCP_METHODS}`, { allow: MCP_METHODS })
       }
       const started = performance.now()
       const at = new Date(yield* Clock.currentTimeMillis)
-      const verdict = yield* judge(request)
-      // A declared length over the cap is refused unread. Otherwise the body is read here, stopping at the
-      // cap; the request keeps what it read, and the MCP server parses that copy.
-      const overCap = verdict.refusal === null &&
-        (declaresOver(request.headers, MAX_MCP_BODY_BYTES) ||
-          Exit.isFailure(yield* Effect.exit(Effect.provideService(request.arrayBuffer, HttpIncomingMessage.MaxBodySize, maxBody))))
-      const refusal = verdict.refusal ??
-        (overCap
-          ? errorBody(413, "payload_too_large", `request body over ${MAX_MCP_BODY_BYTES} bytes`, { connection: "close" })
-          : null)
-      const response = refusal ?? HttpServerResponse.setHeaders(yield* httpEffect, verdict.headers ?? {})
+      const caller = yield* authenticate(request)
+      // Ending a session only frees what the server holds for it: no unit of the limits.
+      const admission = caller.refusal === null && request.method === "POST"
+        ? yield* admit(request, caller.orgUuid, caller.limits)
+        : { refusal: caller.refusal, headers: {} }
+      const response = admission.refusal ??
+        withErrorBody(HttpServerResponse.setHeaders(yield* httpEffect, admission.headers), request.method)
       usage.record({
-        orgUuid: verdict.org,
+        orgUuid: caller.orgUuid,
         method: request.method,
         route: MCP_PATH,
         identifier: null,

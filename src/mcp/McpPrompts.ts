@@ -7,6 +7,13 @@ import { PROMPT_DEFINITIONS } from "./PromptDefinitions.ts"
 const GROUNDING_CHARS = 6000
 
 /**
+ * The server advertises `completions` (the library sets it), so every prompt argument
+ * answers `completion/complete`: its suggested values starting with the input, or none.
+ */
+export const completeFrom = (values: ReadonlyArray<string>) => (input: string) =>
+  Effect.succeed(values.filter((value) => value.toLowerCase().startsWith(input.trim().toLowerCase())))
+
+/**
  * Registers the 18 prompts. Each runs its grounding tools in process (with
  * the caller's organization) and returns one user message: the tool results,
  * then the instruction. A failing tool shows its agent-readable message in
@@ -20,6 +27,7 @@ export const McpPromptsLayer = Layer.unwrap(Effect.gen(function*() {
       title: definition.title,
       description: definition.description,
       parameters: definition.parameters,
+      completion: Object.fromEntries(Object.keys(definition.parameters).map((name) => [name, completeFrom(definition.suggestions?.[name] ?? [])])),
       content: (args) =>
         Effect.gen(function*() {
           const values = args as Record<string, string | undefined>

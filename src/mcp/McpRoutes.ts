@@ -13,7 +13,7 @@ import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { CallerMiddleware } from "./McpCaller.ts"
 import { routeFallback, UNMATCHED_CODES, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
-import { DISCOVERY_PATH, errorBody, MCP_PATH, McpGate } from "./McpGate.ts"
+import { DISCOVERY_PATH, errorBody, MCP_PATH, McpGate, originOf, ServiceHost } from "./McpGate.ts"
 import { McpPromptsLayer } from "./McpPrompts.ts"
 import { McpResourcesLayer } from "./McpResources.ts"
 import { McpToolHandlers, McpToolsLayer } from "./McpTools.ts"
@@ -34,24 +34,31 @@ export const MCP_PROTOCOLS = [
   McpProtocol.v2024_11_05
 ] as const
 
-/** RFC 9728 protected-resource metadata: what this resource is and how to authenticate to it. */
-const discovery = HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const origin = `http://${request.headers.host ?? "localhost"}`
-  return HttpServerResponse.jsonUnsafe({
-    resource: `${origin}${MCP_PATH}`,
-    resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
-    authorization_servers: [],
-    bearer_methods_supported: [],
-    // Not OAuth: the organization's API key, the same credential as the vulnerability API.
-    authentication_schemes: [{
-      scheme: "ApiKey",
-      header: "Authorization",
-      format: "ApiKey <org_uuid>:<hex(HMAC-SHA256(key=org secret, data=org uuid))>",
-      documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
-    }],
-    mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-  }, { headers: { "cache-control": "public, max-age=300" } })
+/**
+ * RFC 9728 protected-resource metadata: what this resource is and how to authenticate to it. The
+ * document names the request's Host, so a cache keeps one per Host (`vary`), and one that names the
+ * service's own address instead (the Host was not a valid `host[:port]`) is kept by no shared cache.
+ */
+const discovery = Layer.unwrap(Effect.gen(function*() {
+  const serviceHost = yield* ServiceHost
+  return HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { origin, fromRequest } = originOf(request, serviceHost)
+    return HttpServerResponse.jsonUnsafe({
+      resource: `${origin}${MCP_PATH}`,
+      resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
+      authorization_servers: [],
+      bearer_methods_supported: [],
+      // Not OAuth: the organization's API key, the same credential as the vulnerability API.
+      authentication_schemes: [{
+        scheme: "ApiKey",
+        header: "Authorization",
+        format: "ApiKey <org_uuid>:<hex(HMAC-SHA256(key=org secret, data=org uuid))>",
+        documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
+      }],
+      mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    }, { headers: { "cache-control": fromRequest ? "public, max-age=300" : "private, no-store", vary: "host" } })
+  }))
 }))
 
 /** Liveness without credentials (the service also has the shared `/healthz` and `/readyz`). */
@@ -62,7 +69,7 @@ const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ 
  * 404 `not_found`, 405 `method_not_allowed` with `Allow`, 414 `uri_too_long`.
  */
 const fallback = routeFallback(
-  [["POST", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"]],
+  [["POST", MCP_PATH], ["DELETE", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"]],
   (unmatched) =>
     errorBody(unmatchedStatus(unmatched), UNMATCHED_CODES[unmatched._tag], unmatchedMessage(unmatched), unmatchedHeaders(unmatched))
 )
@@ -73,9 +80,9 @@ const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResource
 )
 
 /**
- * The MCP service's routes: `POST /mcp` (the MCP server behind the ApiKey
- * gate, which also counts against the organization's limits and writes the
- * usage log) and the discovery document. Needs `Organizations`, `VulnStore`,
+ * The MCP service's routes: `POST /mcp` and `DELETE /mcp` (the MCP server
+ * behind the ApiKey gate, which also counts POSTs against the organization's
+ * limits and writes the usage log) and the discovery document. Needs `Organizations`, `VulnStore`,
  * `InferenceLog`, `SecretBox` and a `SqlClient` from the app layer.
  */
 export const McpRoutes: Layer.Layer<
@@ -89,6 +96,8 @@ export const McpRoutes: Layer.Layer<
     instructions: "Vulnerability intelligence (records, exploits, KEV, EPSS, CVSS, SSVC) and AI-gateway firewall tools for the calling organization. Identifiers may be given in any form (CVE, GHSA, OSV, EUVD). Lists page with `cursor`.",
     path: MCP_PATH,
     protocols: MCP_PROTOCOLS,
+    // The library keeps every session until the process ends; DELETE is the one way to free one.
+    allowSessionTermination: true,
     registrations: Registrations
   }).pipe(Layer.provide(McpGate.layer)),
   discovery,

@@ -20,6 +20,9 @@ const makeToolHandlers = Effect.map(
 )
 
 // One toolkit, built from the definitions: the handler record above must name every tool.
+// The hints default to the most cautious values (destructive, not idempotent, open world), so
+// each is set: no tool deletes or overwrites anything, a read gives the same answer when
+// repeated (issuing nonces does not: each call adds new ones), and all act on vdb's own data.
 const tools = TOOL_DEFINITIONS.map((d) =>
   Tool.make(d.name, {
     description: d.description,
@@ -27,7 +30,11 @@ const tools = TOOL_DEFINITIONS.map((d) =>
     success: ToolResult,
     failure: ToolFailure,
     dependencies: [McpCaller]
-  }).annotate(Tool.Title, d.title).annotate(Tool.Readonly, d.name !== "issue_nonces")
+  }).annotate(Tool.Title, d.title)
+    .annotate(Tool.Readonly, !d.writes)
+    .annotate(Tool.Destructive, false)
+    .annotate(Tool.Idempotent, !d.writes)
+    .annotate(Tool.OpenWorld, false)
 )
 export const VdbToolkit = Toolkit.make(...(tools as [typeof tools[number]]))
 

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { MAX_BATCH } from "./ToolKit.ts"
 
 /**
  * The MCP prompts: names, descriptions and typed arguments (MCP prompt
@@ -7,8 +8,20 @@ import { Schema } from "effect"
  * `bin/vdb mcp prompts` and docs/mcp.md all read this list.
  */
 const Identifier = Schema.String.annotate({ description: "A vulnerability identifier (CVE, GHSA, OSV, EUVD, ...)" })
-const Identifiers = Schema.String.annotate({ description: "Comma-separated vulnerability identifiers (at most 50)" })
+const listOf = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
+// Refused while the arguments are decoded, so a longer list is the prompt's invalid-params
+// error (a failure of the prompt's content would reach the client as an internal error).
+const Identifiers = Schema.String.check(Schema.makeFilter<string>((value) =>
+  listOf(value).length <= MAX_BATCH || `pass at most ${MAX_BATCH} identifiers; split larger lists into several prompts`
+)).annotate({ description: `Comma-separated vulnerability identifiers (at most ${MAX_BATCH}; a longer list is refused)` })
 const opt = Schema.optionalKey
+
+/** A free-text argument with usual values, which `completion/complete` offers. */
+const suggested = (description: string, values: ReadonlyArray<string>) =>
+  ({ values, schema: opt(Schema.String.annotate({ description: `${description} (${values.join(", ")}; completion/complete suggests these)` })) })
+const Audience = suggested("Optional: who reads it", ["board", "CISO", "customers"])
+const MissionImpact = suggested("Optional: mission and well-being impact for us", ["low", "medium", "high"])
+const Focus = suggested("Optional: a concern to focus on", ["PII", "secrets", "prompt injection"])
 
 export interface PromptDefinition {
   readonly name: string
@@ -18,9 +31,10 @@ export interface PromptDefinition {
   /** Tool calls (name and arguments from the prompt's arguments) whose results ground the message. */
   readonly grounding: (args: Record<string, string | undefined>) => ReadonlyArray<readonly [tool: string, params: Record<string, unknown>]>
   readonly instruction: (args: Record<string, string | undefined>) => string
+  /** Values `completion/complete` offers per argument; an argument without any gets an empty list. */
+  readonly suggestions?: Readonly<Record<string, ReadonlyArray<string>>>
 }
 
-const listOf = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").slice(0, 50)
 const audience = (args: Record<string, string | undefined>) => args.audience === undefined ? "" : ` The audience is: ${args.audience}.`
 
 const prompt = (d: PromptDefinition) => d
@@ -57,7 +71,8 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
   prompt({
     name: "executive_summary", title: "Executive summary",
     description: "A short non-technical summary of a vulnerability's business risk.",
-    parameters: { identifier: Identifier, audience: opt(Schema.String.annotate({ description: "Optional: who reads it (board, CISO, customers)" })) },
+    parameters: { identifier: Identifier, audience: Audience.schema },
+    suggestions: { audience: Audience.values },
     grounding: (a) => [["risk_overview", { identifier: a.identifier }], ["get_description", { identifier: a.identifier, max_chars: 1000 }]],
     instruction: (a) => `Write a five-sentence executive summary of ${a.identifier}: what it is, how likely it is to be exploited, what it could cost, and what we should do.${audience(a)}`
   }),
@@ -78,7 +93,8 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
   prompt({
     name: "ssvc_decision", title: "SSVC decision",
     description: "Walk CISA's SSVC decision tree (Track, Track*, Attend, Act) for a vulnerability.",
-    parameters: { identifier: Identifier, mission_impact: opt(Schema.String.annotate({ description: "Optional: mission and well-being impact for us (low, medium, high)" })) },
+    parameters: { identifier: Identifier, mission_impact: MissionImpact.schema },
+    suggestions: { mission_impact: MissionImpact.values },
     grounding: (a) => [["get_ssvc", { identifier: a.identifier }], ["get_kev_status", { identifier: a.identifier }], ["get_exploit_summary", { identifier: a.identifier }]],
     instruction: (a) => `Walk the CISA SSVC decision tree for ${a.identifier} (exploitation, automatable, technical impact${a.mission_impact === undefined ? ", mission impact: ask me if needed" : `, mission impact: ${a.mission_impact}`}) and state the decision: Track, Track*, Attend or Act.`
   }),
@@ -92,7 +108,8 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
   prompt({
     name: "review_guardrails", title: "Review guardrails",
     description: "Review the organization's AI-gateway guardrail rules and policies for gaps and conflicts.",
-    parameters: { focus: opt(Schema.String.annotate({ description: "Optional: a concern to focus on (PII, secrets, prompt injection)" })) },
+    parameters: { focus: Focus.schema },
+    suggestions: { focus: Focus.values },
     grounding: () => [["list_guardrails", { limit: 100 }], ["list_policies", { limit: 100 }]],
     instruction: (a) => `Review these guardrail rules and gateway policies: find gaps, overlapping or conflicting rules, disabled or non-compiling rules, and propose changes.${a.focus === undefined ? "" : ` Focus on: ${a.focus}.`}`
   }),

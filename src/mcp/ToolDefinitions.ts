@@ -1,6 +1,5 @@
 import { Schema } from "effect"
-import { Tool } from "effect/ai"
-import { Cursor, DEFAULT_PAGE_SIZE, MaxChars, PageSize } from "./ToolKit.ts"
+import { Cursor, DEFAULT_PAGE_SIZE, MAX_BATCH, MaxChars, PageSize } from "./ToolKit.ts"
 
 /**
  * The MCP tools' names, descriptions and typed arguments: the one place
@@ -18,14 +17,18 @@ const SourceName = Schema.String.annotate({
 const identifierOnly = Schema.Struct({ identifier: Identifier })
 const paged = Schema.Struct({ identifier: Identifier, cursor: opt(Cursor), limit: opt(PageSize) })
 const listOnly = Schema.Struct({ cursor: opt(Cursor), limit: opt(PageSize) })
+// Not `Tool.EmptyParams` (which refuses every key): like every tool with arguments, one without ignores unknown keys.
+const noArguments = Schema.Record(Schema.String, Schema.Unknown)
 
 export interface ToolDefinition {
   readonly name: string
   readonly title: string
   readonly group: "vulnerabilities" | "exploits" | "account" | "gateway"
   readonly description: string
-  /** A struct of the arguments; `Tool.EmptyParams` for a tool without any. */
-  readonly parameters: Schema.Struct<Schema.Struct.Fields> | typeof Tool.EmptyParams
+  /** A struct of the arguments; `noArguments` for a tool without any. */
+  readonly parameters: Schema.Struct<Schema.Struct.Fields> | typeof noArguments
+  /** Whether a call changes stored state (issuing nonces); every other tool only reads. */
+  readonly writes: boolean
 }
 
 const tool = (
@@ -33,8 +36,9 @@ const tool = (
   title: string,
   group: ToolDefinition["group"],
   description: string,
-  parameters: Schema.Struct<any> | typeof Tool.EmptyParams = Tool.EmptyParams
-): ToolDefinition => ({ name, title, group, description, parameters })
+  parameters: Schema.Struct<any> | typeof noArguments = noArguments,
+  writes = false
+): ToolDefinition => ({ name, title, group, description, parameters, writes })
 
 export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
   // Vulnerability records
@@ -66,13 +70,13 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
   tool("compare_sources", "Compare sources", "vulnerabilities",
     "Where the sources disagree: CVSS scores and severities, CWE assignments, KEV listing and affected products, per source.", identifierOnly),
   tool("batch_lookup", "Batch lookup", "vulnerabilities",
-    "Look up to 50 identifiers at once: for each, whether it is known, its sources, highest CVSS, EPSS and KEV listing.",
-    Schema.Struct({ identifiers: Schema.Array(Identifier).annotate({ description: "1 to 50 identifiers" }) })),
+    `Look up to ${MAX_BATCH} identifiers at once: for each, whether it is known, its sources, highest CVSS, EPSS and KEV listing.`,
+    Schema.Struct({ identifiers: Schema.Array(Identifier).annotate({ description: `1 to ${MAX_BATCH} identifiers` }) })),
   tool("risk_overview", "Risk overview", "vulnerabilities",
     "One-call triage view: highest CVSS, EPSS, KEV status, SSVC exploitation, and exploit counts per source.", identifierOnly),
   tool("recent_kev_entries", "Recently added KEV entries", "vulnerabilities",
     `Vulnerabilities most recently added to a known-exploited catalog, newest first. Pages of ${DEFAULT_PAGE_SIZE} by default.`,
-    Schema.Struct({ since: opt(Schema.String.annotate({ description: "Only entries added on or after this date (YYYY-MM-DD)" })), cursor: opt(Cursor), limit: opt(PageSize) })),
+    Schema.Struct({ since: opt(Schema.String.annotate({ description: "Only entries added on or after this calendar date (YYYY-MM-DD)" })), cursor: opt(Cursor), limit: opt(PageSize) })),
   // Exploits
   tool("list_exploits", "Exploits", "exploits",
     `Public exploits, proof-of-concepts and sightings for a vulnerability, newest first, with a count per source. Pages of ${DEFAULT_PAGE_SIZE} by default.`, paged),
@@ -93,10 +97,10 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
   tool("get_organization", "Organization", "account",
     "The calling organization: name, whether it is active, its per-minute and per-week request limits."),
   tool("get_rate_limit_status", "Rate-limit status", "account",
-    "The calling organization's current rate-limit windows (limit, used, remaining, reset) without using a request."),
+    "The calling organization's current rate-limit windows (limit, used, remaining, reset). The call itself counts as one request, like every MCP request."),
   tool("get_usage", "Usage", "account",
     "The calling organization's requests per route and status since a date (default: the last 7 days).",
-    Schema.Struct({ since: opt(Schema.String.annotate({ description: "ISO 8601 date or time (default 7 days ago)" })) })),
+    Schema.Struct({ since: opt(Schema.String.annotate({ description: "ISO 8601 date or time in the years 1970 to 9999 (default 7 days ago)" })) })),
   // Gateway
   tool("list_guardrails", "Guardrail rules", "gateway",
     `The organization's AI-gateway guardrail rules (type, action, priority, enabled). Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly),
@@ -107,7 +111,7 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
     Schema.Struct({ text: Schema.String.annotate({ description: "The text to test (at most 100000 characters)" }) })),
   tool("issue_nonces", "Issue nonces", "gateway",
     "Issue single-use nonces for sealing trusted blocks in gateway requests (delimiter integrity).",
-    Schema.Struct({ count: opt(Schema.Finite.annotate({ description: "How many nonces (default 1, at most 100)" })) })),
+    Schema.Struct({ count: opt(Schema.Finite.annotate({ description: "How many nonces (default 1, at most 100)" })) }), true),
   tool("list_inference_log", "Inference log", "gateway",
     `Metadata of the organization's recent gateway requests (provider, model, surface, status, latency, sizes, decision; never prompts or completions), newest first. Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly)
 ]

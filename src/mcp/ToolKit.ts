@@ -27,9 +27,13 @@ export const ToolResult = Schema.Struct({
 })
 export type ToolResult = typeof ToolResult.Type
 
+/** The most identifiers one call (batch_lookup) or prompt takes. */
+export const MAX_BATCH = 50
 export const DEFAULT_PAGE_SIZE = 20
 export const MAX_PAGE_SIZE = 100
 export const DEFAULT_MAX_CHARS = 4000
+export const MIN_MAX_CHARS = 100
+export const MAX_MAX_CHARS = 50_000
 
 export const Cursor = Schema.String.annotate({
   description: "Opaque cursor from a previous page's `nextCursor`; omit for the first page"
@@ -38,7 +42,7 @@ export const PageSize = Schema.Finite.annotate({
   description: `Items per page (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE})`
 })
 export const MaxChars = Schema.Finite.annotate({
-  description: `Longest text returned before it is cut with a marker (default ${DEFAULT_MAX_CHARS}, at most 50000)`
+  description: `Longest text returned before it is cut with a marker (default ${DEFAULT_MAX_CHARS}, at least ${MIN_MAX_CHARS}, at most ${MAX_MAX_CHARS})`
 })
 
 const encodeCursor = (offset: number) => Buffer.from(`o:${offset}`, "utf8").toString("base64url")
@@ -72,12 +76,23 @@ export const pageOf = <A>(all: ReadonlyArray<A>, req: { readonly offset: number;
 export const nextCursorFor = (offset: number, size: number, total: number) =>
   offset + size < total ? encodeCursor(offset + size) : null
 
-/** Cuts a text at `max` characters with a marker that says how to read the rest. */
-export const truncate = (text: string, max: number | undefined, how: string) => {
-  const limit = Math.max(100, Math.min(50_000, Math.floor(max ?? DEFAULT_MAX_CHARS)))
+/**
+ * Cuts a text at `max` characters (clamped) with a marker that says how to read
+ * the rest; `how` may take the limit applied, so a marker naming the next
+ * offset follows what was returned rather than what was asked for.
+ */
+export const truncate = (text: string, max: number | undefined, how: string | ((limit: number) => string)) => {
+  const limit = Math.max(MIN_MAX_CHARS, Math.min(MAX_MAX_CHARS, Math.floor(max ?? DEFAULT_MAX_CHARS)))
   return text.length <= limit
     ? { text, truncated: false }
-    : { text: `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters; ${how}]`, truncated: true }
+    : { text: `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters; ${typeof how === "string" ? how : how(limit)}]`, truncated: true }
+}
+
+/** Whether a `YYYY-MM-DD` text names a day of the calendar (2024-13-45 and 2023-02-29 do not). */
+export const isCalendarDate = (text: string) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false
+  const day = new Date(`${text}T00:00:00Z`)
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === text
 }
 
 export const result = (text: string, data: unknown): ToolResult => ({ text, data })

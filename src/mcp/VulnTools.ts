@@ -4,7 +4,7 @@ import { identifierProblem, normaliseIdentifier } from "../api/Identifier.ts"
 import { buildSummary } from "../api/Summary.ts"
 import { recentKev } from "./RecentKev.ts"
 import { affectedOf, cvssOf, cweOf, descriptionsOf, epssOf, kevOf, referencesOf, ssvcOf, titleOf } from "./RecordFacts.ts"
-import { fail, nextCursorFor, pageOf, pageRequest, result, truncate } from "./ToolKit.ts"
+import { fail, isCalendarDate, MAX_BATCH, nextCursorFor, pageOf, pageRequest, result, truncate } from "./ToolKit.ts"
 import { makeVulnLookups, type Params, type ToolHandler } from "./VulnLookups.ts"
 
 /** The vulnerability-record tools: lookups, facts read from the CVE 5.1 records, comparisons and the KEV feed. */
@@ -38,7 +38,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       }
       const json = record.recordJson ?? "null"
       const offset = Math.max(0, Math.floor(p.offset ?? 0))
-      const cut = truncate(json.slice(offset), p.max_chars, `call again with offset=${offset + Math.floor(p.max_chars ?? 4000)}`)
+      const cut = truncate(json.slice(offset), p.max_chars, (limit) => `call again with offset=${offset + limit}`)
       return result(cut.text, { identifier: id, source: record.source, recordIdentifier: record.identifier, offset, totalChars: json.length, truncated: cut.truncated, json: cut.text })
     }),
 
@@ -157,7 +157,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
 
     batch_lookup: Effect.fn("McpTools.batch_lookup")(function*(p: Params) {
       const raw: ReadonlyArray<unknown> = Array.isArray(p.identifiers) ? p.identifiers : []
-      if (raw.length === 0 || raw.length > 50) return yield* fail("invalid_argument", "pass 1 to 50 identifiers; split larger lists into several calls")
+      if (raw.length === 0 || raw.length > MAX_BATCH) return yield* fail("invalid_argument", `pass 1 to ${MAX_BATCH} identifiers; split larger lists into several calls`)
       const rows = yield* Effect.forEach(raw, (one) =>
         Effect.gen(function*() {
           const id = normaliseIdentifier(typeof one === "string" ? one : "")
@@ -196,7 +196,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
     recent_kev_entries: Effect.fn("McpTools.recent_kev_entries")(function*(p: Params) {
       const req = yield* pageRequest(p.cursor, p.limit)
       const since = typeof p.since === "string" && p.since !== "" ? p.since : null
-      if (since !== null && !/^\d{4}-\d{2}-\d{2}$/.test(since)) return yield* fail("invalid_argument", "since must be a date YYYY-MM-DD")
+      if (since !== null && !isCalendarDate(since)) return yield* fail("invalid_argument", "since must be a calendar date YYYY-MM-DD")
       const { entries: items, total } = yield* recentKev({ since, offset: req.offset, size: req.size }).pipe(
         Effect.provideService(SqlClient.SqlClient, sql),
         Effect.catch(() => fail("unavailable", "the vulnerability store is unavailable; retry shortly"))

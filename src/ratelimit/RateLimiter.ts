@@ -54,8 +54,11 @@ const groupDecisions = (now: number, limits: Limits, size: number, row: CounterR
  * requests are counted (so 429s do not eat into the weekly budget).
  */
 export class RateLimiter extends Context.Service<RateLimiter, {
-  /** Decides and, when admitted, counts one request. */
-  consume(orgUuid: string, limits: Limits): Effect.Effect<RateDecision>
+  /**
+   * Decides and, when admitted, counts `cost` requests (default 1), all or nothing: they are
+   * admitted only when both windows have room for all of them.
+   */
+  consume(orgUuid: string, limits: Limits, cost?: number): Effect.Effect<RateDecision>
   /** The current state without counting (for responses that are not counted, e.g. 403). */
   peek(orgUuid: string, limits: Limits): Effect.Effect<RateDecision>
 }>()("vdb/ratelimit/RateLimiter") {
@@ -75,24 +78,19 @@ export class RateLimiter extends Context.Service<RateLimiter, {
     const scope = yield* Effect.scope
     const queues = new Map<string, Array<Waiter>>()
 
-    /** Admits up to `size` requests atomically; the row after it, with how many it admitted. */
-    const admitGroup = (orgUuid: string, limits: Limits, size: number, now: number) => {
-      const m = new Date(minuteStart(now))
-      const w = new Date(weekStart(now))
-      const pm = limits.perMinute
-      const pw = limits.perWeek
-      const first = Math.min(size, pm === 0 ? size : pm, pw === 0 ? size : pw)
-      // The windows' counts as of now (a window that has ended counts 0), and the group's admitted
-      // share: as many as both windows have room for. A process whose clock lags keeps counting in the
-      // newer window (GREATEST / <=).
-      const minuteNow = sql`(CASE WHEN EXCLUDED.minute_start <= r.minute_start THEN r.minute_count ELSE 0 END)`
-      const weekNow = sql`(CASE WHEN EXCLUDED.week_start <= r.week_start THEN r.week_count ELSE 0 END)`
-      const admitted = sql`LEAST(${size}::int,
-        CASE WHEN ${pm}::int = 0 THEN ${size}::int ELSE GREATEST(0, ${pm}::int - ${minuteNow}) END,
-        CASE WHEN ${pw}::int = 0 THEN ${size}::int ELSE GREATEST(0, ${pw}::int - ${weekNow}) END)`
-      return sql<CounterRow>`
+    // The windows' counts as of now (a window that has ended counts 0). A process whose clock lags
+    // keeps counting in the newer window (GREATEST / <=).
+    const minuteNow = sql`(CASE WHEN EXCLUDED.minute_start <= r.minute_start THEN r.minute_count ELSE 0 END)`
+    const weekNow = sql`(CASE WHEN EXCLUDED.week_start <= r.week_start THEN r.week_count ELSE 0 END)`
+
+    /**
+     * Counts `admitted` (an expression over `minuteNow`/`weekNow`) atomically; `first` is the same
+     * count for an organization that has no row yet. The row after it, with how many it admitted.
+     */
+    const count = (orgUuid: string, now: number, first: number, admitted: typeof minuteNow) =>
+      sql<CounterRow>`
         INSERT INTO rate_counters AS r (org_uuid, minute_start, minute_count, week_start, week_count, last_admitted, last_admitted_count)
-        VALUES (${orgUuid}::uuid, ${m}, ${first}::int, ${w}, ${first}::int, ${first > 0}, ${first}::int)
+        VALUES (${orgUuid}::uuid, ${new Date(minuteStart(now))}, ${first}::int, ${new Date(weekStart(now))}, ${first}::int, ${first > 0}, ${first}::int)
         ON CONFLICT (org_uuid) DO UPDATE SET
           minute_start = GREATEST(r.minute_start, EXCLUDED.minute_start),
           week_start = GREATEST(r.week_start, EXCLUDED.week_start),
@@ -101,6 +99,27 @@ export class RateLimiter extends Context.Service<RateLimiter, {
           last_admitted_count = ${admitted},
           last_admitted = ${admitted} > 0
         RETURNING minute_count, week_count, last_admitted_count`.pipe(Effect.map((rows) => rows[0]!))
+
+    /** Admits up to `size` requests atomically: as many as both windows have room for. */
+    const admitGroup = (orgUuid: string, limits: Limits, size: number, now: number) => {
+      const pm = limits.perMinute
+      const pw = limits.perWeek
+      const first = Math.min(size, pm === 0 ? size : pm, pw === 0 ? size : pw)
+      return count(orgUuid, now, first, sql`LEAST(${size}::int,
+        CASE WHEN ${pm}::int = 0 THEN ${size}::int ELSE GREATEST(0, ${pm}::int - ${minuteNow}) END,
+        CASE WHEN ${pw}::int = 0 THEN ${size}::int ELSE GREATEST(0, ${pw}::int - ${weekNow}) END)`)
+    }
+
+    /**
+     * Admits all `cost` requests or none, atomically. Not grouped with the single requests: a group
+     * admits a prefix of its waiters, and a batch cannot be split.
+     */
+    const admitAll = (orgUuid: string, limits: Limits, cost: number, now: number) => {
+      const pm = limits.perMinute
+      const pw = limits.perWeek
+      const first = (pm === 0 || cost <= pm) && (pw === 0 || cost <= pw) ? cost : 0
+      return count(orgUuid, now, first, sql`(CASE WHEN (${pm}::int = 0 OR ${minuteNow} + ${cost}::int <= ${pm}::int)
+        AND (${pw}::int = 0 OR ${weekNow} + ${cost}::int <= ${pw}::int) THEN ${cost}::int ELSE 0 END)`)
     }
 
     /**
@@ -129,10 +148,19 @@ export class RateLimiter extends Context.Service<RateLimiter, {
         queues.delete(orgUuid)
       })
 
-    const consume = (orgUuid: string, limits: Limits): Effect.Effect<RateDecision> =>
+    const consume = (orgUuid: string, limits: Limits, cost = 1): Effect.Effect<RateDecision> =>
       Effect.suspend(() => {
         if (limits.perMinute === 0 && limits.perWeek === 0) {
           return Effect.map(Clock.currentTimeMillis, (now) => decision(now, limits, { minute: 0, week: 0, admitted: true }))
+        }
+        if (cost > 1) {
+          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            admitAll(orgUuid, limits, cost, now).pipe(
+              Effect.map((row) =>
+                decision(now, limits, { minute: row.minute_count, week: row.week_count, admitted: row.last_admitted_count > 0 })
+              ),
+              Effect.orDie
+            ))
         }
         const waiter: Waiter = { limits, deferred: Deferred.makeUnsafe<RateDecision>(), taken: false }
         let waiting = queues.get(orgUuid)
@@ -179,14 +207,14 @@ export class RateLimiter extends Context.Service<RateLimiter, {
       return c
     }
     return RateLimiter.of({
-      consume: (orgUuid, limits) =>
+      consume: (orgUuid, limits, cost = 1) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const c = current(orgUuid, now)
-          const admitted = (limits.perMinute === 0 || c.mc < limits.perMinute) &&
-            (limits.perWeek === 0 || c.wc < limits.perWeek)
+          const admitted = (limits.perMinute === 0 || c.mc + cost <= limits.perMinute) &&
+            (limits.perWeek === 0 || c.wc + cost <= limits.perWeek)
           if (admitted) {
-            c.mc++
-            c.wc++
+            c.mc += cost
+            c.wc += cost
           }
           return decision(now, limits, { minute: c.mc, week: c.wc, admitted })
         }),

@@ -1,15 +1,14 @@
-import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Effect, Exit, Scope } from "effect"
+import { Effect } from "effect"
 import { McpClient, McpProtocol } from "effect/ai"
 import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PROMPT_DEFINITIONS } from "../../src/mcp/PromptDefinitions.ts"
 import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
-import { throwawayDatabase } from "../support/database.ts"
-import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
+import { type RunningServer, runVdb } from "../support/processes.ts"
+import { type McpServerUnderTest, startMcpServer } from "./mcpServer.ts"
 
 /**
  * Issue 10: the MCP endpoint of a real `bin/vdb serve` (on a throwaway
@@ -55,20 +54,17 @@ const connect = async (apiKey: string, protocolVersion?: string) => {
   return client
 }
 
-const scope = Effect.runSync(Scope.make())
+let running: McpServerUnderTest | undefined
 
 beforeAll(async () => {
-  const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
-  server = await startServer(env, ["mcp"])
-  mcpUrl = `http://127.0.0.1:${server.ports.mcp}/mcp`
+  running = await startMcpServer()
+  ;({ env, mcpUrl, server } = running)
   org = await json<Credentials>(["org", "create", "--name", "mcp", "--per-minute", "0", "--per-week", "0", "--json"])
   await json(["ingest", "--all", FIXTURES, "--json"])
 }, 180_000)
 
 afterAll(async () => {
-  await server?.stop()
-  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await running?.stop()
 })
 
 const sampleArgs = (name: string): Record<string, unknown> => {
@@ -257,11 +253,11 @@ describe("MCP endpoint HTTP surface", () => {
     expect(text).toContain(`"protocolVersion":"2025-11-25"`)
   })
 
-  it("GET /mcp is 405 Allow: POST; other paths 404 or 414, all in {error:{code,message}}", async () => {
+  it("GET /mcp is 405 Allow: POST, DELETE; other paths 404 or 414, all in {error:{code,message}}", async () => {
     const response = await fetch(mcpUrl, { headers: { authorization: org.apiKey } })
     expect(response.status).toBe(405)
-    expect(response.headers.get("allow")).toBe("POST")
-    expect(await response.json()).toEqual({ error: { code: "method_not_allowed", message: "method GET not allowed: use POST" } })
+    expect(response.headers.get("allow")).toBe("POST, DELETE")
+    expect(await response.json()).toEqual({ error: { code: "method_not_allowed", message: "method GET not allowed: use POST, DELETE" } })
     const base = new URL(mcpUrl).origin
     const unknown = await fetch(`${base}/nope`)
     expect(unknown.status).toBe(404)
