@@ -12,6 +12,7 @@ import { FirewallLayer } from "./pipeline/Firewall.ts"
 import { ProviderCatalog } from "./ProviderCatalog.ts"
 import { UpstreamClient } from "./relay/UpstreamClient.ts"
 import { ManageRoutes } from "./manage/ManageHandlers.ts"
+import { catchAll } from "../server/RouteFallback.ts"
 import { CustomRelayLive } from "./custom/CustomProvidersLive.ts"
 
 // Kiro's relay mints tokens with the same vault and upstream client as the handlers: no further requirement.
@@ -103,9 +104,9 @@ const OpenApiDocument = HttpRouter.use(Effect.fnUntraced(function*(router) {
 }))
 
 /** Any other path: `unknown_provider`, `unsupported_api` or `not_found`, in the provider's dialect. */
-const Fallback = HttpRouter.use(Effect.fnUntraced(function*(router) {
+const Fallback = Layer.unwrap(Effect.gen(function*() {
   const h = yield* GatewayHandlers
-  yield* router.add("*", "*", h.fallback)
+  return catchAll("*", h.fallback)
 }))
 
 /**

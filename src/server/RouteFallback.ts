@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { FindMyWay, HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApi, type HttpApiGroup } from "effect/http-api"
 import { HEALTH_PATHS } from "./Health.ts"
@@ -76,6 +76,22 @@ export const unmatchedBy = (routes: ReadonlyArray<Route>) => {
     return allow.length === 0 ? { _tag: "NotFound" } : { _tag: "MethodNotAllowed", method, allow }
   }
 }
+
+/**
+ * A route for every method but HEAD at `path`. HttpRouter answers a HEAD that no route takes with
+ * the path's GET route, so a catch-all that took HEAD too answered every HEAD itself: a 405 whose
+ * `Allow` named HEAD, a health probe's 404.
+ */
+export const catchAll = <E, R>(
+  path: HttpRouter.PathInput,
+  handler: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => {
+  const [first, ...rest] = CATCH_ALL_METHODS.map((method) => HttpRouter.add(method, path, handler))
+  return Layer.mergeAll(first, ...rest)
+}
+
+/** What HttpRouter routes (it takes no TRACE), HEAD left out. */
+const CATCH_ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
 
 const isRouteNotFound = (error: unknown): boolean =>
   HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { routesOf, UNMATCHED_CODES, unmatchedBy, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../../server/RouteFallback.ts"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { catchAll, routesOf, UNMATCHED_CODES, unmatchedBy, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../../server/RouteFallback.ts"
 import { ManageApi } from "./ManageApi.ts"
 
 const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/openapi.json"]])
@@ -12,7 +12,7 @@ const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/opena
  * asked with another method, 414 `uri_too_long` for a path segment longer
  * than the router takes.
  */
-export const ManageFallback = HttpRouter.add("*", "/manage/v1/*", (request: HttpServerRequest.HttpServerRequest) => {
+export const ManageFallback = catchAll("/manage/v1/*", (request: HttpServerRequest.HttpServerRequest) => {
   const reason = unmatched(request.method, request.url)
   const status = unmatchedStatus(reason)
   return Effect.succeed(HttpServerResponse.jsonUnsafe(
