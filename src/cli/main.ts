@@ -1,7 +1,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Logger, References } from "effect"
-import { Command } from "effect/cli"
+import { CliOutput, Command } from "effect/cli"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
 import { bugStack, describeCause, kindsOf } from "./FailureMessage.ts"
@@ -67,6 +67,20 @@ const vdb = (commands: ReadonlyArray<TopCommand>) =>
     Command.withSubcommands(commands)
   )
 
+/**
+ * A command line that does not parse (a missing flag, `--per-minute abc`) is one line on stderr
+ * naming what is wrong and where the help is, like every other refusal; the library's default
+ * printed the whole help on stdout before the error. `--help` itself prints the help as before.
+ */
+const OneLineErrors = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.error(
+        `vdb: ${event.errors.map((error) => error.message).join("; ")} (see: ${event.commandPath.join(" ")} --help)`
+      )
+      : CliOutput.defaultPresenter.present(event)
+})
+
 /** Logs are JSON lines on stderr, so stdout carries only a command's output. */
 const Logging = Layer.unwrap(Effect.map(LogLevel, (level) =>
   Layer.mergeAll(
@@ -101,7 +115,7 @@ const isCliParseError = (error: unknown) =>
 commandsFor(process.argv.slice(2)).pipe(
   Effect.flatMap((commands) => Command.run(vdb(commands), { version: "0.1.0" })),
   Effect.catchCause(reportFailure),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Logging)),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Logging, OneLineErrors)),
   // The logging configuration itself (VDB_LOG_LEVEL) can be wrong: reported with the default logger.
   Effect.catchCause(reportFailure),
   NodeRuntime.runMain({

@@ -87,6 +87,19 @@ describe.concurrent("messages that need no database", () => {
     }
   })
 
+  it("a command line that does not parse is one line naming the problem and the help, not the whole help", async () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["org", "limits", "x", "--per-minute", "abc"], "vdb: Invalid value for flag --per-minute: \"abc\". Expected a string representing a finite number (see: vdb org limits --help)"],
+      [["org", "create"], "vdb: Missing required flag: --name (see: vdb org create --help)"],
+      [["org", "nosuch"], "vdb: Unknown subcommand \"nosuch\" for \"vdb org\" (see: vdb org --help)"]
+    ]
+    for (const [args, expected] of cases) {
+      const run = await runVdb(args, { HOME: home, VDB_DATA_DIR: tempDataDir() })
+      expect(expectOneHumanLine(run), args.join(" ")).toBe(expected)
+      expect(run.stdout, args.join(" ")).toBe("")
+    }
+  })
+
   it("the no-credentials message names only commands that exist", async () => {
     const line = expectOneHumanLine(await runVdb(["info", "CVE-2021-44228"], { HOME: home }))
     expect(line).toContain("VDB_ORG_UUID")
