@@ -8,6 +8,7 @@ export const REDACTED = "[REDACTED]"
 export interface SegmentVerdict {
   readonly decision: GuardrailDecision
   readonly rules: ReadonlyArray<string>
+  /** Redacting rules that matched (however many spans each replaced). */
   readonly redactions: number
   readonly blockedBy?: string | undefined
   readonly violations: ReadonlyArray<Violation>
@@ -74,7 +75,6 @@ export const evaluateSegments = (
         texts[s] = next
         changed.set(s, next)
         late = undefined
-        redactions += count
         if (first === -1) first = s
       }
     } else {
@@ -86,6 +86,8 @@ export const evaluateSegments = (
       }
     }
     if (first === -1) continue
+    // Spec 2: X-Gateway-Firewall-Redactions is the number of redacting rules that matched, not of spans.
+    if (rule.action === "redact") redactions++
     matched.push(rule.name)
     violations.push(violationOf(rule, segments[first]!))
     if (rule.action === "block") {

@@ -10,7 +10,13 @@ import {
   GuardrailRuleNotFound,
   type NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
-import { patternError, type StoredRule } from "./CompiledRules.ts"
+import {
+  MAX_RULES_PER_ORG,
+  patternError,
+  patternLimitError,
+  ruleSetBudgetError,
+  type StoredRule
+} from "./CompiledRules.ts"
 import type { GuardrailStore } from "./GuardrailStore.ts"
 
 /**
@@ -56,8 +62,14 @@ export const makeRuleBook = (options: {
       created_at: now,
       updated_at: now
     }
-    yield* validRule(rule)
-    yield* uniqueName(org, rule)
+    yield* validRule(rule, undefined)
+    const rules = yield* store.list(org)
+    // Counted before the insert, so two concurrent creates can pass one over the limit: it bounds cost, not billing.
+    if (rules.length >= MAX_RULES_PER_ORG) {
+      return yield* invalid(`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`)
+    }
+    yield* uniqueName(rules, rule)
+    yield* withinBudget(rules, rule)
     yield* store.insert(rule)
     yield* changed(org)
     return toGuardrailRule(rule)
@@ -74,8 +86,13 @@ export const makeRuleBook = (options: {
       pattern: patch.pattern !== undefined ? patch.pattern : current.pattern,
       updated_at: new Date(yield* Clock.currentTimeMillis)
     }
-    yield* validRule(rule)
-    if (rule.name !== current.name) yield* uniqueName(current.org_uuid, rule)
+    yield* validRule(rule, current)
+    const newPattern = rule.pattern !== current.pattern
+    if (rule.name !== current.name || newPattern) {
+      const rules = yield* store.list(current.org_uuid)
+      if (rule.name !== current.name) yield* uniqueName(rules, rule)
+      if (newPattern) yield* withinBudget(rules, rule)
+    }
     yield* store.update(rule)
     yield* changed(current.org_uuid)
     return toGuardrailRule(rule)
@@ -96,13 +113,6 @@ export const makeRuleBook = (options: {
     yield* changed(current.org_uuid)
   })
 
-  const uniqueName = Effect.fnUntraced(function*(org: string, rule: StoredRule) {
-    const rules = yield* store.list(org)
-    if (rules.some((r) => r.name === rule.name && r.uuid !== rule.uuid)) {
-      return yield* invalid(`a guardrail rule named ${JSON.stringify(rule.name)} already exists`)
-    }
-  })
-
   return { list, show, create, update, setEnabled, remove }
 }
 
@@ -114,6 +124,21 @@ export const toGuardrailRule = (rule: StoredRule): GuardrailRule =>
     updated_at: DateTime.fromDateUnsafe(rule.updated_at)
   })
 
+const uniqueName = (rules: ReadonlyArray<StoredRule>, rule: StoredRule): Effect.Effect<void, GuardrailError> =>
+  rules.some((r) => r.name === rule.name && r.uuid !== rule.uuid)
+    ? invalid(`a guardrail rule named ${JSON.stringify(rule.name)} already exists`)
+    : Effect.void
+
+/** The organization's patterns with `rule` in place of its stored version, compiled together within RE2's budget. */
+const withinBudget = (rules: ReadonlyArray<StoredRule>, rule: StoredRule): Effect.Effect<void, GuardrailError> => {
+  if (rule.pattern === null) return Effect.void
+  const patterns = rules.flatMap((r) =>
+    r.uuid === rule.uuid || r.pattern === null || patternError(r.pattern) !== undefined ? [] : [r.pattern]
+  )
+  const error = ruleSetBudgetError([...patterns, rule.pattern], rule.pattern)
+  return error === undefined ? Effect.void : invalid(error)
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const invalid = (reason: string) => Effect.fail(new GuardrailError({ reason: new GuardrailRuleInvalid({ reason }) }))
@@ -121,8 +146,23 @@ const invalid = (reason: string) => Effect.fail(new GuardrailError({ reason: new
 const validUuid = (raw: string, what: string) =>
   UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`${what} must be a UUID`)
 
-const validRule = (rule: StoredRule): Effect.Effect<void, GuardrailError> => {
+/**
+ * Control characters (PostgreSQL refuses U+0000 outright; a newline breaks
+ * listings and log lines), line and paragraph separators and bidirectional
+ * overrides: what organization names refuse too.
+ */
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
+
+/**
+ * `current` is the stored rule an update changes. The checks added since rules were first stored (printable
+ * names, pattern limits) apply to a new or changed value only: a rule stored before them keeps working and
+ * can still be disabled or given another priority.
+ */
+const validRule = (rule: StoredRule, current: StoredRule | undefined): Effect.Effect<void, GuardrailError> => {
   if (rule.name.length === 0 || rule.name.length > 200) return invalid("name must be 1 to 200 characters")
+  if (rule.name !== current?.name && (UNPRINTABLE.test(rule.name) || !rule.name.isWellFormed())) {
+    return invalid("name must be printable text (no control characters such as NUL, newlines or tabs)")
+  }
   if (!Number.isInteger(rule.priority) || Math.abs(rule.priority) > 1_000_000) {
     return invalid("priority must be a whole number between -1000000 and 1000000")
   }
@@ -132,6 +172,8 @@ const validRule = (rule: StoredRule): Effect.Effect<void, GuardrailError> => {
     return Effect.void
   }
   if (rule.pattern === null || rule.pattern === "") return invalid(`a ${rule.rule_type} rule needs a pattern`)
+  const limit = rule.pattern !== current?.pattern ? patternLimitError(rule.pattern) : undefined
+  if (limit !== undefined) return invalid(limit)
   const error = patternError(rule.pattern)
   // The compiler's own message (it names the offending construct), so the author can fix the pattern.
   return error === undefined ? Effect.void : invalid(`pattern does not compile: ${error}`)

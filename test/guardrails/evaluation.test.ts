@@ -100,7 +100,8 @@ describe("guardrail evaluation", () => {
           ]
         })
         assert.strictEqual(outcome.decision, "redact")
-        assert.strictEqual(outcome.redactions, 3)
+        // One rule, however many spans it replaced (spec 2: the count of redacting rules that matched).
+        assert.strictEqual(outcome.redactions, 1)
         assert.strictEqual(after.messages[1].content[0].text, "mine is [REDACTED]")
         assert.strictEqual(after.messages[3].content, "record [REDACTED] found; also [REDACTED]")
         assert.strictEqual(after.messages[2].tool_calls[0].function.arguments, args)
@@ -119,7 +120,8 @@ describe("guardrail evaluation", () => {
             { type: "function_call_output", call_id: "c1", output: `found ${secret}` }
           ]
         })
-        assert.strictEqual(outcome.redactions, 2)
+        // One rule, however many spans it replaced (spec 2: the count of redacting rules that matched).
+        assert.strictEqual(outcome.redactions, 1)
         assert.strictEqual(after.instructions, "never say [REDACTED]")
         assert.strictEqual(after.input[2].output, "found [REDACTED]")
         assert.strictEqual(after.input[1].arguments, args)
@@ -143,7 +145,8 @@ describe("guardrail evaluation", () => {
             }
           ]
         })
-        assert.strictEqual(outcome.redactions, 3)
+        // One rule, however many spans it replaced (spec 2: the count of redacting rules that matched).
+        assert.strictEqual(outcome.redactions, 1)
         assert.strictEqual(after.system, "reference [REDACTED]")
         assert.strictEqual(after.messages[2].content[0].content[0].text, "found [REDACTED]")
         assert.strictEqual(after.messages[2].content[1].content, "and [REDACTED]")
@@ -168,7 +171,8 @@ describe("guardrail evaluation", () => {
             }
           }
         })
-        assert.strictEqual(outcome.redactions, 2)
+        // One rule, however many spans it replaced (spec 2: the count of redacting rules that matched).
+        assert.strictEqual(outcome.redactions, 1)
         const state = after.conversationState
         assert.strictEqual(state.history[0].userInputMessage.content, "mine is [REDACTED]")
         assert.strictEqual(
@@ -188,6 +192,21 @@ describe("guardrail evaluation", () => {
       const { outcome } = yield* run(guardrails, "chat", { model: "m", messages: [{ role: "user", content: "123-45-6789" }] })
       assert.strictEqual(outcome.decision, "redact")
       assert.deepStrictEqual(outcome.rules, ["ssn", "saw-redaction"])
+    }))
+
+  it.effect("redactions counts the redacting rules that matched: two rules over five spans are 2", () =>
+    Effect.gen(function*() {
+      const { guardrails } = yield* withRules([
+        { ...SSN, priority: 1 },
+        { name: "emails", rule_type: "pii_redact", action: "redact", pattern: "[a-z]+@example\\.com", priority: 2 },
+        { name: "unused", rule_type: "pii_redact", action: "redact", pattern: "never-here", priority: 3 }
+      ])
+      const { after, outcome } = yield* run(guardrails, "chat", {
+        model: "m",
+        messages: [{ role: "user", content: "123-45-6789 a@example.com 987-65-4321 b@example.com 555-12-3456" }]
+      })
+      assert.deepStrictEqual([outcome.decision, outcome.rules, outcome.redactions], ["redact", ["ssn", "emails"], 2])
+      assert.strictEqual(after.messages[0].content, "[REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED]")
     }))
 
   it.effect("segments are matched on their own: anchors see each segment's edges", () =>

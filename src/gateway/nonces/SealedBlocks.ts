@@ -179,12 +179,14 @@ export interface SealedBlockOutcome {
 
 const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [] }
 
-const CHEAP_SIGNS = [Buffer.from("nonce="), Buffer.from("\\u")]
+// The word alone, as `findSealedBlocks` reads it: the attribute may be `nonce = "…"` (spaces around
+// `=`), and `nonce=` let such a block past an enforce-mode walk and a delimiter_integrity rule.
+const CHEAP_SIGNS = [Buffer.from("nonce"), Buffer.from("\\u")]
 
 /**
  * Finds, classifies and (in enforce mode) removes sealed blocks. `checkAll`
  * verifies every distinct nonce of the request in one call. A body whose
- * bytes hold neither `nonce=` nor a JSON `\u` escape cannot carry a block,
+ * bytes hold neither `nonce` nor a JSON `\u` escape cannot carry a block,
  * so most requests skip the walk.
  */
 export const inspectSealedBlocks = <E>(options: {

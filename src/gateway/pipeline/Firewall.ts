@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
 import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
+import { tamperedOutcome } from "../../guardrails/DelimiterIntegrity.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { spliceStrings } from "../../guardrails/JsonSplice.ts"
 import { clientName } from "../../policies/ClientIdentity.ts"
@@ -71,28 +72,13 @@ export const makeFirewall = Effect.gen(function*() {
       }))
 
     if (nonce !== undefined && nonce.tampered > 0) {
-      const rule = (yield* Effect.mapError(guardrails.delimiterIntegrity(orgUuid), asPolicyUnavailable))[0]
-      if (rule !== undefined) {
-        const violation: Violation = {
-          policy_uuid: rule.uuid,
-          policy_name: rule.name,
-          rule_type: "delimiter_integrity",
-          action: rule.action,
-          detail: `${nonce.tampered} sealed block(s) failed the integrity check`
-        }
-        if (rule.action === "block") {
-          return yield* refuse(
-            new PolicyRefusal({
-              refusal: "delimiter_tampered",
-              detail: `a sealed block failed the integrity check (rule ${rule.name})`,
-              blockedBy: rule.name,
-              violations: [violation]
-            })
-          )
-        }
+      // The same decision as the dry run's (src/guardrails/DelimiterIntegrity.ts).
+      const tampered = tamperedOutcome(yield* Effect.mapError(guardrails.delimiterIntegrity(orgUuid), asPolicyUnavailable), nonce.tampered)
+      if (tampered?.refusal !== undefined) return yield* refuse(tampered.refusal)
+      if (tampered !== undefined) {
         decision = "flag"
-        rules.push(rule.name)
-        violations.push(violation)
+        rules.push(tampered.rule.name)
+        violations.push(tampered.violation)
       }
     }
 
