@@ -1,4 +1,4 @@
-import { Console, DateTime, Effect, Redacted, Schema, Stdio, Stream } from "effect"
+import { Console, DateTime, Effect, Redacted, Result, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
 import { printJson, printTable } from "./Output.ts"
 import { GatewayAdminClient, GatewayAdminError } from "../gateway/GatewayAdminRpcs.ts"
@@ -8,6 +8,7 @@ import { isProviderSlug, PROVIDER_SLUGS } from "../gateway/keys/ProviderSlugs.ts
 import { SLUG as CUSTOM_SLUG } from "../gateway/custom/CustomProviderRules.ts"
 import { customProviderCommand } from "./CustomProviderCommands.ts"
 import { refusalsAs } from "./Refusals.ts"
+import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
 
 /**
  * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
@@ -78,8 +79,10 @@ const providerKeySet = Command.make("set", { org, provider }, Effect.fnUntraced(
   const client = yield* GatewayAdminClient
   const uuid = yield* validOrg(input.org)
   const slug = yield* validProvider(input.provider)
-  const key = yield* readKeyFromStdin
-  yield* client.GatewayProviderKeySet({ org: uuid, provider: slug, key }).pipe(refusal)
+  // Refused here too, before the key crosses the socket: the server applies the same rules.
+  const key = acceptProviderKey(slug, yield* readKeyFromStdin)
+  if (Result.isFailure(key)) return yield* fail(key.failure)
+  yield* client.GatewayProviderKeySet({ org: uuid, provider: slug, key: key.success }).pipe(refusal)
   yield* Console.log(`stored the ${slug} key for ${uuid}`)
 })).pipe(Command.withDescription("Store a provider key (read from stdin), replacing any previous one"))
 

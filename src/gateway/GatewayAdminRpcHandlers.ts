@@ -1,17 +1,13 @@
-import { DateTime, Effect, Redacted } from "effect"
+import { DateTime, Effect, Redacted, Result } from "effect"
 import { Organizations } from "../orgs/Organizations.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
+import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { CustomProviders } from "./custom/CustomProviders.ts"
 import { GatewayAdminError, GatewayAdminRpcs, InvalidProviderKey, UnknownProvider } from "./GatewayAdminRpcs.ts"
 import { InferenceLog } from "./InferenceLog.ts"
 import { isProviderSlug } from "./keys/ProviderSlugs.ts"
-import { SERVICE_KEY_PREFIX } from "./keys/ServiceKeyFormat.ts"
-import { providerKeyRefusal } from "./kiro/KiroSignInCheck.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
-
-/** Generous for any API key or credential blob; anything larger is a mistake (a file piped in). */
-const MAX_PROVIDER_KEY_BYTES = 16 * 1024
 
 const refuse = (reason: GatewayAdminError["reason"]) => Effect.fail(new GatewayAdminError({ reason }))
 
@@ -34,18 +30,6 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
         Effect.flatMap((route) => route !== undefined ? Effect.succeed(provider) : refuse(new UnknownProvider({ provider })))
       )
 
-  const acceptableKey = (key: Redacted.Redacted<string>) => {
-    const text = Redacted.value(key).trim()
-    if (text.length === 0) return refuse(new InvalidProviderKey({ reason: "the provider key is empty" }))
-    if (Buffer.byteLength(text) > MAX_PROVIDER_KEY_BYTES) {
-      return refuse(new InvalidProviderKey({ reason: `the provider key is longer than ${MAX_PROVIDER_KEY_BYTES} bytes` }))
-    }
-    if (text.startsWith(SERVICE_KEY_PREFIX)) {
-      return refuse(new InvalidProviderKey({ reason: "that is a vdb service key, not a provider key" }))
-    }
-    return Effect.succeed(Redacted.make(text))
-  }
-
   return GatewayAdminRpcs.of({
     GatewayServiceKeyCreate: ({ org }) =>
       serviceKeys.create(org).pipe(
@@ -60,10 +44,9 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
     GatewayProviderKeySet: Effect.fnUntraced(function*({ key, org, provider }) {
       const uuid = yield* existingOrg(org)
       const slug = yield* knownProvider(uuid, provider)
-      const value = yield* acceptableKey(key)
-      const refused = providerKeyRefusal(slug, value)
-      if (refused !== undefined) return yield* refuse(new InvalidProviderKey({ reason: refused }))
-      yield* providerKeys.set(uuid, slug, value)
+      const value = acceptProviderKey(slug, key)
+      if (Result.isFailure(value)) return yield* refuse(new InvalidProviderKey({ reason: value.failure }))
+      yield* providerKeys.set(uuid, slug, value.success)
     }),
     GatewayInferenceLogSet: Effect.fnUntraced(function*({ enabled, org }) {
       yield* inferenceLog.setEnabled(yield* existingOrg(org), enabled)

@@ -104,10 +104,28 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 const invalid = (reason: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryInvalid({ reason }) }))
 const notFound = (uuid: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryNotFound({ uuid }) }))
 
+/**
+ * C0 and C1 controls, DEL included: no name a request can carry holds one, and PostgreSQL refuses NUL
+ * in text outright (a 500 rather than this 400).
+ */
+const CONTROL = /\p{Cc}/u
+
+const scopeOf = (entry: NewPolicyEntry) => (entry.provider ?? "").trim().toLowerCase()
+
+/**
+ * The provider slugs an entry names (a `provider` entry's value, any entry's scope), as stored.
+ * Each must be a provider of the organization, or the entry never applies (a typo like `opnai` is
+ * stored and silently ignored). Whether a slug is one of the organization's custom providers is the
+ * caller's to ask, before `add`; what is not even slug-shaped is left to `add`'s own refusal.
+ */
+export const providersNamed = (entry: NewPolicyEntry): ReadonlyArray<string> =>
+  [entry.kind === "provider" ? normalise(entry.kind, entry.value) : "", scopeOf(entry)].filter((slug) => SLUG.test(slug))
+
 const validEntry = (entry: NewPolicyEntry): Effect.Effect<PolicyEntryInput, PolicyError> => {
   const value = normalise(entry.kind, entry.value)
-  const provider = (entry.provider ?? "").trim().toLowerCase()
+  const provider = scopeOf(entry)
   if (value === "" || value.length > 512) return invalid("the value must be 1 to 512 characters")
+  if (CONTROL.test(value)) return invalid("the value must not contain control characters (U+0000 to U+001F, U+007F to U+009F)")
   if (entry.effect === "strip" && !STRIPPABLE_KINDS.includes(entry.kind)) {
     return invalid(`strip applies to tools and MCP servers, not to ${entry.kind}`)
   }

@@ -1,5 +1,11 @@
 import { Context, Effect, Layer } from "effect"
-import { UpstreamBlocked, UpstreamRedirect, UpstreamTimeout, UpstreamUnreachable } from "../../../schema/GatewayError.ts"
+import {
+  type ProviderCredentialInvalid,
+  UpstreamBlocked,
+  UpstreamRedirect,
+  UpstreamTimeout,
+  UpstreamUnreachable
+} from "../../../schema/GatewayError.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import {
   type BufferedResponse,
@@ -15,11 +21,12 @@ type Refusal = UpstreamBlocked | UpstreamUnreachable
 export interface CustomRelayShape {
   /** The calling organization's custom provider under `slug`, or `undefined` (unknown, or another organization's). */
   lookup(orgUuid: string | undefined, slug: string): Effect.Effect<CustomRoute | undefined, BackendUnavailable>
-  stream(route: CustomRoute, request: UpstreamRequest): Effect.Effect<StreamedResponse, Refusal | UpstreamRedirect>
+  /** `ProviderCredentialInvalid`: the stored key is no valid header value (stored before keys were checked). */
+  stream(route: CustomRoute, request: UpstreamRequest): Effect.Effect<StreamedResponse, Refusal | UpstreamRedirect | ProviderCredentialInvalid>
   buffered(
     route: CustomRoute,
     request: UpstreamRequest
-  ): Effect.Effect<BufferedResponse, Refusal | UpstreamRedirect | UpstreamTimeout>
+  ): Effect.Effect<BufferedResponse, Refusal | UpstreamRedirect | UpstreamTimeout | ProviderCredentialInvalid>
 }
 
 const isRedirect = (status: number) => status >= 300 && status < 400

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 import { GatewayPolicyEntry, NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { GuardrailRule, GuardrailRulePatch, NewGuardrailRule } from "../../../schema/GuardrailRule.ts"
 import { CustomProvider, NewCustomProvider } from "../custom/CustomProvider.ts"
@@ -7,7 +7,8 @@ import { CheckRequest, FirewallCheckResult } from "../../../schema/FirewallCheck
 import {
   ManageInvalidRequestBody,
   ManageNotFoundBody,
-  ManageUnavailableBody
+  ManageUnavailableBody,
+  ManageUnsupportedMediaTypeBody
 } from "./ManageErrors.ts"
 import { ManageAuthentication, ManageFailures, ManageValidation } from "./ManageSecurity.ts"
 
@@ -85,8 +86,11 @@ export class PoliciesApi extends HttpApiGroup.make("policies").add(
   HttpApiEndpoint.post("add", "/policies", {
     payload: NewPolicyEntry,
     success: Created(GatewayPolicyEntry),
-    error: ManageInvalidRequestBody
-  }).annotate(OpenApi.Description, "Add an entry. `effect` is allow, deny or strip (strip: tool and mcp only); `model` entries name their provider, `provider` entries never do."),
+    error: [ManageInvalidRequestBody, ManageUnavailableBody]
+  }).annotate(
+    OpenApi.Description,
+    "Add an entry. `effect` is allow, deny or strip (strip: tool and mcp only); `model` entries name their provider, `provider` entries never do. A provider slug (value or scope) must be a built-in provider or one of the organization's custom providers: 400 `unknown_provider` otherwise."
+  ),
   HttpApiEndpoint.delete("remove", "/policies/:uuid", {
     params: RuleUuid,
     success: HttpApiSchema.NoContent,
@@ -138,6 +142,15 @@ export class CustomProvidersApi extends HttpApiGroup.make("customProviders").add
   }).annotate(OpenApi.Description, "Remove a custom provider and its stored key.")
 ) {}
 
+/**
+ * Every body is JSON, sent uncompressed: another `Content-Type` (a form, `text/plain`) or a
+ * `Content-Encoding` other than identity is `415` in the dialect rather than the framework's plain
+ * text. Runs after authentication, on endpoints that take a body.
+ */
+export class ManageBodyFormat extends HttpApiMiddleware.Service<ManageBodyFormat>()("vdb/gateway/manage/ManageBodyFormat", {
+  error: ManageUnsupportedMediaTypeBody
+}) {}
+
 /** Mounted under `/manage/v1`; OpenAPI at `/manage/v1/openapi.json`. */
 export class ManageApi extends HttpApi.make("vdb-gateway-manage")
   .add(GuardrailsApi)
@@ -145,6 +158,8 @@ export class ManageApi extends HttpApi.make("vdb-gateway-manage")
   .add(ProviderKeysApi)
   .add(InferenceLogApi)
   .add(CustomProvidersApi)
+  // Innermost first: the body's format is judged only for an authenticated caller, like its content.
+  .middleware(ManageBodyFormat)
   .middleware(ManageAuthentication)
   .middleware(ManageValidation)
   .middleware(ManageFailures)

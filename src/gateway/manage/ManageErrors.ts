@@ -33,6 +33,14 @@ export class ManageRequestTooLarge extends Schema.TaggedError<ManageRequestTooLa
   httpApiStatus: 413
 }) {}
 
+/**
+ * A body the API does not read: not JSON (`unsupported_media_type`), or compressed
+ * (`unsupported_content_encoding`, as the inference routes refuse it).
+ */
+export class ManageUnsupportedMediaType extends Schema.TaggedError<ManageUnsupportedMediaType>()("ManageUnsupportedMediaType", fields, {
+  httpApiStatus: 415
+}) {}
+
 export class ManageRateLimited extends Schema.TaggedError<ManageRateLimited>()("ManageRateLimited", fields, {
   httpApiStatus: 429
 }) {}
@@ -70,6 +78,7 @@ export const ManageUnauthorizedBody = inEnvelope(ManageUnauthorized, "authentica
 export const ManageForbiddenBody = inEnvelope(ManageForbidden, "permission_error")
 export const ManageNotFoundBody = inEnvelope(ManageNotFound, "not_found_error")
 export const ManageRequestTooLargeBody = inEnvelope(ManageRequestTooLarge, "invalid_request_error")
+export const ManageUnsupportedMediaTypeBody = inEnvelope(ManageUnsupportedMediaType, "invalid_request_error")
 export const ManageRateLimitedBody = inEnvelope(ManageRateLimited, "rate_limit_error")
 export const ManageInternalBody = inEnvelope(ManageInternal, "api_error")
 export const ManageUnavailableBody = inEnvelope(ManageUnavailable, "api_error")

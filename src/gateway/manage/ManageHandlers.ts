@@ -1,4 +1,4 @@
-import { DateTime, Effect, Layer, Redacted } from "effect"
+import { DateTime, Effect, Layer, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { GatewayPolicyEntry, PolicyError } from "../../../schema/GatewayPolicy.ts"
 import type { GuardrailError, GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
@@ -6,13 +6,13 @@ import { AuthenticationLive } from "../../api/AuthenticationLive.ts"
 import { VerifiedTokens } from "../../api/VerifiedTokens.ts"
 import { Jwt } from "../../auth/Jwt.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
-import { Policies } from "../../policies/Policies.ts"
+import { Policies, providersNamed } from "../../policies/Policies.ts"
 import { RateLimiter } from "../../ratelimit/RateLimiter.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
+import { acceptProviderKey } from "../../vault/ProviderKeyValue.ts"
 import { InferenceLog } from "../InferenceLog.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import { isProviderSlug, PROVIDER_SLUGS } from "../keys/ProviderSlugs.ts"
-import { SERVICE_KEY_PREFIX } from "../keys/ServiceKeyFormat.ts"
 import type { CustomProviderError } from "../custom/CustomProvider.ts"
 import { CustomProviders } from "../custom/CustomProviders.ts"
 import { makeDryRun } from "./FirewallCheck.ts"
@@ -20,11 +20,7 @@ import { ManageApi } from "./ManageApi.ts"
 import { ManageFallback } from "./ManageFallback.ts"
 import { ManageInvalidRequest, ManageNotFound, ManageUnavailable } from "./ManageErrors.ts"
 import { ManageMiddleware } from "./ManageMiddleware.ts"
-import { providerKeyRefusal } from "../kiro/KiroSignInCheck.ts"
 import { CurrentOrg } from "./ManageSecurity.ts"
-
-/** Generous for any API key or credential blob; anything larger is a mistake (a file pasted in). */
-const MAX_PROVIDER_KEY_BYTES = 16 * 1024
 
 const invalid = (message: string, code = "invalid_request") => new ManageInvalidRequest({ message, code })
 
@@ -53,13 +49,15 @@ const unavailable = (error: GuardrailsUnavailable | BackendUnavailable) =>
 
 const orgUuid = Effect.map(CurrentOrg, (org) => org.uuid)
 
+/** Runs a domain call for the caller's organization, its refusals rendered by `refused`. */
+const forOrg = <E, Refusal>(refused: (error: E) => Effect.Effect<never, Refusal>) =>
+<A>(f: (org: string) => Effect.Effect<A, E>) => Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), refused))
+
 const GuardrailHandlers = HttpApiBuilder.group(ManageApi, "guardrails", Effect.fn(function*(handlers) {
   const guardrails = yield* Guardrails
   const dryRun = yield* makeDryRun
-  const rule = <A>(f: (org: string) => Effect.Effect<A, GuardrailError>) =>
-    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), fromGuardrails))
-  const rules = <A>(f: (org: string) => Effect.Effect<A, GuardrailError>) =>
-    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), (e) => invalidOnly(e, "invalid_rule")))
+  const rule = forOrg(fromGuardrails)
+  const rules = forOrg((e: GuardrailError) => invalidOnly(e, "invalid_rule"))
   return handlers.handleAll({
     list: () => Effect.map(rules((org) => guardrails.list(org)), (data) => ({ data })),
     create: ({ payload }) => rules((org) => guardrails.create(org, payload)),
@@ -79,19 +77,6 @@ const GuardrailHandlers = HttpApiBuilder.group(ManageApi, "guardrails", Effect.f
   })
 }))
 
-const PolicyHandlers = HttpApiBuilder.group(ManageApi, "policies", Effect.fn(function*(handlers) {
-  const policies = yield* Policies
-  const entry = <A>(f: (org: string) => Effect.Effect<A, PolicyError>) =>
-    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), fromPolicies))
-  const entries = <A>(f: (org: string) => Effect.Effect<A, PolicyError>) =>
-    Effect.flatMap(orgUuid, (org) => Effect.catch(f(org), (e) => invalidOnly(e, "invalid_policy")))
-  return handlers.handleAll({
-    list: () => Effect.map(entries((org) => policies.list(org)), (data): { data: ReadonlyArray<GatewayPolicyEntry> } => ({ data })),
-    add: ({ payload }) => entries((org) => policies.add(org, payload)),
-    remove: ({ params }) => entry((org) => policies.remove(org, params.uuid))
-  })
-}))
-
 /** A built-in slug, or one of the organization's own custom providers. */
 const knownProvider = (custom: CustomProviders["Service"], org: string, provider: string) =>
   isProviderSlug(provider)
@@ -108,18 +93,22 @@ const knownProvider = (custom: CustomProviders["Service"], org: string, provider
       )
     )
 
-/** The same acceptance rules as `bin/vdb gateway provider-key set`. */
-const acceptableKey = (key: Redacted.Redacted<string>) => {
-  const text = Redacted.value(key).trim()
-  if (text.length === 0) return Effect.fail(invalid("the provider key is empty", "invalid_provider_key"))
-  if (Buffer.byteLength(text) > MAX_PROVIDER_KEY_BYTES) {
-    return Effect.fail(invalid(`the provider key is longer than ${MAX_PROVIDER_KEY_BYTES} bytes`, "invalid_provider_key"))
-  }
-  if (text.startsWith(SERVICE_KEY_PREFIX)) {
-    return Effect.fail(invalid("that is a vdb service key, not a provider key", "invalid_provider_key"))
-  }
-  return Effect.succeed(Redacted.make(text))
-}
+const PolicyHandlers = HttpApiBuilder.group(ManageApi, "policies", Effect.fn(function*(handlers) {
+  const policies = yield* Policies
+  const custom = yield* CustomProviders
+  const entry = forOrg(fromPolicies)
+  const entries = forOrg((e: PolicyError) => invalidOnly(e, "invalid_policy"))
+  return handlers.handleAll({
+    list: () => Effect.map(entries((org) => policies.list(org)), (data): { data: ReadonlyArray<GatewayPolicyEntry> } => ({ data })),
+    add: ({ payload }) =>
+      Effect.andThen(
+        Effect.flatMap(orgUuid, (org) =>
+          Effect.forEach(providersNamed(payload), (slug) => knownProvider(custom, org, slug), { discard: true })),
+        entries((org) => policies.add(org, payload))
+      ),
+    remove: ({ params }) => entry((org) => policies.remove(org, params.uuid))
+  })
+}))
 
 const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effect.fn(function*(handlers) {
   const providerKeys = yield* ProviderKeys
@@ -138,10 +127,9 @@ const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effe
     set: Effect.fnUntraced(function*({ params, payload }) {
       const org = yield* orgUuid
       const provider = yield* knownProvider(custom, org, params.provider)
-      const key = yield* acceptableKey(payload.key)
-      const refused = providerKeyRefusal(provider, key)
-      if (refused !== undefined) return yield* Effect.fail(invalid(refused, "invalid_provider_key"))
-      yield* providerKeys.set(org, provider, key)
+      const key = acceptProviderKey(provider, payload.key)
+      if (Result.isFailure(key)) return yield* invalid(key.failure, "invalid_provider_key")
+      yield* providerKeys.set(org, provider, key.success)
     }),
     remove: Effect.fnUntraced(function*({ params }) {
       const org = yield* orgUuid

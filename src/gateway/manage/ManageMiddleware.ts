@@ -1,18 +1,21 @@
 import { ByteSize, Effect, Layer } from "effect"
-import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
 import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
 import { declaresOver } from "../../server/BodyCap.ts"
 import { schemaErrorSummary } from "../../server/SchemaErrorSummary.ts"
-import { MAX_BODY_BYTES } from "../relay/RequestBody.ts"
+import { UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
+import { isEncoded, MAX_BODY_BYTES } from "../relay/RequestBody.ts"
+import { ManageBodyFormat } from "./ManageApi.ts"
 import {
   ManageForbidden,
   ManageInternal,
   ManageInvalidRequest,
   ManageRateLimited,
   ManageRequestTooLarge,
-  ManageUnauthorized
+  ManageUnauthorized,
+  ManageUnsupportedMediaType
 } from "./ManageErrors.ts"
 import { ManageAuthentication, ManageFailures, ManageValidation } from "./ManageSecurity.ts"
 
@@ -114,4 +117,39 @@ export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
       : Effect.catchDefect(Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, MAX_BODY), failureOf))
 )
 
-export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive)
+const notJson = new ManageUnsupportedMediaType({ message: "send Content-Type: application/json", code: "unsupported_media_type" })
+
+const encoded = new UnsupportedContentEncoding()
+const compressed = new ManageUnsupportedMediaType({ message: encoded.message, code: encoded.code })
+
+/** RFC 9110 15.5.16: a 415 for a content coding says which codings are taken. */
+const identityOnly = HttpEffect.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "accept-encoding", "identity"))
+)
+
+/** As `HttpApiBuilder` reads the header (no header: JSON), so what passes here is what it decodes. */
+const mediaType = (contentType: string | undefined) => {
+  const normalized = (contentType ?? "application/json").toLowerCase().trim()
+  const parameters = normalized.indexOf(";")
+  return parameters === -1 ? normalized : normalized.slice(0, parameters).trim()
+}
+
+/**
+ * Checked before the builder decodes the payload, which would answer a type it has no decoder for
+ * with a plain-text 415 that no client of this API can read, and parse a compressed body as garbage.
+ */
+export const ManageBodyFormatLive = Layer.succeed(ManageBodyFormat)((httpEffect, { endpoint }) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (endpoint.payload.size > 0 && HttpMethod.hasBody(request.method)) {
+      if (isEncoded(request.headers["content-encoding"])) {
+        yield* identityOnly
+        return yield* compressed
+      }
+      if (!endpoint.payload.has(mediaType(request.headers["content-type"]))) return yield* notJson
+    }
+    return yield* httpEffect
+  })
+)
+
+export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive, ManageBodyFormatLive)

@@ -3,7 +3,7 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { EventEmitter } from "node:events"
 import type { IncomingHttpHeaders } from "node:http"
 import type { Readable } from "node:stream"
-import { UpstreamTimeout, UpstreamUnreachable } from "../../../schema/GatewayError.ts"
+import { ProviderCredentialInvalid, UpstreamTimeout, UpstreamUnreachable } from "../../../schema/GatewayError.ts"
 
 export interface UpstreamRequest {
   /** Slug, for error messages. */
@@ -29,10 +29,26 @@ export interface BufferedResponse {
   readonly body: Buffer
 }
 
-const failure = (provider: string, error: Error): UpstreamUnreachable | UpstreamTimeout =>
+/** What undici says, before connecting, of a header value it refuses (CR, LF, NUL, …); its message names the header, never the value. */
+const INVALID_HEADER = /^invalid .+ header$/
+
+/**
+ * A header value undici refuses can only be the stored provider key: the client's headers were parsed
+ * by Node's own server, which refuses such values, and default headers are checked when registered.
+ * Keys are checked when stored (`vault/ProviderKeyValue.ts`), so this is a key stored before that
+ * check: nothing was sent, and the network is not to blame. Neither the error nor the value is logged.
+ */
+const isInvalidHeader = (error: Error) => error instanceof errors.InvalidArgumentError && INVALID_HEADER.test(error.message)
+
+type SendFailure = UpstreamUnreachable | ProviderCredentialInvalid
+
+const sendFailure = (provider: string, error: Error): SendFailure =>
+  isInvalidHeader(error) ? new ProviderCredentialInvalid({ provider }) : new UpstreamUnreachable({ provider })
+
+const failure = (provider: string, error: Error): SendFailure | UpstreamTimeout =>
   error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError
     ? new UpstreamTimeout({ provider })
-    : new UpstreamUnreachable({ provider })
+    : sendFailure(provider, error)
 
 /**
  * A buffered call gets the limit for the headers and again for the body:
@@ -55,7 +71,7 @@ const bufferedOptions = (request: UpstreamRequest, timeoutMs: number): Dispatche
  */
 class BufferingHandler implements Dispatcher.DispatchHandler {
   readonly provider: string
-  readonly resume: (effect: Effect.Effect<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>) => void
+  readonly resume: (effect: Effect.Effect<BufferedResponse, SendFailure | UpstreamTimeout>) => void
   controller: Dispatcher.DispatchController | undefined = undefined
   aborted = false
   status = 0
@@ -114,9 +130,9 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
  */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
   /** Resolves with the upstream response headers; the body is relayed as it arrives, unbounded in time. */
-  stream(request: UpstreamRequest): Effect.Effect<StreamedResponse, UpstreamUnreachable>
+  stream(request: UpstreamRequest): Effect.Effect<StreamedResponse, UpstreamUnreachable | ProviderCredentialInvalid>
   /** The whole response, bounded by the non-streaming timeout (502 when exceeded). */
-  buffered(request: UpstreamRequest): Effect.Effect<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>
+  buffered(request: UpstreamRequest): Effect.Effect<BufferedResponse, UpstreamUnreachable | ProviderCredentialInvalid | UpstreamTimeout>
 }>()("vdb/gateway/UpstreamClient") {
   /** `ca` replaces the trusted roots (custom providers under a test allowance only; see `custom/VettingPolicy.ts`). */
   static readonly make = (options?: {
@@ -147,18 +163,18 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
 
       return UpstreamClient.of({
         stream: (request) =>
-          Effect.callback<StreamedResponse, UpstreamUnreachable>((resume) => {
+          Effect.callback<StreamedResponse, SendFailure>((resume) => {
             // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
             const abort = new EventEmitter()
             agent.request(streamOptions(request, abort), (error, response) => {
-              if (error) resume(Effect.fail(new UpstreamUnreachable({ provider: request.provider })))
+              if (error) resume(Effect.fail(sendFailure(request.provider, error)))
               else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
             })
             return Effect.sync(() => abort.emit("abort"))
           }),
 
         buffered: (request) =>
-          Effect.callback<BufferedResponse, UpstreamUnreachable | UpstreamTimeout>((resume) => {
+          Effect.callback<BufferedResponse, SendFailure | UpstreamTimeout>((resume) => {
             const handler = new BufferingHandler(request.provider, resume)
             agent.dispatch(bufferedOptions(request, timeoutMs), handler)
             return Effect.sync(() => handler.abort())

@@ -100,11 +100,15 @@ describe("bin/vdb gateway rule|policy|check over the admin socket", () => {
 
     expect((await vdb("policy", "remove", "--org", org.uuid, json(deny.stdout).uuid)).code).toBe(0)
     expect((await manage("/policies")).data).toHaveLength(2)
-    const [badKind, badOrg] = await Promise.all([
+    const [badKind, badOrg, typo] = await Promise.all([
       vdb("policy", "strip", "--org", org.uuid, "--kind", "provider", "groq"),
-      vdb("policy", "allow", "--org", "not-a-uuid", "--kind", "tool", "x")
+      vdb("policy", "allow", "--org", "not-a-uuid", "--kind", "tool", "x"),
+      vdb("policy", "deny", "--org", org.uuid, "--kind", "model", "--provider", "opnai", "gpt-4o")
     ])
     expectOneLineRefusal(badKind, /^vdb: --kind: "provider" is not one of tool, mcp$/)
     expectOneLineRefusal(badOrg, /^vdb: --org: not a UUID/)
+    // A typo in the provider would never apply: refused, naming the known slugs.
+    expectOneLineRefusal(typo, /^vdb: unknown provider "opnai" \(known: openai, .*, or a custom provider of the organization\)$/)
+    expect((await manage("/policies")).data).toHaveLength(2)
   }, 60_000)
 })

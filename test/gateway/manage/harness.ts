@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
@@ -17,12 +17,17 @@ export interface ManagedGateway {
   readonly url: string
   readonly orgs: Organizations["Service"]
   readonly providerKeys: ProviderKeys["Service"]
+  readonly serviceKeys: ServiceKeys["Service"]
   close(): Promise<void>
 }
 
-/** The gateway routes as the server mounts them (management included), on real services over one database. */
+/**
+ * The gateway routes as the server mounts them (management included), on real services over one
+ * database; `config` replaces the environment as the configuration (e.g. a provider's base URL).
+ */
 export const startManagedGateway = async (
-  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient>
+  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient>,
+  config?: Record<string, string>
 ): Promise<ManagedGateway> => {
   const services = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, InferenceLog.layer).pipe(
     Layer.provideMerge(Organizations.layer),
@@ -30,7 +35,8 @@ export const startManagedGateway = async (
   )
   const app = HttpRouter.serve(GatewayRoutes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provideMerge(services),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(config === undefined ? Layer.empty : ConfigProvider.layer(ConfigProvider.fromUnknown(config)))
   )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
@@ -39,6 +45,7 @@ export const startManagedGateway = async (
     url: `http://127.0.0.1:${"port" in address ? address.port : 0}`,
     orgs: Context.get(context, Organizations),
     providerKeys: Context.get(context, ProviderKeys),
+    serviceKeys: Context.get(context, ServiceKeys),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
