@@ -158,7 +158,8 @@ export class ProviderCredentialInvalid extends Schema.TaggedError<ProviderCreden
 }, { httpApiStatus: 502 }) {
   get status() { return 502 }
   get code() { return "provider_credential_invalid" }
-  override get message() { return `the stored ${this.provider} credential is not a valid sign-in; store a new one` }
+  // Kiro's sign-in that is not one, or an API key stored before keys were checked that no header can carry.
+  override get message() { return `the stored ${this.provider} credential cannot be used (not a valid sign-in or key); store a new one` }
 }
 
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", {

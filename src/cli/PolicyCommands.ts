@@ -1,20 +1,9 @@
 import { Console, DateTime, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { printJson, printTable } from "./Output.ts"
-import {
-  type GatewayPolicyEntry,
-  type NewPolicyEntry,
-  PolicyKind,
-  type PolicyEffect,
-  STRIPPABLE_KINDS
-} from "../../schema/GatewayPolicy.ts"
-import { CustomProviderAdminClient, CustomProviderAdminError } from "../gateway/custom/CustomProviderAdminRpcs.ts"
+import { type GatewayPolicyEntry, PolicyKind, type PolicyEffect, STRIPPABLE_KINDS } from "../../schema/GatewayPolicy.ts"
 import { FirewallAdminClient } from "../gateway/FirewallAdminRpcs.ts"
-import { UnknownProvider } from "../gateway/GatewayAdminRpcs.ts"
-import { isProviderSlug } from "../gateway/keys/ProviderSlugs.ts"
-import { providersNamed } from "../policies/Policies.ts"
-import { refusalsAs } from "./Refusals.ts"
-import { entryUuid, json, oneOf, org, refusal, refuse, validUuid } from "./RuleCommands.ts"
+import { entryUuid, json, oneOf, org, refusal, validUuid } from "./RuleCommands.ts"
 
 const entryJson = (entry: GatewayPolicyEntry) => ({
   uuid: entry.uuid,
@@ -31,20 +20,6 @@ const provider = Flag.String("provider").pipe(
   Flag.optional
 )
 
-/**
- * Every provider slug the entry names is built in or one of the organization's custom providers, as
- * the management API and `provider-key set` require: a typo (`opnai`) would be stored and never apply.
- */
-const namesKnownProviders = Effect.fnUntraced(function*(orgUuid: string, entry: NewPolicyEntry) {
-  const other = providersNamed(entry).filter((slug) => !isProviderSlug(slug))
-  if (other.length === 0) return
-  const custom = yield* (yield* CustomProviderAdminClient).CustomProviderList({ org: orgUuid }).pipe(
-    refusalsAs(CustomProviderAdminError, refuse)
-  )
-  const unknown = other.find((slug) => !custom.some((provider) => provider.slug === slug))
-  if (unknown !== undefined) return yield* refuse(new UnknownProvider({ provider: unknown }).message)
-})
-
 const addEntry = (effect: PolicyEffect) => {
   const kinds = effect === "strip" ? STRIPPABLE_KINDS : PolicyKind.literals
   const value = Argument.String(effect === "strip" ? "name" : "value").pipe(Argument.withDescription(
@@ -60,14 +35,10 @@ const addEntry = (effect: PolicyEffect) => {
     const client = yield* FirewallAdminClient
     const uuid = yield* validUuid("--org", input.org)
     const kind = yield* oneOf("--kind", kinds, input.kind)
-    const asked: NewPolicyEntry = {
-      kind,
-      effect,
-      value: input.value,
-      ...(Option.isSome(input.provider) ? { provider: input.provider.value } : {})
-    }
-    yield* namesKnownProviders(uuid, asked)
-    const entry = yield* client.FirewallPolicyAdd({ org: uuid, entry: asked }).pipe(refusal)
+    const entry = yield* client.FirewallPolicyAdd({
+      org: uuid,
+      entry: { kind, effect, value: input.value, ...(Option.isSome(input.provider) ? { provider: input.provider.value } : {}) }
+    }).pipe(refusal)
     yield* (input.json
       ? printJson(entryJson(entry))
       : Console.log(`${entry.uuid}  ${effect} ${kind} ${entry.value}${entry.provider === null ? "" : ` (provider ${entry.provider})`}`))
@@ -100,7 +71,7 @@ const policyRemove = Command.make("remove", { org, uuid: entryUuid("policy entry
   yield* (input.json ? printJson({ uuid, removed: true }) : Console.log(`removed policy entry ${uuid}`))
 })).pipe(Command.withDescription("Delete a policy entry"))
 
-/** `bin/vdb gateway policy ...`: needs `FirewallAdminClient` and `CustomProviderAdminClient`. */
+/** `bin/vdb gateway policy ...`: needs `FirewallAdminClient`. */
 export const policyCommand = Command.make("policy").pipe(
   Command.withDescription("Gateway policy: allow, deny and strip entries"),
   Command.withSubcommands([addEntry("allow"), addEntry("deny"), addEntry("strip"), policyList, policyRemove])

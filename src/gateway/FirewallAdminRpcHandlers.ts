@@ -1,7 +1,10 @@
 import { Effect, Layer } from "effect"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Organizations } from "../orgs/Organizations.ts"
-import { Policies } from "../policies/Policies.ts"
+import { PolicyEntryInvalid } from "../../schema/GatewayPolicy.ts"
+import { Policies, providersNamed } from "../policies/Policies.ts"
+import { CustomProviders } from "./custom/CustomProviders.ts"
+import { unknownProviderReason } from "./custom/KnownProvider.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { FirewallAdminError, FirewallAdminRpcs, FirewallBackendUnavailable } from "./FirewallAdminRpcs.ts"
 import { makeDryRun } from "./manage/FirewallCheck.ts"
@@ -18,6 +21,7 @@ export const FirewallAdminRpcHandlers = FirewallAdminRpcs.toLayer(Effect.gen(fun
   const guardrails = yield* Guardrails
   const policies = yield* Policies
   const orgs = yield* Organizations
+  const custom = yield* CustomProviders
   const dryRun = yield* makeDryRun
 
   const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new FirewallAdminError({ reason })))
@@ -36,7 +40,13 @@ export const FirewallAdminRpcHandlers = FirewallAdminRpcs.toLayer(Effect.gen(fun
       return yield* guardrails.setEnabled(yield* existingOrg(org), uuid, enabled).pipe(Effect.mapError(reasonOf))
     }),
     FirewallPolicyAdd: Effect.fnUntraced(function*({ entry, org }) {
-      return yield* policies.add(yield* existingOrg(org), entry).pipe(Effect.mapError(reasonOf))
+      const known = yield* existingOrg(org)
+      // The same refusal as the management API's: an entry for a provider no route serves never applies.
+      for (const slug of providersNamed(entry)) {
+        const unknown = yield* unknownProviderReason(custom, known, slug).pipe(Effect.mapError(() => new FirewallAdminError({ reason: new FirewallBackendUnavailable() })))
+        if (unknown !== undefined) return yield* refuse(new PolicyEntryInvalid({ reason: unknown }))
+      }
+      return yield* policies.add(known, entry).pipe(Effect.mapError(reasonOf))
     }),
     FirewallPolicyList: Effect.fnUntraced(function*({ org }) {
       return yield* policies.list(yield* existingOrg(org)).pipe(Effect.mapError(reasonOf))

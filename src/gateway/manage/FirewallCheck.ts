@@ -8,6 +8,8 @@ import { providerRefusal } from "../../policies/PolicyEvaluation.ts"
 import type { NonceCheck } from "../nonces/NonceToken.ts"
 import { inspectSealedBlocks } from "../nonces/SealedBlocks.ts"
 import { strongest } from "../pipeline/Verdict.ts"
+import { CustomProviders } from "../custom/CustomProviders.ts"
+import { unknownProviderReason } from "../custom/KnownProvider.ts"
 
 // Tampering is judged before, and without, the nonce: the dry run reads no secret and calls every nonce unknown.
 const noNonceChecks = () => Effect.succeed(new Map<string, NonceCheck>())
@@ -41,6 +43,7 @@ const tamperedBlocks = (text: string) => {
 export const makeDryRun = Effect.gen(function*() {
   const guardrails = yield* Guardrails
   const policies = yield* Policies
+  const custom = yield* CustomProviders
   const disabled = yield* disabledProviders
   return Effect.fn("FirewallCheck.dryRun")(function*(orgUuid: string, request: CheckRequest) {
     const tampered = yield* tamperedBlocks(request.text)
@@ -58,8 +61,12 @@ export const makeDryRun = Effect.gen(function*() {
       return refused(sealed.refusal.code, sealed.refusal.message, sealed.rule.name)
     }
     if (request.provider !== undefined) {
+      const provider = request.provider.trim().toLowerCase()
+      // The relay answers a provider it does not serve with 404 unknown_provider before inspecting anything.
+      const unknown = yield* unknownProviderReason(custom, orgUuid, provider)
+      if (unknown !== undefined) return refused("unknown_provider", unknown)
       const snapshot = yield* policies.snapshot(orgUuid)
-      const refusal = providerRefusal(snapshot, request.provider.trim().toLowerCase(), disabled, false)
+      const refusal = providerRefusal(snapshot, provider, disabled, false)
       if (refusal !== undefined) return refused(refusal.code, refusal.message)
     }
     const checked = yield* guardrails.check(orgUuid, request.text)

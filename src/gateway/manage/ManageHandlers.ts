@@ -12,9 +12,9 @@ import { ProviderKeys } from "../../vault/ProviderKeys.ts"
 import { acceptProviderKey } from "../../vault/ProviderKeyValue.ts"
 import { InferenceLog } from "../InferenceLog.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
-import { isProviderSlug, PROVIDER_SLUGS } from "../keys/ProviderSlugs.ts"
 import type { CustomProviderError } from "../custom/CustomProvider.ts"
 import { CustomProviders } from "../custom/CustomProviders.ts"
+import { unknownProviderReason } from "../custom/KnownProvider.ts"
 import { makeDryRun } from "./FirewallCheck.ts"
 import { ManageApi } from "./ManageApi.ts"
 import { ManageFallback } from "./ManageFallback.ts"
@@ -79,19 +79,10 @@ const GuardrailHandlers = HttpApiBuilder.group(ManageApi, "guardrails", Effect.f
 
 /** A built-in slug, or one of the organization's own custom providers. */
 const knownProvider = (custom: CustomProviders["Service"], org: string, provider: string) =>
-  isProviderSlug(provider)
-    ? Effect.succeed(provider)
-    : custom.lookup(org, provider).pipe(
-      Effect.mapError(unavailable),
-      Effect.flatMap((route) =>
-        route !== undefined
-          ? Effect.succeed(provider)
-          : Effect.fail(invalid(
-            `unknown provider ${JSON.stringify(provider.slice(0, 64))} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider of this organization)`,
-            "unknown_provider"
-          ))
-      )
-    )
+  unknownProviderReason(custom, org, provider).pipe(
+    Effect.mapError(unavailable),
+    Effect.flatMap((reason) => reason === undefined ? Effect.succeed(provider) : Effect.fail(invalid(reason, "unknown_provider")))
+  )
 
 const PolicyHandlers = HttpApiBuilder.group(ManageApi, "policies", Effect.fn(function*(handlers) {
   const policies = yield* Policies

@@ -108,7 +108,11 @@ describe("bin/vdb gateway rule|policy|check over the admin socket", () => {
     expectOneLineRefusal(badKind, /^vdb: --kind: "provider" is not one of tool, mcp$/)
     expectOneLineRefusal(badOrg, /^vdb: --org: not a UUID/)
     // A typo in the provider would never apply: refused, naming the known slugs.
-    expectOneLineRefusal(typo, /^vdb: unknown provider "opnai" \(known: openai, .*, or a custom provider of the organization\)$/)
+    // The server's admin handler refuses it (the same check as the management API's), so any admin client is held to it.
+    expectOneLineRefusal(typo, /^vdb: unknown provider "opnai" \(known: openai, .*, or a custom provider of this organization\)$/)
     expect((await manage("/policies")).data).toHaveLength(2)
+    // The dry run answers a provider the relay does not serve as the relay does: unknown_provider, not the rules' decision.
+    const nosuch = await vdb("check", "--org", org.uuid, "--provider", "nosuch", "--text", "hello", "--json")
+    expect(json(nosuch.stdout)).toMatchObject({ decision: "block", refusal: { code: "unknown_provider" } })
   }, 60_000)
 })
