@@ -25,12 +25,23 @@ const ExploitQuery = {
   )
 }
 
+/**
+ * An operation that only ever fails (its success is `Schema.Never`): the
+ * generated document still lists a 200 for the success that cannot happen,
+ * which a generated client would model, so only the error statuses stay.
+ */
+const errorOnlyOperation = (operation: Record<string, any>): Record<string, any> => ({
+  ...operation,
+  responses: Object.fromEntries(Object.entries(operation.responses ?? {}).filter(([status]) => !status.startsWith("2")))
+})
+
 export class AuthApi extends HttpApiGroup.make("auth").add(
   HttpApiEndpoint.get("token", "/auth/token", { success: TokenResponse })
     .middleware(SignedRequest)
     .annotate(OpenApi.Description, "Sign in with an AWS4-HMAC-SHA512 signed request; returns a 15-minute JWT."),
-  HttpApiEndpoint.post("tokenPost", "/auth/token", { success: TokenResponse, error: BadRequestBody })
+  HttpApiEndpoint.post("tokenPost", "/auth/token", { success: Schema.Never, error: BadRequestBody })
     .annotate(OpenApi.Description, "Always 400: use GET with the signed Authorization header.")
+    .annotate(OpenApi.Transform, errorOnlyOperation)
 ) {}
 
 export class VulnApi extends HttpApiGroup.make("vulns").add(
@@ -47,9 +58,10 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
   }).annotate(OpenApi.Description, "CVE Record Format 5.1 records, one per source that knows the identifier.")
     .annotate(OpenApi.Transform, conditionalOperation({ compressed: true })),
   HttpApiEndpoint.get("vulnMissing", "/vuln", {
-    success: VulnRecords,
+    success: Schema.Never,
     error: BadRequestBody
-  }).annotate(OpenApi.Description, "Always 400: the identifier is missing."),
+  }).annotate(OpenApi.Description, "Always 400: the identifier is missing.")
+    .annotate(OpenApi.Transform, errorOnlyOperation),
   HttpApiEndpoint.get("exploits", "/exploits/:identifier", {
     params: Identifier,
     query: ExploitQuery,

@@ -45,11 +45,18 @@ const CONTROL = /[\u0000-\u001f\u007f]/
 /**
  * Why a path identifier is refused before any lookup (400), or undefined.
  * Checked in the handlers, so after authentication like any other input;
- * nothing refused here reaches a query or the usage log unescaped.
+ * nothing refused here reaches a query or the usage log unescaped. No
+ * identifier form has `;` or `%`; the API's routes pass both on literally
+ * (`literalPath` in `RouteFallback.ts`) where the router would cut the path
+ * at `;` or find no route for a malformed percent-encoding, so they end here.
  */
 export const identifierProblem = (raw: string): string | undefined =>
   raw.length > MAX_IDENTIFIER_LENGTH
     ? `identifier longer than ${MAX_IDENTIFIER_LENGTH} characters`
     : CONTROL.test(raw) || !raw.isWellFormed()
     ? "malformed identifier: control characters are not allowed"
+    : raw.includes(";")
+    ? `malformed identifier: ";" is not allowed`
+    : raw.includes("%")
+    ? `malformed identifier: malformed percent-encoding ("%" is not allowed)`
     : undefined

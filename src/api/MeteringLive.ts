@@ -4,12 +4,38 @@ import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { schemaErrorSummary } from "../server/SchemaErrorSummary.ts"
+import type { UsageEntry } from "../usage/UsageEntry.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Metering, type MeterSlot, RequestMeter, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
 import { UNLIMITED } from "./AuthenticationLive.ts"
 
 const MAX_LOGGED = 200
 const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
+
+/**
+ * The usage-log entry of a request answered now (`started` from `performance.now()`): what every
+ * entry reads from the request itself, client text clipped. Shared by the HttpApi's requests and
+ * the ones no route takes (`RouteFallback.ts`), so both are logged alike.
+ */
+export const usageEntry = (
+  request: HttpServerRequest.HttpServerRequest,
+  orgUuid: string | null,
+  route: string,
+  identifier: string | undefined,
+  status: number,
+  started: number,
+  at: Date
+): UsageEntry => ({
+  orgUuid,
+  method: request.method,
+  route,
+  identifier: clip(identifier),
+  status,
+  latencyMs: performance.now() - started,
+  clientAddress: Option.getOrNull(request.remoteAddress),
+  userAgent: clip(request.headers["user-agent"]),
+  at
+})
 
 /** RFC 9110 challenges of a 401: the schemes each kind of endpoint accepts. */
 const CHALLENGE = `ApiKey realm="vdb", Bearer realm="vdb"`
@@ -41,17 +67,7 @@ export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
       const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
       HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
         Effect.sync(() => {
-          usage.record({
-            orgUuid: slot.orgUuid,
-            method: request.method,
-            route: endpoint.path,
-            identifier: clip(route.params.identifier),
-            status: response.status,
-            latencyMs: performance.now() - started,
-            clientAddress: Option.getOrNull(request.remoteAddress),
-            userAgent: clip(request.headers["user-agent"]),
-            at
-          })
+          usage.record(usageEntry(request, slot.orgUuid, endpoint.path, route.params.identifier, response.status, started, at))
           const challenged = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
             : response

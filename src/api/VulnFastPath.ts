@@ -1,13 +1,14 @@
 import { Clock, Context, Effect, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import { signedInWith } from "../auth/Jwt.ts"
 import type { Organization } from "../../schema/Organization.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { negotiate } from "../gateway/relay/Compression.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
-import { UNLIMITED } from "./AuthenticationLive.ts"
+import { DATA_ANSWER_HEADERS, UNLIMITED } from "./AuthenticationLive.ts"
 import { compressible, type VulnAnswer } from "./CachedAnswers.ts"
 import { noneMatch } from "./Conditional.ts"
 import { vulnResponse } from "./AnswerResponses.ts"
@@ -40,7 +41,8 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
  * response is the one the `/vuln` handler sends (same function, same headers,
  * same usage-log entry); any other request, and any doubt (another scheme, a
  * percent-encoded or query-bearing path, a miss, an inactive organization, a
- * wrong key, a token that does not verify, a refusal), goes through the
+ * wrong key, a token that does not verify or was signed in with a secret
+ * rotated since, a refusal), goes through the
  * HttpApi unchanged, which stays the contract: OpenAPI, typed errors and the
  * client. A limited organization is counted here, before its answer is sent
  * (the same `RateLimiter` as the HttpApi's, so the same groups and headers); a
@@ -65,7 +67,11 @@ export const VulnFastPath = HttpRouter.middleware(
     const bareOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string, variant: Variant) => {
       let responses = bare.get(answer)
       if (responses === undefined) bare.set(answer, responses = {})
-      return responses[variant] ??= vulnResponse(answer, request, (bytes) => cache.grew(cacheKey, bytes))
+      // The headers the HttpApi's authentication adds to its data answers, built into the kept response once.
+      return responses[variant] ??= HttpServerResponse.setHeaders(
+        vulnResponse(answer, request, (bytes) => cache.grew(cacheKey, bytes)),
+        DATA_ANSWER_HEADERS
+      )
     }
     const unlimitedOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string) => {
       const variant = variantOf(answer, request)
@@ -138,10 +144,12 @@ export const VulnFastPath = HttpRouter.middleware(
           const token = authorization.slice(7).trim()
           if (token === "") return httpEffect
           // A token that does not verify (or has expired) is the HttpApi's to refuse in its dialect.
-          return Effect.flatMap(Effect.option(tokens.orgOf(token, at)), (orgUuid) =>
-            Option.isNone(orgUuid)
+          // So is one signed in with a secret rotated since (`signedInWith`, against the current secret).
+          return Effect.flatMap(Effect.option(tokens.claimsOf(token, at)), (claims) =>
+            Option.isNone(claims)
               ? httpEffect
-              : Effect.flatMap(Effect.option(orgs.secretOf(orgUuid.value)), (found) => Option.isNone(found) ? httpEffect : answer(found.value.org)))
+              : Effect.flatMap(Effect.option(orgs.secretOf(claims.value.orgUuid)), (found) =>
+                Option.isNone(found) || !signedInWith(claims.value, found.value.secret) ? httpEffect : answer(found.value.org)))
         }
         return httpEffect
       })

@@ -101,16 +101,33 @@ const isRouteNotFound = (error: unknown): boolean =>
  * global middleware that turns the router's empty 404 into `answer(reason)`.
  * A dot segment (`/v1/../x`) is a 404 before any route sees it. `routes` are
  * the service's own; the health routes every service has are added here.
+ * `answer` may be an effect, for a service that does more than answer (the
+ * API logs the request). `reroute`, when given, names the URL the routes are
+ * to read instead of the request's (undefined: the request's own); the
+ * request handed to `answer` is the one that arrived.
  */
 export const routeFallback = (
   routes: ReadonlyArray<Route>,
-  answer: (unmatched: Unmatched, request: HttpServerRequest.HttpServerRequest) => HttpServerResponse.HttpServerResponse
+  answer: (
+    unmatched: Unmatched,
+    request: HttpServerRequest.HttpServerRequest
+  ) => HttpServerResponse.HttpServerResponse | Effect.Effect<HttpServerResponse.HttpServerResponse>,
+  options?: { readonly reroute?: ((url: string) => string | undefined) | undefined }
 ) => {
   const unmatched = unmatchedBy([...routes, ...HEALTH_PATHS.map((path) => ["GET", path] as const)])
+  const answered = (reason: Unmatched, request: HttpServerRequest.HttpServerRequest) => {
+    const response = answer(reason, request)
+    return Effect.isEffect(response) ? response : Effect.succeed(response)
+  }
+  const reroute = options?.reroute
   return HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      if (DOT_SEGMENT.test(pathOf(request.url))) return Effect.succeed(answer({ _tag: "NotFound" }, request))
-      return Effect.catchIf(httpEffect, isRouteNotFound, () => Effect.succeed(answer(unmatched(request.method, request.url), request)))
+      if (DOT_SEGMENT.test(pathOf(request.url))) return answered({ _tag: "NotFound" }, request)
+      const url = reroute?.(request.url)
+      const routed = url === undefined
+        ? httpEffect
+        : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+      return Effect.catchIf(routed, isRouteNotFound, () => answered(unmatched(request.method, url ?? request.url), request))
     }), { global: true })
 }
 

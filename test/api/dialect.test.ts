@@ -64,7 +64,8 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const { apiKey } = yield* newOrg
         const auth = { authorization: apiKey }
 
-        for (const path of ["/v1/nothing", "/", "/v2/vuln/CVE-2021-44228", "/v1/vuln/CVE-2021-44228/extra", "/v1/vuln/%ff"]) {
+        // A malformed percent-encoding outside an identifier is no route either (inside one, the handler's 400: routing.test.ts).
+        for (const path of ["/v1/nothing", "/", "/v2/vuln/CVE-2021-44228", "/v1/vuln/CVE-2021-44228/extra", "/v1/nothing/%ff"]) {
           const answer = yield* send(base, "GET", path, auth)
           assert.strictEqual(answer.status, 404, path)
           isErrorBody(answer)
@@ -87,7 +88,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           ["POST", "/v1/vuln/CVE-2021-44228", "GET, HEAD"],
           ["DELETE", "/v1/info/CVE-2021-44228", "GET, HEAD"],
           ["PUT", "/v1/exploits/CVE-2021-44228", "GET, HEAD"],
-          ["DELETE", "/v1/auth/token", "GET, HEAD, POST"],
+          ["DELETE", "/v1/auth/token", "GET, POST"],
           ["POST", "/v1/openapi.json", "GET, HEAD"],
           ["POST", "/healthz", "GET, HEAD"]
         ]

@@ -115,7 +115,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("Bearer tokens: the same answers as the HttpApi's; an expired, tampered or deactivated one gets the HttpApi's refusal", () =>
       Effect.scoped(Effect.gen(function*() {
         const { base, orgs, org } = yield* serveWithOrg("fast-bearer", { perMinute: 0, perWeek: 500 })
-        const forge = (exp: number) => forgeToken(org.uuid, exp)
+        const forge = (exp: number) => forgeToken(org, exp)
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2034-0004", size: 3000 })
         const auth = { authorization: `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 900)}` }
         const first = yield* get(`${base}/vuln/CVE-2034-0004`, auth)

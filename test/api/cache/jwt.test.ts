@@ -18,7 +18,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("a remembered token stops working at its exp (403) and when its organization is deactivated", () =>
       Effect.scoped(Effect.gen(function*() {
         const { base, orgs, org } = yield* serveWithOrg("jwt", { perMinute: 0, perWeek: 0 })
-        const forge = (exp: number) => forgeToken(org.uuid, exp)
+        const forge = (exp: number) => forgeToken(org, exp)
         const url = `${base}/info/CVE-2033-0001`
         // Expires at the next whole second (at least one later): accepted now, twice (the second from memory).
         const shortLived = `Bearer ${yield* forge(Math.floor(Date.now() / 1000) + 2)}`

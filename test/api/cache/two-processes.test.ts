@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { signTokenRequest } from "../../../src/auth/SigV4Token.ts"
 import { throwawayDatabase } from "../../support/database.ts"
 import { runVdb, type RunningServer, startServer, tempDataDir } from "../../support/processes.ts"
 
@@ -51,6 +52,7 @@ describe("caches of another process (PostgreSQL): never stale after a write on A
   const newOrg = async (name: string) =>
     JSON.parse(await onA(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"])) as {
       uuid: string
+      secret: string
       apiKey: string
     }
 
@@ -93,11 +95,20 @@ describe("caches of another process (PostgreSQL): never stale after a write on A
     expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(404)
   }, 60_000)
 
-  it("a rotation on A: B refuses the old key at once and takes the new one; limits apply at once", async () => {
+  it("a rotation on A: B refuses the old key and its tokens at once and takes the new one; limits apply at once", async () => {
     const org = await newOrg("rotated")
+    const signed = signTokenRequest({ orgUuid: org.uuid, secret: org.secret, path: "/v1/auth/token", now: Date.now() })
+    const signIn = await fetch(`http://127.0.0.1:${b.ports.api}/v1/auth/token`, {
+      headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
+    })
+    expect(signIn.status).toBe(200)
+    const bearer = `Bearer ${((await signIn.json()) as { token: string }).token}`
+    // B has verified (and remembered) the token and cached the organization before the change.
     expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(404)
+    expect((await onB("/info/CVE-2032-0404", bearer)).status).toBe(404)
     const rotated = JSON.parse(await onA(["org", "rotate-secret", org.uuid, "--json"]))
     expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(401)
+    expect((await onB("/info/CVE-2032-0404", bearer)).body).toEqual({ success: false, error: "invalid token" })
     expect((await onB("/info/CVE-2032-0404", rotated.apiKey)).status).toBe(404)
     await onA(["org", "limits", org.uuid, "--per-week", "7"])
     const limited = await fetch(`http://127.0.0.1:${b.ports.api}/v1/info/CVE-2032-0404`, { headers: { authorization: rotated.apiKey } })
