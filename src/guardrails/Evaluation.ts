@@ -69,6 +69,13 @@ export const evaluateSegments = (
     const targets = targetsOf(rule, candidate, joined, changed)
     let first = -1
     if (rule.action === "redact") {
+      // A property name cannot be rewritten in place: a redaction rule that matches one refuses the request.
+      const key = targets.find((s) => segments[s]!.key === true && rule.test.test(texts[s]!.toWellFormed()))
+      if (key !== undefined) {
+        matched.push(rule.name)
+        violations.push({ ...violationOf(rule, segments[key]!), detail: `${rule.ruleType} rule matched in an object key at ${formatPath(segments[key]!.path) || "text"}, which cannot be redacted` })
+        return { decision: "block", rules: matched, redactions: 0, blockedBy: rule.name, violations, changed: NOTHING_CHANGED }
+      }
       for (const s of targets) {
         const [next, count] = redact(rule, texts[s]!)
         if (count === 0) continue

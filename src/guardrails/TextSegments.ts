@@ -3,179 +3,182 @@ import type { Surface } from "../../schema/GatewayRequest.ts"
 /** Where a JSON value sits in the document: object keys and array indexes from the root. */
 export type JsonPath = ReadonlyArray<string | number>
 
-/** One inspected text: a JSON string value of the request and where it is. */
+/** One inspected text: a JSON string value of the request (or an object key) and where it is. */
 export interface Segment {
   readonly path: JsonPath
   readonly text: string
+  /**
+   * The text is an object key (a property name in a tool's parameter schema, say), not a value:
+   * it can be matched but not rewritten in place, so a redaction rule that matches it refuses
+   * the request instead (`Evaluation.ts`).
+   */
+  readonly key?: true
 }
 
 /**
- * One walker per surface. Each yields the text the guardrails inspect: system
- * prompts, message text, tool results (also those sent back on later turns),
- * and the tool definitions the model is shown (names, descriptions, parameter
- * schemas). The arguments a model generated for a tool call are never
- * yielded: they are the model's output, and rewriting them would corrupt the
- * call history.
+ * Every string of a request is text the guardrails inspect, wherever it sits,
+ * except what the model is not shown as text or what must reach the provider
+ * untouched:
+ * - the arguments a model generated for a tool call (`arguments`, and the
+ *   `input` of `tool_use`, `server_tool_use`, `mcp_tool_use`, a Responses
+ *   `custom_tool_call` or a Kiro `toolUses` entry; the `action` of a
+ *   `local_shell_call` or `computer_call`): the model's output, which
+ *   rewriting would corrupt in the call history (spec 2);
+ * - media: base64 sources, `image_url`, `input_audio`, `file_data`, `audio`,
+ *   opaque reasoning (`signature`, `encrypted_content`, `redacted_thinking`);
+ * - the top-level `model`, `metadata` and `user` (the provider reads them,
+ *   the model is not shown them);
+ * - identifiers and enumerations (`id`, `call_id`, `tool_call_id`,
+ *   `tool_use_id`, `type`, `role`, `status`, …), which carry no free text.
  *
- * Where text is expected in a shape the walker does not know (a `messages`
- * that is a string, a `content` that is an object, a part that is a bare
- * string), every string inside it is yielded: a request the provider may
- * refuse is still forwarded, and nothing in it leaves uninspected.
+ * Listing what the model reads instead missed fields the providers keep
+ * adding (tool results holding documents, `prediction`, `response_format`
+ * schemas, `prompt.variables`, search results, thinking blocks, citations):
+ * the key went upstream in each. Object keys inside tool and output schemas
+ * (`tools`, `functions`, `response_format`, `text.format`, and each
+ * surface's schema fields) are text the model reads too, and are yielded
+ * with `key: true`.
  */
 export const segmentsOf = (surface: Surface, parsed: unknown): Array<Segment> => {
   const out: Array<Segment> = []
   if (!isObject(parsed)) return out
-  walkers[surface](parsed, out)
+  for (const key of Object.keys(parsed)) {
+    if (TOP_LEVEL_UNSEEN.has(key)) continue
+    walk(out, parsed[key], [key], key, parsed, SCHEMA_ROOTS.has(key) || (surface === "responses" && key === "text"))
+  }
   return out
 }
-
-type Walker = (body: Record<string, unknown>, out: Array<Segment>) => void
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const text = (out: Array<Segment>, value: unknown, path: JsonPath) => {
-  if (typeof value === "string") out.push({ path, text: value })
-}
+/** Read by the provider, not shown to the model. */
+const TOP_LEVEL_UNSEEN: ReadonlySet<string> = new Set(["model", "metadata", "user"])
 
-/** Every string value inside `value` (object keys are not text): what a shape the walker does not know holds. */
-const allStrings = (out: Array<Segment>, value: unknown, path: JsonPath): void => {
-  if (typeof value === "string") out.push({ path, text: value })
-  else if (Array.isArray(value)) value.forEach((item, i) => allStrings(out, item, [...path, i]))
-  else if (isObject(value)) for (const key of Object.keys(value)) allStrings(out, value[key], [...path, key])
+/** Where schemas the model reads live: their property names are text. */
+const SCHEMA_ROOTS: ReadonlySet<string> = new Set(["tools", "functions", "response_format"])
+
+/** Strings that are identifiers or enumerations anywhere: nothing free-form to inspect, and nothing to rewrite. */
+const IDENTIFIER_KEYS: ReadonlySet<string> = new Set([
+  "id",
+  "call_id",
+  "tool_call_id",
+  "tool_use_id",
+  "toolUseId",
+  "previous_response_id",
+  "conversationId",
+  "type",
+  "role",
+  "status",
+  "media_type",
+  "detail",
+  "service_tier",
+  "prompt_cache_key",
+  "safety_identifier",
+  "reasoning_effort",
+  "chatTriggerType",
+  "origin",
+  "modelId"
+])
+
+/** Values never inspected wherever they appear: media, opaque reasoning, the model's own tool-call arguments. */
+const UNSEEN_KEYS: ReadonlySet<string> = new Set([
+  "arguments",
+  "image_url",
+  "input_audio",
+  "file_data",
+  "file_id",
+  "audio",
+  "bytes",
+  "signature",
+  "encrypted_content"
+])
+
+/** Objects whose every string is opaque to the model. */
+const OPAQUE_TYPES: ReadonlySet<string> = new Set(["base64", "redacted_thinking", "image", "input_image", "input_file"])
+
+/** Object types whose `input` is a tool call the model generated. */
+const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(["tool_use", "server_tool_use", "mcp_tool_use", "custom_tool_call"])
+
+/** Object types whose `action` is a tool call the model generated. */
+const ACTION_CALL_TYPES: ReadonlySet<string> = new Set(["local_shell_call", "computer_call"])
+
+/** Arrays whose items are tool calls a model made (Kiro's `toolUses`): an item's `input` is its arguments. */
+const TOOL_CALL_LISTS: ReadonlySet<string> = new Set(["toolUses"])
+
+/** Where a schema starts: below it, property names are text the model reads. */
+const SCHEMA_KEYS: ReadonlySet<string> = new Set(["tools", "schema", "input_schema", "inputSchema", "parameters", "json_schema"])
+
+/** Whether `key` of `parent` holds what the model generated or cannot read. */
+const unseen = (key: string, parent: Record<string, unknown>, toolCall: boolean): boolean => {
+  if (UNSEEN_KEYS.has(key)) return true
+  const type = typeof parent.type === "string" ? parent.type : undefined
+  if (key === "input") return toolCall || (type !== undefined && TOOL_CALL_TYPES.has(type))
+  if (key === "action") return type !== undefined && ACTION_CALL_TYPES.has(type)
+  return false
 }
 
 /**
- * A string, or an array of parts whose `text` fields carry text (`text`, `input_text`, `output_text` parts).
- * Other parts (images, audio, files) carry no text to inspect; anything else (an object, a bare string
- * part) is read whole.
+ * Past this depth nothing is walked, so no body can exhaust the stack. `GuardrailEngine` refuses a
+ * body nested deeper than `MAX_INSPECTED_DEPTH` (128) before it reads segments.
  */
-const textOrParts = (out: Array<Segment>, value: unknown, path: JsonPath) => {
+const MAX_WALK_DEPTH = 256
+
+/** Depth-first over one value. */
+const walk = (
+  out: Array<Segment>,
+  value: unknown,
+  path: JsonPath,
+  key: string | number,
+  parent: Record<string, unknown> | ReadonlyArray<unknown>,
+  inSchema: boolean,
+  toolCall = false
+): void => {
+  if (path.length > MAX_WALK_DEPTH) return
   if (typeof value === "string") {
+    if (typeof key === "string" && !Array.isArray(parent) && IDENTIFIER_KEYS.has(key)) return
     out.push({ path, text: value })
     return
   }
-  if (value === null || value === undefined) return
-  if (!Array.isArray(value)) return allStrings(out, value, path)
-  value.forEach((part, j) => {
-    if (isObject(part)) text(out, part.text, [...path, j, "text"])
-    else allStrings(out, part, [...path, j])
-  })
-}
-
-/** The tool definitions a request shows the model: every string in them (names, descriptions, schemas). */
-const tools = (out: Array<Segment>, body: Record<string, unknown>) => allStrings(out, body.tools, ["tools"])
-
-/** OpenAI chat completions: every message's content (system, developer, user, assistant, tool results). */
-const chat: Walker = (body, out) => {
-  tools(out, body)
-  const messages = body.messages
-  if (!Array.isArray(messages)) return allStrings(out, messages, ["messages"])
-  messages.forEach((message, i) => {
-    if (!isObject(message)) return allStrings(out, message, ["messages", i])
-    // `tool_calls[].function.arguments` is deliberately not visited.
-    textOrParts(out, message.content, ["messages", i, "content"])
-    // A participant's name is shown to the model too.
-    text(out, message.name, ["messages", i, "name"])
-  })
-}
-
-/** OpenAI responses: `instructions`, and `input` as a string or items (messages and tool outputs). */
-const responses: Walker = (body, out) => {
-  tools(out, body)
-  textOrParts(out, body.instructions, ["instructions"])
-  const input = body.input
-  if (typeof input === "string") {
-    out.push({ path: ["input"], text: input })
+  if (Array.isArray(value)) {
+    const calls = typeof key === "string" && TOOL_CALL_LISTS.has(key)
+    for (let i = 0; i < value.length; i++) walk(out, value[i], [...path, i], i, value, inSchema, calls)
     return
   }
-  if (!Array.isArray(input)) return allStrings(out, input, ["input"])
-  input.forEach((item, i) => {
-    if (!isObject(item)) return allStrings(out, item, ["input", i])
-    switch (item.type) {
-      case "function_call_output":
-      case "custom_tool_call_output":
-      case "mcp_call":
-        // Tool results; `function_call.arguments` (the model's) is not visited.
-        textOrParts(out, item.output, ["input", i, "output"])
-        return
-      case undefined:
-      case "message":
-        textOrParts(out, item.content, ["input", i, "content"])
-        return
-    }
-  })
-}
-
-/** Anthropic messages: `system`, each message's text blocks, and `tool_result` content; never `tool_use.input`. */
-const messages: Walker = (body, out) => {
-  tools(out, body)
-  textOrParts(out, body.system, ["system"])
-  const list = body.messages
-  if (!Array.isArray(list)) return allStrings(out, list, ["messages"])
-  list.forEach((message, i) => {
-    if (!isObject(message)) return allStrings(out, message, ["messages", i])
-    const content = message.content
-    const path: JsonPath = ["messages", i, "content"]
-    if (typeof content === "string") {
-      out.push({ path, text: content })
-      return
-    }
-    if (!Array.isArray(content)) return allStrings(out, content, path)
-    content.forEach((block, j) => {
-      if (!isObject(block)) return allStrings(out, block, [...path, j])
-      if (block.type === "text") text(out, block.text, [...path, j, "text"])
-      else if (block.type === "tool_result") textOrParts(out, block.content, [...path, j, "content"])
-      else if (block.type === "document" && isObject(block.source) && block.source.type === "text") {
-        text(out, block.source.data, [...path, j, "source", "data"])
-      }
-    })
-  })
-}
-
-/** Kiro `conversationState`: the current message, the history, and tool results; never `toolUses[].input`. */
-const kiro: Walker = (body, out) => {
-  const state = body.conversationState
-  if (!isObject(state)) return
-  const userMessage = (value: unknown, path: JsonPath) => {
-    if (!isObject(value)) return
-    text(out, value.content, [...path, "content"])
-    const context = value.userInputMessageContext
-    if (!isObject(context)) return
-    // The tool specifications the model is shown.
-    allStrings(out, context.tools, [...path, "userInputMessageContext", "tools"])
-    if (!Array.isArray(context.toolResults)) return
-    context.toolResults.forEach((result, r) => {
-      if (!isObject(result) || !Array.isArray(result.content)) return
-      result.content.forEach((part, c) => {
-        if (isObject(part)) {
-          text(out, part.text, [...path, "userInputMessageContext", "toolResults", r, "content", c, "text"])
-        }
-      })
-    })
+  if (!isObject(value)) return
+  if (typeof value.type === "string" && OPAQUE_TYPES.has(value.type)) return
+  for (const child of Object.keys(value)) {
+    if (unseen(child, value, toolCall)) continue
+    const at = [...path, child]
+    if (inSchema) out.push({ path: at, text: child, key: true })
+    walk(out, value[child], at, child, value, inSchema || SCHEMA_KEYS.has(child))
   }
-  if (isObject(state.currentMessage)) {
-    userMessage(state.currentMessage.userInputMessage, ["conversationState", "currentMessage", "userInputMessage"])
-  }
-  if (!Array.isArray(state.history)) return
-  state.history.forEach((entry, h) => {
-    if (!isObject(entry)) return
-    const at: JsonPath = ["conversationState", "history", h]
-    userMessage(entry.userInputMessage, [...at, "userInputMessage"])
-    if (isObject(entry.assistantResponseMessage)) {
-      text(out, entry.assistantResponseMessage.content, [...at, "assistantResponseMessage", "content"])
-    }
-  })
 }
 
-const walkers: Record<Surface, Walker> = { chat, responses, messages, kiro }
+/**
+ * Field names of the providers' request shapes: shown as they are in a location. Any other key
+ * (a property a client named in a tool schema, an object key holding anything) is shown as `*`,
+ * so a violation's detail never repeats text the client chose.
+ */
+const SHAPE_KEYS: ReadonlySet<string> = new Set([
+  "messages", "content", "text", "name", "tools", "functions", "function", "parameters", "properties", "items",
+  "description", "input_schema", "schema", "system", "instructions", "input", "output", "source", "data", "title",
+  "context", "refusal", "prediction", "response_format", "json_schema", "format", "prompt", "variables", "summary",
+  "thinking", "citations", "cited_text", "conversationState", "currentMessage", "history", "userInputMessage",
+  "userInputMessageContext", "toolResults", "assistantResponseMessage", "tool_calls", "enum", "anyOf", "oneOf",
+  "allOf", "required", "default", "examples", "const", "$defs", "definitions", "url", "query", "results",
+  "toolSpecification", "inputSchema", "json", "tool_result", "document", "search_result", "context"
+])
 
-/** `messages[2].content[0].text`: a location for violation details (never the text itself). */
+/** `messages[2].content[0].text`: a location for violation details (never the text itself, nor a key the client chose). */
 export const formatPath = (path: JsonPath): string => {
   let out = ""
   for (const step of path) {
     if (typeof step === "number") out += `[${step}]`
-    else out += out === "" ? step : `.${step}`
+    else {
+      const shown = SHAPE_KEYS.has(step) ? step : "*"
+      out += out === "" ? shown : `.${shown}`
+    }
   }
   return out
 }

@@ -268,7 +268,7 @@ describe("guardrail evaluation", () => {
     it.effect("chat: tool descriptions and schemas, a participant's name, a string messages, an object content, a bare string part", () =>
       Effect.gen(function*() {
         yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: fn }] }, "tools[0].function.description")
-        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: { ...fn, description: "d" } }] }, "tools[0].function.parameters.properties.a.description")
+        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: { ...fn, description: "d" } }] }, "tools[0].function.parameters.properties.*.description")
         yield* blockedAt("chat", { model: "m", messages: [{ role: "user", name: KEY, content: "hi" }] }, "messages[0].name")
         yield* blockedAt("chat", { model: "m", messages: KEY }, "messages")
         yield* blockedAt("chat", { model: "m", messages: [{ role: "user", content: { text: KEY } }] }, "messages[0].content.text")
@@ -293,6 +293,59 @@ describe("guardrail evaluation", () => {
             }
           }
         }, "conversationState.currentMessage.userInputMessage.userInputMessageContext.tools[0].toolSpecification.description")
+      }))
+
+    it.effect("every field the model reads is inspected, wherever the providers put it (each of these reached the model)", () =>
+      Effect.gen(function*() {
+        const doc = (text: string) => ({ type: "document", source: { type: "text", media_type: "text/plain", data: text } })
+        const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>, string]> = [
+          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [doc(KEY)] }] }] }, "messages[0].content[0].content[0].source.data"],
+          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "mcp_tool_result", tool_use_id: "m1", content: [{ type: "text", text: KEY }] }] }] }, "messages[0].content[0].content[0].text"],
+          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "web_fetch_tool_result", tool_use_id: "s1", content: { type: "web_fetch_result", url: "u", content: doc(KEY) } }] }] }, "messages[0].content[0].content.content.source.data"],
+          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [{ type: "text", text: KEY }] }] }] }, "messages[0].content[0].content[0].text"],
+          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "document", source: { type: "content", content: [{ type: "text", text: KEY }] } }] }] }, "messages[0].content[0].source.content[0].text"],
+          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "thinking", thinking: KEY, signature: "sig" }] }] }, "messages[0].content[0].thinking"],
+          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "text", text: "x", citations: [{ type: "char_location", cited_text: KEY }] }] }] }, "messages[0].content[0].citations[0].cited_text"],
+          ["responses", { model: "m", input: [{ type: "local_shell_call_output", call_id: "c", output: KEY }] }, "input[0].output"],
+          ["responses", { model: "m", input: "hi", prompt: { id: "pmpt_1", variables: { x: KEY } } }, "prompt.variables.*"],
+          ["responses", { model: "m", input: "hi", text: { format: { type: "json_schema", name: "x", description: KEY, schema: {} } } }, "text.format.description"],
+          ["responses", { model: "m", input: [{ type: "reasoning", id: "r", summary: [{ type: "summary_text", text: KEY }] }] }, "input[0].summary[0].text"],
+          ["chat", { model: "m", messages: user, functions: [{ name: "f", description: KEY, parameters: {} }] }, "functions[0].description"],
+          ["chat", { model: "m", messages: user, prediction: { type: "content", content: KEY } }, "prediction.content"],
+          ["chat", { model: "m", messages: [{ role: "assistant", content: [{ type: "refusal", refusal: KEY }] }] }, "messages[0].content[0].refusal"],
+          ["chat", { model: "m", messages: user, response_format: { type: "json_schema", json_schema: { name: "x", description: KEY, schema: {} } } }, "response_format.json_schema.description"],
+          // A property name in a tool schema is text the model reads; the location never repeats it.
+          ["chat", { model: "m", messages: user, tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { [KEY]: { type: "string" } } } } }] }, "tools[0].function.parameters.properties.*"]
+        ]
+        for (const [surface, body, where] of cases) yield* blockedAt(surface, body, where)
+      }))
+
+    it.effect("what the model generated or cannot read is left alone: tool-call arguments, media, metadata, identifiers", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([AWS, SSN])
+        const image = { type: "image", source: { type: "base64", media_type: "image/png", data: `${KEY}123-45-6789` } }
+        const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>]> = [
+          ["messages", { model: KEY, metadata: { user_id: KEY }, messages: [{ role: "assistant", content: [{ type: "tool_use", id: KEY, name: "f", input: { k: KEY } }, { type: "redacted_thinking", data: KEY }] }, { role: "user", content: [image, { type: "tool_result", tool_use_id: KEY, content: "ok" }] }] }],
+          ["chat", { model: "m", user: KEY, messages: [{ role: "assistant", content: null, tool_calls: [{ id: KEY, type: "function", function: { name: "f", arguments: JSON.stringify({ k: KEY }) } }] }, { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${KEY}` } }] }] }],
+          ["responses", { model: "m", input: [{ type: "function_call", call_id: KEY, name: "f", arguments: KEY }, { type: "custom_tool_call", call_id: "c", name: "f", input: KEY }, { type: "local_shell_call", call_id: "l", action: { command: [KEY] } }] }],
+          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", modelId: KEY } }, history: [{ assistantResponseMessage: { content: "ok", toolUses: [{ toolUseId: KEY, name: "f", input: { k: KEY } }] } }] } }]
+        ]
+        for (const [surface, body] of cases) {
+          const { outcome } = yield* run(guardrails, surface, body)
+          assert.deepStrictEqual([outcome.decision, outcome.rules], ["allow", []], surface)
+        }
+      }))
+
+    it.effect("a redaction rule that matches a property name refuses the request: a key cannot be rewritten, and the detail does not repeat it", () =>
+      Effect.gen(function*() {
+        const { guardrails } = yield* withRules([SSN])
+        const { outcome } = yield* run(guardrails, "chat", {
+          model: "m",
+          messages: user,
+          tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { "ssn 123-45-6789": { type: "string" } } } } }]
+        })
+        assert.deepStrictEqual([outcome.decision, outcome.blockedBy], ["block", "ssn"])
+        assert.strictEqual(outcome.violations[0]!.detail, "pii_redact rule matched in an object key at tools[0].function.parameters.properties.*, which cannot be redacted")
       }))
 
     it.effect("a redaction in a tool description rewrites that string alone; tool-call arguments stay untouched", () =>
