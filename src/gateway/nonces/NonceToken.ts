@@ -6,7 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
  * HMAC-SHA256 over organization and payload, truncated to 128 bits, keyed by
  * a key derived from the organization's own secret. Nothing is stored: any
  * replica holding the secret verifies, and a nonce never verifies for another
- * organization.
+ * organization. Only the canonical base64url spelling of a tag verifies.
  */
 
 const PAYLOAD_BYTES = 6 + 12
@@ -34,6 +34,8 @@ export const checkNonce = (key: Buffer, orgUuid: string, nonce: string, nowMs: n
   if (!SHAPE.test(nonce)) return "unknown"
   const [encoded, tag] = nonce.split(".") as [string, string]
   const presented = Buffer.from(tag, "base64url")
+  // The decoder ignores the last character's 4 unused low bits: without this, 16 spellings of a tag verify.
+  if (presented.toString("base64url") !== tag) return "unknown"
   const expected = tagOf(key, orgUuid, encoded)
   if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return "unknown"
   const expiresAtSeconds = Buffer.from(encoded, "base64url").readUIntBE(0, 6)

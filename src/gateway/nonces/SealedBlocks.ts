@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import type { Surface } from "../../../schema/GatewayRequest.ts"
+import { type JsonPath, segmentsOf } from "../../guardrails/TextSegments.ts"
 import type { NonceSummary } from "../pipeline/Verdict.ts"
 import type { NonceCheck } from "./NonceToken.ts"
 
@@ -46,8 +47,11 @@ export interface SealedBlock {
   readonly content: string
 }
 
-// Linear: `[^<>]*` cannot backtrack past the tag, and closers are found with indexOf.
+// Linear: `[^<>]*` cannot backtrack past the tag. A closer is `</kind`, optional whitespace and `>`
+// (`</system >` closes as `</system>` does): `\s*` backtracks only over the whitespace after one
+// `</kind`, and those runs are disjoint, so a search costs one pass over the text it covers.
 const OPENER = new RegExp(`<(${SEALED_KINDS.join("|")})(\\s[^<>]*)?>`, "g")
+const closerOf = (kind: SealedKind) => new RegExp(`</${kind}\\s*>`, "g")
 const ATTRIBUTE = /([A-Za-z_][\w-]*)\s*=\s*"([^"]*)"/g
 
 const attributesOf = (raw: string | undefined): Map<string, string> => {
@@ -63,6 +67,7 @@ export const findSealedBlocks = (text: string): Array<SealedBlock> => {
   if (!text.includes("nonce")) return blocks
   // Once a kind has no closer after some offset it has none after any later one: never search again.
   const noCloserFrom = new Map<string, number>()
+  const closers = new Map<SealedKind, RegExp>()
   const opener = new RegExp(OPENER.source, "g")
   let match: RegExpExecArray | null
   while ((match = opener.exec(text)) !== null) {
@@ -73,13 +78,16 @@ export const findSealedBlocks = (text: string): Array<SealedBlock> => {
     const contentStart = match.index + match[0].length
     const failedFrom = noCloserFrom.get(kind)
     if (failedFrom !== undefined && failedFrom <= contentStart) continue
-    const closer = `</${kind}>`
-    const closeAt = text.indexOf(closer, contentStart)
-    if (closeAt === -1) {
+    let closer = closers.get(kind)
+    if (closer === undefined) closers.set(kind, closer = closerOf(kind))
+    closer.lastIndex = contentStart
+    const closed = closer.exec(text)
+    if (closed === null) {
       noCloserFrom.set(kind, contentStart)
       continue
     }
-    const end = closeAt + closer.length
+    const closeAt = closed.index
+    const end = closeAt + closed[0].length
     blocks.push({
       kind,
       nonce,
@@ -102,67 +110,8 @@ export const classify = (block: SealedBlock, nonce: NonceCheck): SealedState => 
 }
 
 type Json = Record<string, unknown>
-type Path = ReadonlyArray<string | number>
 
-/** A text segment of a request and where it sits in the parsed body. */
-export interface TextSegment {
-  readonly path: Path
-  readonly text: string
-}
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-/** A string, or an array of parts whose `text` (or nested `content`, for tool results) holds text. */
-const walkContent = (value: unknown, path: Path, out: Array<TextSegment>): void => {
-  if (typeof value === "string") {
-    out.push({ path, text: value })
-    return
-  }
-  if (!Array.isArray(value)) return
-  value.forEach((part, i) => {
-    if (!isObject(part)) return
-    // Tool calls (`tool_use`, `function_call`) carry model-generated arguments: never scanned.
-    if (typeof part.text === "string") out.push({ path: [...path, i, "text"], text: part.text })
-    if (part.type === "tool_result") walkContent(part.content, [...path, i, "content"], out)
-    if (part.type === "function_call_output") walkContent(part.output, [...path, i, "output"], out)
-  })
-}
-
-/**
- * The text segments sealed blocks may sit in: system prompts, message text,
- * tool results (chat `tool` messages, messages `tool_result` blocks,
- * responses `function_call_output`), and the responses API's `instructions`
- * and `input`.
- */
-export const textSegments = (surface: Surface, body: Json): Array<TextSegment> => {
-  const out: Array<TextSegment> = []
-  switch (surface) {
-    case "chat":
-    case "messages":
-      if (surface === "messages") walkContent(body.system, ["system"], out)
-      if (Array.isArray(body.messages)) {
-        body.messages.forEach((message, i) => {
-          if (isObject(message)) walkContent(message.content, ["messages", i, "content"], out)
-        })
-      }
-      break
-    case "responses":
-      if (typeof body.instructions === "string") out.push({ path: ["instructions"], text: body.instructions })
-      if (typeof body.input === "string") out.push({ path: ["input"], text: body.input })
-      else if (Array.isArray(body.input)) {
-        body.input.forEach((item, i) => {
-          if (!isObject(item)) return
-          if (item.type === "function_call_output") walkContent(item.output, ["input", i, "output"], out)
-          else walkContent(item.content, ["input", i, "content"], out)
-        })
-      }
-      break
-  }
-  return out
-}
-
-const setAt = (root: Json, path: Path, value: string) => {
+const setAt = (root: Json, path: JsonPath, value: string) => {
   let node: any = root
   for (let i = 0; i < path.length - 1; i++) node = node[path[i]!]
   node[path[path.length - 1]!] = value
@@ -174,7 +123,7 @@ export interface SealedBlockOutcome {
   /** In enforce mode, the body without its unknown and tampered blocks; undefined when nothing was removed. */
   readonly body: Json | undefined
   /** The rewritten strings of `body`, for a byte-faithful splice of the original bytes. */
-  readonly edits: ReadonlyArray<{ readonly path: Path; readonly text: string }>
+  readonly edits: ReadonlyArray<{ readonly path: JsonPath; readonly text: string }>
 }
 
 const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [] }
@@ -184,7 +133,9 @@ const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [
 const CHEAP_SIGNS = [Buffer.from("nonce"), Buffer.from("\\u")]
 
 /**
- * Finds, classifies and (in enforce mode) removes sealed blocks. `checkAll`
+ * Finds, classifies and (in enforce mode) removes sealed blocks in the text
+ * segments the guardrails inspect (`segmentsOf`: system prompts, message
+ * text, tool results, tool definitions; never tool-call arguments). `checkAll`
  * verifies every distinct nonce of the request in one call. A body whose
  * bytes hold neither `nonce` nor a JSON `\u` escape cannot carry a block,
  * so most requests skip the walk.
@@ -198,28 +149,34 @@ export const inspectSealedBlocks = <E>(options: {
 }): Effect.Effect<SealedBlockOutcome, E> => {
   const raw = Buffer.isBuffer(options.raw) ? options.raw : Buffer.from(options.raw.buffer, options.raw.byteOffset, options.raw.length)
   if (!CHEAP_SIGNS.some((sign) => raw.includes(sign))) return Effect.succeed(none)
-  const found = textSegments(options.surface, options.body)
+  // The guardrails' own segments (same walker, same paths): a block sits wherever a rule would read
+  // text, and the paths are what the enforce-mode rewrite below and `spliceStrings` edit.
+  const found = segmentsOf(options.surface, options.body)
     .map((segment) => ({ segment, blocks: findSealedBlocks(segment.text) }))
     .filter(({ blocks }) => blocks.length > 0)
   if (found.length === 0) return Effect.succeed(none)
   const nonces = [...new Set(found.flatMap(({ blocks }) => blocks.map((block) => block.nonce)))]
   return Effect.map(options.checkAll(nonces), (checks) => {
     const counts = { verified: 0, unknown: 0, tampered: 0 }
-    const rewrites: Array<{ readonly path: Path; readonly text: string }> = []
+    let stripped = 0
+    const rewrites: Array<{ readonly path: JsonPath; readonly text: string }> = []
     for (const { blocks, segment } of found) {
+      // An object key (a property name in a tool schema) is counted but cannot be rewritten: its path
+      // is that of its value, and a string edit renames no key. It stays, and `stripped` says so.
+      const removable = options.mode === "enforce" && segment.key !== true
       let text = ""
       let from = 0
       for (const block of blocks) {
         const state = classify(block, checks.get(block.nonce) ?? "unknown")
         counts[state]++
-        if (options.mode === "enforce" && state !== "verified") {
+        if (removable && state !== "verified") {
           text += segment.text.slice(from, block.start)
           from = block.end
+          stripped++
         }
       }
       if (from > 0) rewrites.push({ path: segment.path, text: text + segment.text.slice(from) })
     }
-    const stripped = options.mode === "enforce" ? counts.unknown + counts.tampered : 0
     let body: Json | undefined
     if (rewrites.length > 0) {
       // Copy only when something is removed; the parsed request stays as received.
