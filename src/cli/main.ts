@@ -107,6 +107,11 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
     })
   })
 
+/** What an interrupted command says; its exit status is 130 (128 + SIGINT), as shells report it. */
+const INTERRUPTED: Readonly<Record<string, string>> = {
+  ingest: "vdb: interrupted: the items already stored are kept; run the same command again to resume\n"
+}
+
 const isCliParseError = (error: unknown) =>
   typeof error === "object" && error !== null && "_tag" in error &&
   ["MissingOption", "MissingArgument", "InvalidValue", "UnknownSubcommand", "UnrecognizedOption", "ShowHelp"]
@@ -120,8 +125,15 @@ commandsFor(process.argv.slice(2)).pipe(
   Effect.catchCause(reportFailure),
   NodeRuntime.runMain({
     disableErrorReporting: true,
-    // SIGTERM/SIGINT interrupt the main fiber; once finalizers have drained
-    // requests and closed the database, that is a clean exit, not a failure.
-    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? (process.exitCode as number | undefined) ?? 0 : 1)
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit((process.exitCode as number | undefined) ?? 0)
+      if (!Cause.hasInterruptsOnly(exit.cause)) return onExit(1)
+      // SIGTERM/SIGINT interrupt the main fiber. For `serve`, once finalizers have drained requests and
+      // closed the database, that is a clean exit. Any other command did not finish: exiting 0 made
+      // `vdb ingest … && next` go on after a partial run.
+      if (process.argv[2] === "serve") return onExit((process.exitCode as number | undefined) ?? 0)
+      process.stderr.write(INTERRUPTED[process.argv[2] ?? ""] ?? "vdb: interrupted\n")
+      onExit(130)
+    }
   })
 )

@@ -20,6 +20,17 @@ describe("malformed input gives ItemProblems with position and reason", () => {
     expect(problems(out)).toEqual([{ position: "x.ndjson:2", reason: expect.stringMatching(/^malformed JSON/) }])
   })
 
+  it("a record nested thousands of levels deep is a problem at its own position; the records after it are read", () => {
+    const line = (id: string, extra = "") => `{"id":"${id}","modified":"2024-01-01T00:00:00Z","aliases":[]${extra}}`
+    const deep = line("GO-2024-0002", `,"database_specific":{"x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`)
+    const records = [line("GO-2024-0001"), deep, line("GO-2024-0003"), line("GO-2024-0004")]
+    for (const [file, content, at] of [["x.ndjson", records.join("\n"), "x.ndjson:2"], ["x.json", `[${records.join(",")}]`, "x.json#1"]] as const) {
+      const out = read("osv", file, content)
+      expect(out.filter((x) => "raw" in x).map((x) => (x as UpstreamItem).identifier), file).toEqual(["GO-2024-0001", "GO-2024-0003", "GO-2024-0004"])
+      expect(problems(out), file).toEqual([{ position: at, reason: expect.stringMatching(/^cannot read the record: /) }])
+    }
+  })
+
   it("missing identifier, impossible date, bad id", () => {
     expect(problems(read("cisa-kev", "k.json", JSON.stringify({ vulnerabilities: [{ product: "x" }] }))))
       .toEqual([{ position: "k.json#0", reason: "KEV entry without cveID" }])

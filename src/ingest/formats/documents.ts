@@ -11,8 +11,21 @@ import * as osv from "./osv.ts"
 import * as pocInGithub from "./pocInGithub.ts"
 import type { JsonSplitOptions } from "./jsonSplit.ts"
 
-/** Documents (parsed JSON/YAML) to items, per source. */
-export const documentItems = (source: IngestSource, doc: unknown, ctx: DocContext): Iterable<Read> => {
+/**
+ * Documents (parsed JSON/YAML) to items, per source. A document that cannot be read (one nested a
+ * few thousand levels deep overflows the stack of the serialisation every item's raw text is) is a
+ * problem at its own position: the next record of the file is read as usual. Before, the error
+ * ended the whole file, and the valid records after it were neither stored nor counted.
+ */
+export function* documentItems(source: IngestSource, doc: unknown, ctx: DocContext): Iterable<Read> {
+  try {
+    yield* itemsBySource(source, doc, ctx)
+  } catch (cause) {
+    yield problem(ctx.position, `cannot read the record: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+}
+
+const itemsBySource = (source: IngestSource, doc: unknown, ctx: DocContext): Iterable<Read> => {
   switch (source) {
     case "mitre":
     case "vulnrichment":

@@ -25,10 +25,15 @@ export const itemOf = (
   identifier: string,
   parsed: unknown,
   opts: { readonly index?: number; readonly keepText?: boolean } = {}
-): UpstreamItem => ({
-  source: ctx.source,
-  identifier,
-  raw: opts.keepText === true && ctx.text !== undefined ? ctx.text : JSON.stringify(parsed),
-  position: opts.index === undefined ? ctx.position : `${ctx.position}#${opts.index}`,
-  parsed
-})
+): Read => {
+  const position = opts.index === undefined ? ctx.position : `${ctx.position}#${opts.index}`
+  let raw: string
+  try {
+    raw = opts.keepText === true && ctx.text !== undefined ? ctx.text : JSON.stringify(parsed)
+  } catch (cause) {
+    // A record nested a few thousand levels deep overflows the serialisation's stack: that record
+    // is a problem at its position, and the next one of the file is read as usual.
+    return problem(position, `cannot read the record: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+  return { source: ctx.source, identifier, raw, position, parsed }
+}
