@@ -8,6 +8,7 @@ import type { IngestProgress, IngestSummary } from "./IngestEvents.ts"
 import type { IngestRpcs } from "./IngestRpcs.ts"
 import { uploadRun } from "./IngestUpload.ts"
 import { planIngest } from "./SourceFiles.ts"
+import { printable } from "../cli/Output.ts"
 
 /** The ingest operations of the admin RPC client (the lead's `AdminClient` once `IngestRpcs` is merged in). */
 export class IngestClient extends Context.Service<
@@ -26,7 +27,7 @@ const MAX_PROBLEM_LINES = 200
 const bar = (p: IngestProgress) => {
   const width = 24
   const done = p.totalFiles === 0 ? width : Math.round((p.files / p.totalFiles) * width)
-  const file = p.file.length > 40 ? `…${p.file.slice(-39)}` : p.file
+  const file = printable(p.file.length > 40 ? `…${p.file.slice(-39)}` : p.file)
   return `[${"#".repeat(done)}${".".repeat(width - done)}] ${p.files}/${p.totalFiles} files  ` +
     `${p.items.toLocaleString("en")} items  ${p.perSecond.toLocaleString("en")}/s  errors ${p.skipped}  ${file}`
 }
@@ -38,10 +39,10 @@ const summaryLines = (s: IngestSummary) => [
   `updated: ${s.updated}`,
   `unchanged: ${s.unchanged}`,
   `duplicates: ${s.duplicates}${s.conflicting > 0 ? ` (${s.conflicting} with different content; the first read was kept)` : ""}`,
-  ...s.conflicts.map((c) => `  ${c.source} ${c.identifier}: kept ${c.kept}, dropped ${c.dropped}`),
+  ...s.conflicts.map((c) => printable(`  ${c.source} ${c.identifier}: kept ${c.kept}, dropped ${c.dropped}`)),
   `normalised: ${s.normalised}`,
   `skipped: ${s.skipped}`,
-  ...Object.entries(s.skippedReasons).map(([reason, n]) => `  ${n} × ${reason}`),
+  ...Object.entries(s.skippedReasons).map(([reason, n]) => `  ${n} × ${printable(reason)}`),
   `elapsed: ${(s.elapsedMs / 1000).toFixed(1)} s`,
   `records/s: ${s.perSecond}`
 ]
@@ -75,7 +76,7 @@ export const ingestCommand = Command.make(
       const rows = yield* client.IngestFailed()
       if (input.json) return yield* Console.log(JSON.stringify(rows, null, 2))
       if (rows.length === 0) return yield* Console.log("no failed normalisations")
-      for (const r of rows) yield* Console.log(`${r.source}\t${r.identifier}\t${r.position}\t${r.reason}`)
+      for (const r of rows) yield* Console.log([r.source, r.identifier, r.position, r.reason].map(printable).join("\t"))
       return
     }
     const [source, ...paths] = input.args
@@ -102,7 +103,8 @@ export const ingestCommand = Command.make(
             if (problems > MAX_PROBLEM_LINES + 1) return Effect.void
             const line = problems > MAX_PROBLEM_LINES
               ? "… further problems not shown"
-              : `skipped ${event.position}: ${event.reason}`
+              // File names and reasons may hold anything a file does: escapes must not reach the terminal.
+              : printable(`skipped ${event.position}: ${event.reason}`)
             return Effect.andThen(clearBar, Console.error(line))
           }
           case "Progress": {

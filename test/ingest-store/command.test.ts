@@ -18,6 +18,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 cpSync(join(DATA, "sources/cisa-kev"), join(dir, "kev"), { recursive: true })
 mkdirSync(join(dir, "bad"))
 writeFileSync(join(dir, "bad/CVE-2024-0001.json"), "{\"cveID\": ")
+mkdirSync(join(dir, "escapes"))
+writeFileSync(join(dir, "escapes", "x\u001b[31m.json"), "\u001b]0;pwned\u0007")
 mkdirSync(join(dir, "empty"))
 mkdirSync(join(dir, "notes/docs"), { recursive: true })
 writeFileSync(join(dir, "notes/README.md"), "not data")
@@ -88,6 +90,14 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
         const mixed = yield* run(["cisa-kev", join(dir, "kev"), join(dir, "empty")])
         assert.match(mixed.error!, /^nothing to ingest in .*empty/)
         assert.deepStrictEqual([mixed.out, mixed.err], [[], []])
+      }))
+
+    it.effect("a file's name and content reach the terminal with their control characters escaped", () =>
+      Effect.gen(function*() {
+        const run1 = yield* run(["osv", join(dir, "escapes")])
+        const shown = [...run1.err, ...run1.out].join("\n")
+        assert.notMatch(shown, /\u001b|\u0007/)
+        assert.include(run1.err.join("\n"), "x\\u001b[31m.json: malformed JSON: unexpected character U+001B")
       }))
 
     it.effect("a device, FIFO or socket is refused at once, in the CLI, before anything is read or sent", () =>

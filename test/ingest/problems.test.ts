@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { detectSource, normalise, readItems } from "../../src/ingest/formats/index.ts"
+import { detectSource, normalise, openReader, readItems } from "../../src/ingest/formats/index.ts"
 import type { IngestSource, ItemProblem, UpstreamItem } from "../../src/ingest/Upstream.ts"
 import { FIXTURES, ingestTree } from "./corpus.ts"
 
@@ -28,6 +28,34 @@ describe("malformed input gives ItemProblems with position and reason", () => {
       const out = read("osv", file, content)
       expect(out.filter((x) => "raw" in x).map((x) => (x as UpstreamItem).identifier), file).toEqual(["GO-2024-0001", "GO-2024-0003", "GO-2024-0004"])
       expect(problems(out), file).toEqual([{ position: at, reason: expect.stringMatching(/^cannot read the record: /) }])
+    }
+  })
+
+  it("a reason never quotes the input (escape sequences reached the terminal, and each bad record was its own reason)", () => {
+    const reasons = problems([
+      ...read("osv", "a.ndjson", "{\u001b[31mRED\u0007}\n"),
+      ...read("osv", "b.json", "\u001b]0;pwned\u0007"),
+      ...read("osv", "c.json", "{\"id\": \"x\"")
+    ]).map((p) => p.reason)
+    expect(reasons).toEqual([
+      "malformed JSON: Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+      "malformed JSON: unexpected character U+001B",
+      "malformed JSON: Expected ',' or '}' after property value in JSON at position 10 (line 1 column 11)"
+    ])
+    for (const reason of reasons) expect(reason).not.toMatch(/[\u0000-\u001f]|RED|pwned|is not valid JSON/)
+    expect(problems(read("osv", "d.json", "hello"))).toEqual([{ position: "d.json", reason: "malformed JSON: unexpected character U+0068" }])
+  })
+
+  it("a UTF-8 byte order mark before JSON, NDJSON or CSV is dropped, whatever the chunks", () => {
+    const record = JSON.stringify({ id: "GO-2024-0001", modified: "2024-01-01T00:00:00Z", aliases: [] })
+    for (const [file, text] of [["x.json", record], ["x.ndjson", `${record}\n${record.replace("0001", "0002")}\n`]] as const) {
+      const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
+      for (const cut of [1, 2, 3, 5]) {
+        const reader = openReader("osv", file)
+        const out = [...reader.push(bytes.subarray(0, cut)), ...reader.push(bytes.subarray(cut)), ...reader.end()]
+        expect(problems(out), `${file} cut at ${cut}`).toEqual([])
+        expect(out.length, `${file} cut at ${cut}`).toBe(file === "x.json" ? 1 : 2)
+      }
     }
   })
 

@@ -22,3 +22,17 @@ export const hasContent = (bytes: Uint8Array) => {
 }
 
 export const errorMessage = (e: unknown) => (e as Error).message
+
+/**
+ * Why `JSON.parse` refused a text, without the text: V8's "Unexpected token 'x', "…" is not valid
+ * JSON" quotes the input, which carried terminal escape sequences to the CLI and made every bad
+ * record its own reason in the summary. Its other messages name only a position.
+ */
+export const jsonSyntaxError = (e: unknown): string => {
+  const message = errorMessage(e)
+  const token = /^Unexpected token '([\s\S])/u.exec(message)
+  if (token !== null) {
+    return `unexpected character U+${token[1]!.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
+  }
+  return message.replace(/, "[\s\S]*" is not valid JSON$/u, "")
+}

@@ -1,7 +1,7 @@
 import type { IngestSource } from "../Upstream.ts"
 import { documentItems, elementReads, isMemberMapping, memberReads, SHAPE_MEMBERS, splitOptions } from "./documents.ts"
 import { type DocContext, problem, type Read } from "./item.ts"
-import { errorMessage, hasContent, isSpace, type ItemReader } from "./itemReader.ts"
+import { hasContent, isSpace, jsonSyntaxError, type ItemReader } from "./itemReader.ts"
 import { type JsonPart, JsonSplitter } from "./jsonSplit.ts"
 import { CappedBytes, MAX_RECORD_BYTES, overCap } from "./limits.ts"
 import { LineSplitter } from "./lines.ts"
@@ -15,7 +15,7 @@ export function* wholeDocument(source: IngestSource, fileName: string, prefix: C
   try {
     doc = JSON.parse(content)
   } catch (e) {
-    return yield problem(fileName, `malformed JSON: ${errorMessage(e)}`)
+    return yield problem(fileName, `malformed JSON: ${jsonSyntaxError(e)}`)
   }
   yield* documentItems(source, doc, { source, fileName, position: fileName, text: content })
 }
@@ -81,7 +81,7 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
           elements++
           prefix.drop()
         }
-        return yield problem(position, `malformed JSON: ${errorMessage(e)}`)
+        return yield problem(position, `malformed JSON: ${jsonSyntaxError(e)}`)
       }
     }
     if (part.kind === "member") {

@@ -1,7 +1,7 @@
 import type { IngestSource } from "../Upstream.ts"
 import { documentItems } from "./documents.ts"
 import { problem, type Read } from "./item.ts"
-import { errorMessage, type ItemReader } from "./itemReader.ts"
+import { jsonSyntaxError, type ItemReader } from "./itemReader.ts"
 import { MAX_RECORD_BYTES, overCap } from "./limits.ts"
 import { type Line, LineSplitter, lineText } from "./lines.ts"
 
@@ -23,7 +23,7 @@ export function* ndjsonLine(source: IngestSource, fileName: string, line: Line):
   try {
     doc = JSON.parse(text)
   } catch (e) {
-    return yield problem(position, `malformed JSON: ${errorMessage(e)}`)
+    return yield problem(position, `malformed JSON: ${jsonSyntaxError(e)}`)
   }
   yield* documentItems(source, doc, { source, fileName, position, text })
 }

@@ -165,14 +165,34 @@ export const openReader = (source: IngestSource, fileName: string, format: Inges
     ? ndjsonReader(source, fileName)
     : jsonReader(source, fileName)
   let content = false
+  // A UTF-8 byte order mark (files saved by some Windows tools and exports) is dropped before any
+  // reader sees the bytes: JSON.parse refused it, so such a JSON file was "malformed" as a whole.
+  let head: Uint8Array | undefined = new Uint8Array(0)
+  const pass = (bytes: Uint8Array) => {
+    content ||= hasContent(bytes)
+    return inner.push(bytes)
+  }
   return {
     push(bytes) {
-      content ||= hasContent(bytes)
-      return inner.push(bytes)
+      if (head === undefined) return pass(bytes)
+      const joined = new Uint8Array(head.length + bytes.length)
+      joined.set(head)
+      joined.set(bytes, head.length)
+      if (joined.length < BOM.length && BOM.subarray(0, joined.length).every((b, i) => joined[i] === b)) {
+        head = joined
+        return []
+      }
+      head = undefined
+      return pass(startsWithBom(joined) ? joined.subarray(BOM.length) : joined)
     },
     *end() {
+      if (head !== undefined && head.length > 0 && !startsWithBom(head)) yield* pass(head)
+      head = undefined
       if (!content) return yield problem(fileName, "empty file")
       yield* inner.end()
     }
   }
 }
+
+const BOM = new Uint8Array([0xef, 0xbb, 0xbf])
+const startsWithBom = (bytes: Uint8Array) => bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
