@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import type { detectSource as DetectSource } from "./formats/index.ts"
 import { IngestError, InvalidRequest, UnknownSource, UnreadablePath, UnsupportedPath } from "./IngestError.ts"
 import type { IngestFile, IngestRequest } from "./IngestEvents.ts"
-import { INGEST_SOURCES, type IngestSource } from "./Upstream.ts"
+import { CSV_SOURCES, INGEST_SOURCES, type IngestSource } from "./Upstream.ts"
 
 /**
  * One file to ingest, on the client's side: where its bytes come from (a
@@ -120,6 +120,9 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
   if (request.source === undefined) return yield* fail(new InvalidRequest({ reason: "give a SOURCE and PATH..., or --all DIR" }))
   const source = request.source
   if (!isSource(source)) return yield* fail(new UnknownSource({ source, known: [...INGEST_SOURCES] }))
+  if (request.format === "csv" && !CSV_SOURCES.includes(source)) {
+    return yield* fail(new InvalidRequest({ reason: `--format csv: ${source} has no CSV form (CSV is read for ${CSV_SOURCES.join(", ")})` }))
+  }
   if (request.paths.length === 0) return yield* fail(new InvalidRequest({ reason: `no PATH given for ${source} (- reads standard input)` }))
   if (request.paths.filter((p) => p === "-").length > 1) {
     return yield* fail(new InvalidRequest({ reason: "standard input (-) can be given once" }))

@@ -1,5 +1,8 @@
 export { INGEST_SOURCES, type IngestSource } from "../../schema/Source.ts"
 import type { IngestSource } from "../../schema/Source.ts"
+
+/** The sources that publish a CSV form (EPSS and Exploit-DB only that; KEV also as JSON). */
+export const CSV_SOURCES: ReadonlyArray<IngestSource> = ["epss", "exploit-db", "cisa-kev", "vulncheck-kev"]
 export type { EpssScore, KnownExploited, Normalised } from "../vulns/Normalised.ts"
 
 /** One upstream item as read from a file, before normalisation: stored raw first (phase 1). */

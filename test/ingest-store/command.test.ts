@@ -110,6 +110,13 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
         assert.match((yield* run(["--all", dir, "-"])).error!, /--all DIR takes no SOURCE or PATH/)
       }))
 
+    it.effect("--format csv for a source that has no CSV form is refused before anything is read", () =>
+      Effect.gen(function*() {
+        const refused = yield* run(["osv", join(dir, "export/kev.data"), "--format", "csv"])
+        assert.strictEqual(refused.error, "--format csv: osv has no CSV form (CSV is read for epss, exploit-db, cisa-kev, vulncheck-kev)")
+        assert.deepStrictEqual([refused.out, refused.err], [[], []])
+      }))
+
     it.effect("--format reads a file as that format whatever its name", () =>
       Effect.gen(function*() {
         const csv = yield* run(["cisa-kev", join(dir, "export/kev.data"), "--format", "csv", "--json"])

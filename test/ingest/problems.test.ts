@@ -78,6 +78,17 @@ describe("malformed input gives ItemProblems with position and reason", () => {
     expect(problems(read("exploit-db", "f.csv", edb))[0]).toMatchObject({ reason: expect.stringMatching(/malformed CSV/) })
   })
 
+  it("CSV: a row with several stray quotes is one problem at its line, naming no value; a source without CSV is refused unread", () => {
+    const csv = "cve,epss,percentile\nCVE-2024-0001,0.1,0.5\nCVE-2099-0001,0.1\"x\"y \"z,0.5\nCVE-2024-0002,0.2,0.6\n"
+    const out = read("epss", "e.csv", `#model_version:v1,score_date:2026-09-29T12:00:22Z\n${csv}`)
+    expect(out.filter((x) => "raw" in x)).toHaveLength(2)
+    expect(problems(out)).toEqual([{ position: "e.csv:4", reason: expect.stringMatching(/^malformed CSV row: /) }])
+    expect(problems(out)[0]!.reason).not.toMatch(/at line|value is|0\.1"x/)
+    const reader = openReader("osv", "x.json", "csv")
+    expect([...reader.push(Buffer.from("{\"id\": \"a,b\"\"\"}\n".repeat(40))), ...reader.end()])
+      .toEqual([{ position: "x.json", reason: "CSV is not a format of osv" }])
+  })
+
   it("YAML and empty files", () => {
     expect(problems(read("nuclei", "t.yaml", "id: [unclosed"))[0]!.reason).toMatch(/^malformed YAML/)
     expect(read("nuclei", "t.yaml", "   ")).toEqual([{ position: "t.yaml", reason: "empty file" }])

@@ -25,12 +25,20 @@ interface CsvApi {
  * per-record cap, or a quote never closed, ends the file with one problem:
  * past it no row boundary can be trusted.
  */
+/**
+ * csv-parse's message without its own line count (it does not count the lines a caller skipped, so
+ * the position says where) and without the value it quotes (a reason never repeats the input).
+ */
+const csvReason = (message: string | undefined) =>
+  (message ?? "unknown").replace(/ at line \d+/u, "").replace(/, value is [\s\S]*$/u, "")
+
 export class CsvRowReader {
   private readonly api: CsvApi
   private readonly out: Array<CsvRow | ItemProblem> = []
   private readonly fileName: string
   private readonly lineOffset: number
   failed = false
+  private lastSkipped: string | undefined
 
   constructor(fileName: string, lineOffset: number) {
     this.fileName = fileName
@@ -43,8 +51,11 @@ export class CsvRowReader {
       skip_records_with_error: true,
       max_record_size: MAX_RECORD_BYTES,
       on_skip: (err) => {
-        const line = (err as { lines?: number } | undefined)?.lines
-        this.out.push(problem(`${fileName}:${(line ?? 0) + lineOffset}`, `malformed CSV row: ${err?.message ?? "unknown"}`))
+        const position = `${fileName}:${((err as { lines?: number } | undefined)?.lines ?? 0) + lineOffset}`
+        // csv-parse reports every stray quote of a row: one row is one item and one problem.
+        if (position === this.lastSkipped) return
+        this.lastSkipped = position
+        this.out.push(problem(position, `malformed CSV row: ${csvReason(err?.message)}`))
       }
     })
     this.api = (parser as unknown as { api: CsvApi }).api

@@ -1,5 +1,5 @@
 import { parse as parseYaml } from "yaml"
-import type { IngestSource } from "../Upstream.ts"
+import { CSV_SOURCES, type IngestSource } from "../Upstream.ts"
 import { CsvRowReader } from "./csv.ts"
 import { documentItems } from "./documents.ts"
 import * as epss from "./epss.ts"
@@ -141,12 +141,17 @@ const csvReader = (source: IngestSource, fileName: string): ItemReader => {
       yield* rowReads(rows.end())
       if (rows.failed) return
       if (source === "exploit-db") yield* exploitDb.rowItems(grouped, ctx)
-      else if (source !== "epss" && source !== "cisa-kev" && source !== "vulncheck-kev") {
-        yield problem(fileName, `CSV is not a format of ${source}`)
-      }
     }
   }
 }
+
+/** A file read as a format its source has not: one problem, and the bytes are not parsed at all. */
+const refusedReader = (fileName: string, reason: string): ItemReader => ({
+  push: () => [],
+  *end() {
+    yield problem(fileName, reason)
+  }
+})
 
 /**
  * A reader for one file of `source`, in `format` (by default from the file's
@@ -158,7 +163,7 @@ export const openReader = (source: IngestSource, fileName: string, format: Inges
   const inner = isCheckoutFile(source, fileName)
     ? checkoutFileReader(source, fileName, source === "metasploit" ? metasploit.moduleFileItem : exploitDb.exploitFileItem)
     : format === "csv"
-    ? csvReader(source, fileName)
+    ? CSV_SOURCES.includes(source) ? csvReader(source, fileName) : refusedReader(fileName, `CSV is not a format of ${source}`)
     : format === "yaml"
     ? yamlReader(source, fileName)
     : format === "ndjson"
