@@ -1,4 +1,4 @@
-import { accessSync, constants, readdirSync, readFileSync, statSync, type Stats } from "node:fs"
+import { accessSync, constants, readdirSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { Effect } from "effect"
@@ -63,14 +63,19 @@ const statOf = (path: string, shown: string): Stats => {
  * a directory (a FIFO could block forever, a device never ends) refuses the
  * whole request before a byte is sent.
  */
-const walk = (root: string, shown: string): Array<string> => {
+const walk = (root: string, shown: string, within: ReadonlySet<string> = new Set()): Array<string> => {
   const stat = statOf(root, shown)
   if (stat.isFile()) return [root]
   if (!stat.isDirectory()) throw new Refused(new UnsupportedPath({ path: shown, kind: kindOf(stat) }))
+  // A symlink back to a directory being walked is a cycle: its files are read once, where they are
+  // (it used to be followed until the kernel refused, and refused the run with a 3 KB path).
+  const real = realpathSync(root)
+  if (within.has(real)) return []
+  const inside = new Set(within).add(real)
   return readdirSync(root)
     .filter((name) => !name.startsWith("."))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    .flatMap((name) => walk(join(root, name), join(shown, name)))
+    .flatMap((name) => walk(join(root, name), join(shown, name), inside))
 }
 
 const files = (root: string, shown: string) =>

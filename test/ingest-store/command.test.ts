@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
@@ -20,6 +20,9 @@ mkdirSync(join(dir, "bad"))
 writeFileSync(join(dir, "bad/CVE-2024-0001.json"), "{\"cveID\": ")
 mkdirSync(join(dir, "escapes"))
 writeFileSync(join(dir, "escapes", "x\u001b[31m.json"), "\u001b]0;pwned\u0007")
+mkdirSync(join(dir, "loop/a"), { recursive: true })
+cpSync(join(DATA, "sources/cisa-kev"), join(dir, "loop/kev"), { recursive: true })
+symlinkSync("..", join(dir, "loop/a/up"))
 mkdirSync(join(dir, "empty"))
 mkdirSync(join(dir, "notes/docs"), { recursive: true })
 writeFileSync(join(dir, "notes/README.md"), "not data")
@@ -108,6 +111,13 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
         assert.deepStrictEqual([urandom.out, urandom.err], [[], []])
         assert.isBelow(Date.now() - started, 5000)
         assert.match((yield* run(["--all", dir, "-"])).error!, /--all DIR takes no SOURCE or PATH/)
+      }))
+
+    it.effect("a symlink back up the tree is a cycle: its files are read once", () =>
+      Effect.gen(function*() {
+        const looped = yield* run(["cisa-kev", join(dir, "loop"), "--json"])
+        assert.isUndefined(looped.error, looped.err.join("\n"))
+        assert.strictEqual(JSON.parse(looped.out.join("\n")).files, 44)
       }))
 
     it.effect("--format csv for a source that has no CSV form is refused before anything is read", () =>
