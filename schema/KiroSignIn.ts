@@ -10,8 +10,11 @@ const Region = Schema.String.check(Schema.isPattern(/^[a-z]{2}(-[a-z]+)+-[0-9]{1
  * through SSO OIDC `CreateToken`, which needs the registered client's id and
  * secret.
  */
+/** A refresh token with something in it: only spaces was accepted, and failed at the first request. */
+const RefreshToken = Schema.NonEmptyString.check(Schema.makeFilter((s: string) => s.trim() !== "" || "the refreshToken is blank"))
+
 export const KiroSignIn = Schema.Struct({
-  refreshToken: Schema.NonEmptyString,
+  refreshToken: RefreshToken,
   authMethod: Schema.Literals(["social", "idc"]),
   clientId: Schema.optionalKey(Schema.NonEmptyString),
   clientSecret: Schema.optionalKey(Schema.NonEmptyString),

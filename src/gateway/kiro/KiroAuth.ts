@@ -77,9 +77,13 @@ export const refreshSignIn = (
     Effect.mapError(() => unreachable),
     Effect.flatMap((response) => {
       if (response.status < 200 || response.status > 299) {
+        // Only a 4xx (but 408 and 429) says the sign-in itself is refused. A 5xx, a timeout or a rate
+        // limit is the service failing for now: telling the user to store a new sign-in would have them
+        // throw away a working refresh token.
+        const passing = response.status >= 500 || response.status === 408 || response.status === 429
         return Effect.andThen(
-          Effect.logWarning("kiro sign-in refresh refused", { status: response.status, method: signIn.authMethod }),
-          Effect.fail(refusedBy)
+          Effect.logWarning(passing ? "kiro sign-in service failing" : "kiro sign-in refresh refused", { status: response.status, method: signIn.authMethod }),
+          Effect.fail(passing ? unreachable : refusedBy)
         )
       }
       const answer = decodeAnswer(response.body.toString("utf8"))

@@ -1,8 +1,9 @@
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+/** An entry's model id: `{modelId}`, or the bare string some answers give for `defaultModel`. */
 const modelIdOf = (entry: unknown): string | undefined =>
-  isObject(entry) && typeof entry.modelId === "string" ? entry.modelId : undefined
+  typeof entry === "string" ? entry : isObject(entry) && typeof entry.modelId === "string" ? entry.modelId : undefined
 
 /** The model ids a `ListAvailableModels` answer offers: `models[].modelId` (and `defaultModel.modelId`). */
 export const offeredModels = (listing: Record<string, unknown>): ReadonlyArray<string> => {

@@ -99,6 +99,16 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
     expect(gateway.kiro.calls.length).toBe(0)
   })
 
+  it("a sign-in service failing (5xx, 429) is 502 upstream_auth_failed that does not tell the user to store a new sign-in", async () => {
+    for (const status of [500, 503, 429]) {
+      await signIn({ refreshToken: `refresh-while-failing-${status}` })
+      gateway.kiro.auth = () => ({ status, body: { error: "try later" } })
+      const reply = await generate(conversation("hello"))
+      expect(reply.status, String(status)).toBe(502)
+      expect(reply.json().error, String(status)).toMatchObject({ code: "upstream_auth_failed", message: "the kiro sign-in service could not be reached" })
+    }
+  })
+
   it("an upstream 403 is relayed and the token is minted again next time", async () => {
     await signIn({ refreshToken: "refresh-for-403" })
     gateway.kiro.apiStatus = 403

@@ -48,6 +48,12 @@ describe("filterListing", () => {
   it("offers every model id, the default included", () => {
     expect(offeredModels(listing)).toEqual(["a", "b"])
   })
+  it("a defaultModel given as a bare string is offered and filtered like one given as an object", () => {
+    const bare = { models: [{ modelId: "a" }], defaultModel: "b" }
+    expect(offeredModels(bare)).toEqual(["a", "b"])
+    expect(filterListing(bare, new Set(["a"]))).toEqual({ models: [{ modelId: "a" }] })
+    expect(filterListing(bare, new Set(["a", "b"]))).toEqual(bare)
+  })
   it("removes refused models (and entries without an id), the default when refused, and keeps the rest", () => {
     expect(filterListing(listing, new Set(["a"]))).toEqual({ models: [{ modelId: "a", extra: 1 }], nextToken: "n" })
     expect(filterListing(listing, new Set(["a", "b"]))).toEqual({ ...listing, models: [{ modelId: "a", extra: 1 }, { modelId: "b" }] })

@@ -27,7 +27,7 @@ describe("KiroSignIn", () => {
   })
 
   it("refuses anything else with one line that never quotes the value", () => {
-    for (const value of ["sk-plain-api-key", "[]", "{}", `{"refreshToken":"r","authMethod":"password"}`, `{"refreshToken":"","authMethod":"social"}`]) {
+    for (const value of ["sk-plain-api-key", "[]", "{}", `{"refreshToken":"r","authMethod":"password"}`, `{"refreshToken":"","authMethod":"social"}`, `{"refreshToken":"   ","authMethod":"social"}`]) {
       expect(parseKiroSignIn(value)).toEqual({ refused: KIRO_SIGN_IN_EXPECTED })
     }
     expect(parseKiroSignIn(`{"refreshToken":"r","authMethod":"idc","clientId":"c"}`)).toEqual({ refused: KIRO_IDC_NEEDS_CLIENT })
