@@ -44,9 +44,38 @@ export const segmentsOf = (surface: Surface, parsed: unknown): Array<Segment> =>
   if (!isObject(parsed)) return out
   for (const key of Object.keys(parsed)) {
     if (TOP_LEVEL_UNSEEN.has(key)) continue
-    walk(out, parsed[key], [key], key, parsed, SCHEMA_ROOTS.has(key) || (surface === "responses" && key === "text"))
+    walk(out, parsed[key], { parent: undefined, step: key, depth: 1 }, key, parsed, SCHEMA_ROOTS.has(key) || (surface === "responses" && key === "text"))
   }
   return out
+}
+
+/** A location as a chain up to the root: a walk shares its prefixes instead of copying them at every step. */
+interface PathNode {
+  readonly parent: PathNode | undefined
+  readonly step: string | number
+  readonly depth: number
+}
+
+/**
+ * A segment whose path is built only when asked for (an edit, a violation's location): a body
+ * nested a hundred levels with 200,000 strings at the bottom took 281 ms when every segment
+ * carried its own copy of the path.
+ */
+class WalkedSegment implements Segment {
+  readonly text: string
+  readonly key?: true
+  private readonly node: PathNode
+  constructor(node: PathNode, text: string, key: boolean) {
+    this.node = node
+    this.text = text
+    if (key) this.key = true
+  }
+  get path(): JsonPath {
+    const out = new Array<string | number>(this.node.depth)
+    let node: PathNode | undefined = this.node
+    for (let i = this.node.depth - 1; i >= 0 && node !== undefined; i--, node = node.parent) out[i] = node.step
+    return out
+  }
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -128,30 +157,30 @@ const MAX_WALK_DEPTH = 256
 const walk = (
   out: Array<Segment>,
   value: unknown,
-  path: JsonPath,
+  at: PathNode,
   key: string | number,
   parent: Record<string, unknown> | ReadonlyArray<unknown>,
   inSchema: boolean,
   toolCall = false
 ): void => {
-  if (path.length > MAX_WALK_DEPTH) return
+  if (at.depth > MAX_WALK_DEPTH) return
   if (typeof value === "string") {
     if (typeof key === "string" && !Array.isArray(parent) && IDENTIFIER_KEYS.has(key)) return
-    out.push({ path, text: value })
+    out.push(new WalkedSegment(at, value, false))
     return
   }
   if (Array.isArray(value)) {
     const calls = typeof key === "string" && TOOL_CALL_LISTS.has(key)
-    for (let i = 0; i < value.length; i++) walk(out, value[i], [...path, i], i, value, inSchema, calls)
+    for (let i = 0; i < value.length; i++) walk(out, value[i], { parent: at, step: i, depth: at.depth + 1 }, i, value, inSchema, calls)
     return
   }
   if (!isObject(value)) return
   if (typeof value.type === "string" && OPAQUE_TYPES.has(value.type)) return
   for (const child of Object.keys(value)) {
     if (unseen(child, value, toolCall)) continue
-    const at = [...path, child]
-    if (inSchema) out.push({ path: at, text: child, key: true })
-    walk(out, value[child], at, child, value, inSchema || SCHEMA_KEYS.has(child))
+    const node: PathNode = { parent: at, step: child, depth: at.depth + 1 }
+    if (inSchema) out.push(new WalkedSegment(node, child, true))
+    walk(out, value[child], node, child, value, inSchema || SCHEMA_KEYS.has(child))
   }
 }
 
