@@ -116,6 +116,8 @@ export const validateRegistration = (
     if (value.length > MAX_HEADER_VALUE || !HEADER_VALUE.test(value)) {
       return invalid(`default header ${name}: the value must be printable ASCII, at most ${MAX_HEADER_VALUE} characters`)
     }
+    // Header names are case-insensitive: two spellings of one name kept only the last, silently.
+    if (name in defaultHeaders) return invalid(`default header ${name}: given twice (names are case-insensitive)`)
     defaultHeaders[name] = value
   }
   return {

@@ -89,6 +89,7 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
     [{ slug: "auth", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], auth: "header:host" }, /auth/],
     [{ slug: "hdr", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { authorization: "Bearer x" } }, /not allowed/],
     [{ slug: "crlf", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { "x-a": "1\r\nx-b: 2" } }, /printable/],
+    [{ slug: "twice", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { "X-Version": "1", "x-version": "2" } }, /given twice/],
     [{ slug: "loop", base_url: "https://127.0.0.1/v1", surfaces: ["chat"] }, /127\.0\.0\.1 is not a public address \(loopback\)/],
     [{ slug: "loop-dec", base_url: "https://2130706433/v1", surfaces: ["chat"] }, /not a public address \(loopback\)/],
     [{ slug: "loop6", base_url: "https://[::1]/v1", surfaces: ["chat"] }, /not a public address \(loopback\)/],

@@ -58,7 +58,7 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
 
   describe("policy values", () => {
     it("refuses NUL and other control characters with 400 invalid_policy, never a 500", async () => {
-      for (const value of ["t\u0000x", "\u0000", "tab\there", "bell\u0007", "del\u007f", "csi\u009b2J"]) {
+      for (const value of ["t\u0000x", "\u0000", "tab\there", "bell\u0007", "del\u007f", "csi\u009b2J", "line\u2028sep", "rtl\u202eoverride"]) {
         const response = await json("/policies", "POST", acme, { kind: "tool", effect: "deny", value })
         expect(response.status).toBe(400)
         const error = await envelope(response)
