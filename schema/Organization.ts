@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { UNPRINTABLE } from "./PrintableText.ts"
 
 export const OrgUuid = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("OrgUuid"))
 export type OrgUuid = typeof OrgUuid.Type
@@ -6,12 +7,6 @@ export type OrgUuid = typeof OrgUuid.Type
 /** Longest organization name in characters, after surrounding whitespace is trimmed. */
 export const ORG_NAME_MAX_LENGTH = 200
 
-/**
- * Control characters (a newline breaks `org list` and every log line), line
- * and paragraph separators, and bidirectional overrides (which make a name
- * display as something else) are refused.
- */
-const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
 
 /** Why a proposed organization name is refused, or undefined when it is acceptable. */
 export const orgNameProblem = (raw: string): string | undefined => {

@@ -10,6 +10,7 @@ import {
   GuardrailRuleNotFound,
   type NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
+import { UNPRINTABLE } from "../../schema/PrintableText.ts"
 import {
   MAX_RULES_PER_ORG,
   patternError,
@@ -145,13 +146,6 @@ const invalid = (reason: string) => Effect.fail(new GuardrailError({ reason: new
 
 const validUuid = (raw: string, what: string) =>
   UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`${what} must be a UUID`)
-
-/**
- * Control characters (PostgreSQL refuses U+0000 outright; a newline breaks
- * listings and log lines), line and paragraph separators and bidirectional
- * overrides: what organization names refuse too.
- */
-const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
 
 /**
  * `current` is the stored rule an update changes. The checks added since rules were first stored (printable

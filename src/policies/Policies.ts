@@ -13,6 +13,7 @@ import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"
+import { UNPRINTABLE } from "../../schema/PrintableText.ts"
 
 export type { PolicySnapshot } from "./PolicySnapshot.ts"
 
@@ -104,12 +105,6 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 const invalid = (reason: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryInvalid({ reason }) }))
 const notFound = (uuid: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryNotFound({ uuid }) }))
 
-/**
- * C0 and C1 controls, DEL included, line and paragraph separators and bidirectional overrides (what
- * rule and organization names refuse too): no name a request can carry holds one, and PostgreSQL
- * refuses NUL in text outright (a 500 rather than this 400).
- */
-const CONTROL = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
 
 const scopeOf = (entry: NewPolicyEntry) => (entry.provider ?? "").trim().toLowerCase()
 
@@ -126,7 +121,7 @@ const validEntry = (entry: NewPolicyEntry): Effect.Effect<PolicyEntryInput, Poli
   const value = normalise(entry.kind, entry.value)
   const provider = scopeOf(entry)
   if (value === "" || value.length > 512) return invalid("the value must be 1 to 512 characters")
-  if (CONTROL.test(value)) return invalid("the value must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line separators or bidirectional overrides")
+  if (UNPRINTABLE.test(value)) return invalid("the value must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line separators or bidirectional overrides")
   if (entry.effect === "strip" && !STRIPPABLE_KINDS.includes(entry.kind)) {
     return invalid(`strip applies to tools and MCP servers, not to ${entry.kind}`)
   }
