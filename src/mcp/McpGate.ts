@@ -1,5 +1,5 @@
-import { ByteSize, Clock, Config, Effect, Exit, Option, Redacted } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Clock, Config, Duration, Effect, Exit, Option, Redacted, Schedule } from "effect"
+import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
 import { Organizations } from "../orgs/Organizations.ts"
@@ -7,6 +7,7 @@ import { type Limits, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { declaresOver } from "../server/BodyCap.ts"
 import { rateLimitHeaders, retryAfterSeconds } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
+import { type McpSession, McpSessionSettings, SessionTable } from "./McpSessions.ts"
 
 export const MCP_PATH = "/mcp"
 export const DISCOVERY_PATH = "/.well-known/oauth-protected-resource"
@@ -85,6 +86,25 @@ export const requestsIn = (body: ArrayBuffer): number => {
 }
 
 /**
+ * An `initialize` is a few hundred bytes; the session it opens keeps it whole (client information,
+ * capabilities, `_meta`) for the session's life, so a bigger one is refused: with the sessions cap,
+ * what an organization can make the process hold stays small.
+ */
+export const MAX_INITIALIZE_BYTES = 64 * 1024
+
+/** Whether a body over `MAX_INITIALIZE_BYTES` is an `initialize` (only such bodies are parsed here). */
+export const isOversizedInitialize = (body: ArrayBuffer): boolean => {
+  if (body.byteLength <= MAX_INITIALIZE_BYTES) return false
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body))
+    const messages = Array.isArray(parsed) ? parsed : [parsed]
+    return messages.some((m) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize")
+  } catch {
+    return false
+  }
+}
+
+/**
  * The refusals the MCP server sends without a body (its JSON-RPC errors have one), in this
  * service's dialect. By status, then by method where the reasons differ.
  */
@@ -127,12 +147,85 @@ type Caller =
  * A DELETE (ending a session) costs nothing. Every POST and DELETE goes to the
  * usage log once (route `/mcp`), so MCP traffic shares the organization's
  * quota with the API. Other methods answer 405 before any of that.
+ *
+ * The gate also bounds the sessions the MCP library holds (src/mcp/McpSessions.ts): a session is
+ * used only by the organization that opened it (another one's id is 404, as an unknown one), one
+ * idle for longer than `VDB_MCP_SESSION_IDLE` is ended (404, so the client initializes again, as the
+ * MCP specification has it), and an organization's sessions past `VDB_MCP_SESSIONS_PER_ORG` are
+ * ended least recently used first.
  */
 export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   const orgs = yield* Organizations
   const limiter = yield* RateLimiter
   const usage = yield* UsageLog
   const serviceHost = yield* ServiceHost
+  const router = yield* HttpRouter.HttpRouter
+  const settings = yield* McpSessionSettings
+  const sessions = new SessionTable(Math.max(1, settings.perOrg), Duration.toMillis(settings.idle))
+  // The DELETEs the gate itself sends: request objects made here, which no client can present.
+  const ownRequests = new WeakSet<HttpServerRequest.HttpServerRequest>()
+
+  /**
+   * Ends a session in the MCP library the one way it offers: its own DELETE, which the process sends
+   * to its router (the library keeps its sessions to itself). In a fiber of its own, because routing
+   * a request replaces the running fiber's request context.
+   */
+  const end = (session: McpSession) => {
+    const request = HttpServerRequest.fromWeb(
+      new Request(`http://${serviceHost}${MCP_PATH}`, {
+        method: "DELETE",
+        headers: { "mcp-session-id": session.id, "mcp-protocol-version": session.protocolVersion }
+      })
+    )
+    ownRequests.add(request)
+    return router.asHttpEffect().pipe(
+      Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+      Effect.scoped,
+      Effect.ignore,
+      Effect.forkDetach,
+      Effect.asVoid
+    )
+  }
+  const endAll = (ended: ReadonlyArray<McpSession>) => Effect.forEach(ended, end, { discard: true })
+
+  // Abandoned sessions are ended even if no request names them again.
+  const sweepEvery = Duration.millis(Math.min(60_000, Math.max(1_000, sessions.idleMs / 2)))
+  yield* Clock.currentTimeMillis.pipe(
+    Effect.flatMap((now) => endAll(sessions.sweep(now))),
+    Effect.repeat(Schedule.spaced(sweepEvery)),
+    Effect.forkScoped
+  )
+
+  /** Records the session an `initialize` opened (the library names it in a pre-response handler). */
+  const recordOpened = (orgUuid: string) =>
+    HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.gen(function*() {
+        const id = response.headers["mcp-session-id"]
+        if (id === undefined || sessions.get(id) !== undefined) return response
+        const now = yield* Clock.currentTimeMillis
+        const protocolVersion = response.headers["mcp-protocol-version"] ?? ""
+        yield* endAll(sessions.add({ id, orgUuid, protocolVersion, lastUsed: now }))
+        return response
+      })
+    )
+
+  const unknownSession = errorBody(404, "not_found", "unknown or ended MCP session: initialize a new one")
+
+  /** The session a request names: 404 for another organization's or an expired one; else it is used now. */
+  const useSession = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, orgUuid: string) {
+    const id = request.headers["mcp-session-id"]
+    const session = id === undefined ? undefined : sessions.get(id)
+    if (session === undefined) return { session, refusal: null }
+    if (session.orgUuid !== orgUuid) return { session: undefined, refusal: unknownSession }
+    const now = yield* Clock.currentTimeMillis
+    if (sessions.isExpired(session, now)) {
+      sessions.remove(session)
+      yield* end(session)
+      return { session: undefined, refusal: unknownSession }
+    }
+    sessions.touch(session, now)
+    return { session, refusal: null }
+  })
 
   const authenticate = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest): Effect.fn.Return<Caller> {
     const key = parseApiKey((request.headers.authorization ?? "").trim())
@@ -164,6 +257,9 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
     if (read === undefined || Exit.isFailure(read)) {
       return { refusal: errorBody(413, "payload_too_large", `request body over ${MAX_MCP_BODY_BYTES} bytes`, { connection: "close" }), headers: {} }
     }
+    if (isOversizedInitialize(read.value)) {
+      return { refusal: errorBody(413, "payload_too_large", `an initialize request over ${MAX_INITIALIZE_BYTES} bytes`), headers: {} }
+    }
     const decision = yield* limiter.consume(orgUuid, limits, requestsIn(read.value))
     if (!decision.admitted) {
       return {
@@ -180,6 +276,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   return (httpEffect) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      if (ownRequests.has(request)) return yield* httpEffect
       if (request.method !== "POST" && request.method !== "DELETE") {
         return errorBody(405, "method_not_allowed", `method ${request.method} not allowed: use ${MCP_METHODS}`, { allow: MCP_METHODS })
       }
@@ -190,8 +287,16 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
       const admission = caller.refusal === null && request.method === "POST"
         ? yield* admit(request, caller.orgUuid, caller.limits)
         : { refusal: caller.refusal, headers: {} }
-      const response = admission.refusal ??
-        withErrorBody(HttpServerResponse.setHeaders(yield* httpEffect, admission.headers), request.method)
+      const used = admission.refusal === null && caller.refusal === null
+        ? yield* useSession(request, caller.orgUuid)
+        : { session: undefined, refusal: admission.refusal }
+      const response = used.refusal !== null
+        ? HttpServerResponse.setHeaders(used.refusal, admission.headers)
+        : withErrorBody(HttpServerResponse.setHeaders(yield* httpEffect, admission.headers), request.method)
+      if (used.refusal === null && caller.refusal === null) {
+        if (used.session !== undefined && request.method === "DELETE" && response.status === 204) sessions.remove(used.session)
+        if (request.method === "POST" && request.headers["mcp-session-id"] === undefined) yield* recordOpened(caller.orgUuid)
+      }
       usage.record({
         orgUuid: caller.orgUuid,
         method: request.method,

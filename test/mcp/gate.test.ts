@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, runVdb } from "../support/processes.ts"
-import { type McpServerUnderTest, startMcpServer } from "./mcpServer.ts"
+import { type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
 
 /**
  * The HTTP gate in front of `/mcp` (src/mcp/McpGate.ts) on a real `bin/vdb serve mcp`: what a POST
@@ -29,25 +29,10 @@ const vdb = async (args: ReadonlyArray<string>) => {
 const newOrg = async (name: string): Promise<Credentials> =>
   JSON.parse(await vdb(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"]))
 
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
-
-const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(mcpUrl, { method: "POST", headers: { authorization: apiKey, ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) })
+const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => postMcp(mcpUrl, apiKey, body, headers)
 
 /** A raw session on `protocolVersion`: the headers its later requests carry. */
-const initialize = async (apiKey: string, protocolVersion: string) => {
-  const response = await post(apiKey, {
-    jsonrpc: "2.0",
-    id: 0,
-    method: "initialize",
-    params: { protocolVersion, capabilities: {}, clientInfo: { name: "gate-test", version: "1" } }
-  })
-  expect(response.status).toBe(200)
-  await response.text()
-  const session = { "mcp-session-id": response.headers.get("mcp-session-id")!, "mcp-protocol-version": protocolVersion }
-  expect((await post(apiKey, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202)
-  return session
-}
+const initialize = (apiKey: string, protocolVersion: string) => openSession(mcpUrl, apiKey, protocolVersion, "gate-test")
 
 const toolCall = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_organization", arguments: {} } })
 const batchOf = (n: number) => Array.from({ length: n }, (_, i) => toolCall(i + 1))

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { expect } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
 
@@ -12,11 +13,11 @@ export interface McpServerUnderTest {
   readonly stop: () => Promise<void>
 }
 
-/** `bin/vdb serve mcp` on a throwaway PostgreSQL database of its own, for one test file. */
-export const startMcpServer = async (): Promise<McpServerUnderTest> => {
+/** `bin/vdb serve mcp` on a throwaway PostgreSQL database of its own, for one test file; `settings` adds to its environment. */
+export const startMcpServer = async (settings: Record<string, string> = {}): Promise<McpServerUnderTest> => {
   const scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  const env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
+  const env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn", ...settings }
   const server = await startServer(env, ["mcp"]).catch(async (error) => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     throw error
@@ -30,4 +31,25 @@ export const startMcpServer = async (): Promise<McpServerUnderTest> => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   }
+}
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+
+/** A raw JSON-RPC POST to `/mcp` with an organization's API key. */
+export const postMcp = (mcpUrl: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(mcpUrl, { method: "POST", headers: { authorization: apiKey, ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) })
+
+/** A raw session on `protocolVersion` (initialize, then initialized): the headers its later requests carry. */
+export const openSession = async (mcpUrl: string, apiKey: string, protocolVersion: string, clientName = "vdb-test") => {
+  const response = await postMcp(mcpUrl, apiKey, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: clientName, version: "1" } }
+  })
+  expect(response.status).toBe(200)
+  await response.text()
+  const session = { "mcp-session-id": response.headers.get("mcp-session-id")!, "mcp-protocol-version": protocolVersion }
+  expect((await postMcp(mcpUrl, apiKey, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202)
+  return session
 }

@@ -1,0 +1,138 @@
+import { setTimeout as sleep } from "node:timers/promises"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runVdb } from "../support/processes.ts"
+import { type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
+
+/**
+ * The gate bounds the sessions the MCP library holds (src/mcp/McpSessions.ts), on a real
+ * `bin/vdb serve mcp` with 2 sessions an organization and 4 seconds of idleness. A session the gate
+ * has ended is forgotten by the gate too, so the next request naming it reaches the MCP library:
+ * its 404 there shows the library no longer holds the session (it answers 200 while it does).
+ */
+
+const IDLE_SECONDS = 4
+
+let running: McpServerUnderTest
+let env: Record<string, string>
+let mcpUrl: string
+
+beforeAll(async () => {
+  running = await startMcpServer({ VDB_MCP_SESSIONS_PER_ORG: "2", VDB_MCP_SESSION_IDLE: `${IDLE_SECONDS} seconds` })
+  ;({ env, mcpUrl } = running)
+}, 180_000)
+
+afterAll(async () => {
+  await running?.stop()
+})
+
+const newOrg = async (name: string): Promise<string> => {
+  const run = await runVdb(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"], env)
+  expect(run.code, run.stderr).toBe(0)
+  return (JSON.parse(run.stdout) as { apiKey: string }).apiKey
+}
+
+const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => postMcp(mcpUrl, apiKey, body, headers)
+
+type Session = Record<string, string>
+
+const open = (apiKey: string, protocolVersion = "2025-11-25"): Promise<Session> => openSession(mcpUrl, apiKey, protocolVersion, "sessions-test")
+
+/** The status of a ping on `session`, and the error code of a refusal. */
+const ping = async (apiKey: string, session: Session) => {
+  const response = await post(apiKey, { jsonrpc: "2.0", id: 1, method: "ping" }, session)
+  const text = await response.text()
+  return { status: response.status, code: response.status === 200 ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code }
+}
+
+describe("MCP sessions: at most VDB_MCP_SESSIONS_PER_ORG an organization", () => {
+  it("a third session ends the least recently used one, in the MCP library too; other organizations keep theirs", async () => {
+    const apiKey = await newOrg("sessions-cap")
+    const other = await newOrg("sessions-cap-other")
+    const theirs = await open(other)
+
+    const first = await open(apiKey)
+    const second = await open(apiKey)
+    expect((await ping(apiKey, first)).status).toBe(200) // first is now the more recently used
+    const third = await open(apiKey)
+
+    expect(await ping(apiKey, second)).toEqual({ status: 404, code: "not_found" })
+    expect((await ping(apiKey, first)).status).toBe(200)
+    expect((await ping(apiKey, third)).status).toBe(200)
+    expect((await ping(other, theirs)).status).toBe(200)
+  })
+
+  it("sessions of the older revisions are ended the same way", async () => {
+    const apiKey = await newOrg("sessions-revisions")
+    const oldest = await open(apiKey, "2024-11-05")
+    await open(apiKey, "2025-03-26")
+    await open(apiKey, "2025-06-18")
+    expect(await ping(apiKey, oldest)).toEqual({ status: 404, code: "not_found" })
+  })
+
+  it("a session is used only by the organization that opened it: another one's id is 404, and the session lives on", async () => {
+    const owner = await newOrg("sessions-owner")
+    const intruder = await newOrg("sessions-intruder")
+    const session = await open(owner)
+
+    expect(await ping(intruder, session)).toEqual({ status: 404, code: "not_found" })
+    const end = await fetch(mcpUrl, { method: "DELETE", headers: { authorization: intruder, ...session } })
+    expect(end.status).toBe(404)
+    expect((await ping(owner, session)).status).toBe(200)
+  })
+})
+
+describe("MCP sessions: what a session keeps", () => {
+  it("an initialize over 64 KiB is 413 and opens no session; other requests may be bigger", async () => {
+    const apiKey = await newOrg("sessions-big-initialize")
+    const initialize = (padding: number) =>
+      post(apiKey, {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x".repeat(padding), version: "1" } }
+      })
+    const big = await initialize(70 * 1024)
+    expect(big.status).toBe(413)
+    expect(big.headers.get("mcp-session-id")).toBeNull()
+    expect(await big.json()).toEqual({ error: { code: "payload_too_large", message: "an initialize request over 65536 bytes" } })
+    const small = await initialize(60 * 1024)
+    expect(small.status).toBe(200)
+    await small.text()
+
+    const session = await open(apiKey)
+    const bigCall = await post(apiKey, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "get_organization", arguments: {}, _meta: { padding: "x".repeat(70 * 1024) } }
+    }, session)
+    expect(bigCall.status).toBe(200)
+    await bigCall.text()
+  })
+})
+
+describe("MCP sessions: idle for longer than VDB_MCP_SESSION_IDLE", () => {
+  it("a session in use lives on; one left idle is ended, whether a request names it again or not", async () => {
+    const apiKey = await newOrg("sessions-idle")
+    const kept = await open(apiKey)
+    const named = await open(apiKey)
+    const other = await newOrg("sessions-idle-forgotten")
+    const forgotten = await open(other)
+
+    const idleSince = Date.now()
+    // `kept` is used every quarter of the idle time (a slow request under load still leaves it
+    // well within it) until the other two have been idle for longer, and the sweep has run since.
+    while (Date.now() - idleSince < IDLE_SECONDS * 1000 * 1.5 + 1000) {
+      await sleep((IDLE_SECONDS * 1000) / 4)
+      expect((await ping(apiKey, kept)).status).toBe(200)
+    }
+    // An expired session is 404 whether the gate or its sweep ended it; a second request reaches
+    // the library, which no longer has it.
+    expect(await ping(apiKey, named)).toEqual({ status: 404, code: "not_found" })
+    expect(await ping(apiKey, named)).toEqual({ status: 404, code: "not_found" })
+    // Nothing named `forgotten` since its initialize: ended all the same (by the sweep; the
+    // table's own test shows the sweep's choice).
+    expect(await ping(other, forgotten)).toEqual({ status: 404, code: "not_found" })
+    expect((await ping(apiKey, kept)).status).toBe(200)
+  }, 30_000)
+})
