@@ -1,10 +1,11 @@
 import type { JsonPath } from "./TextSegments.ts"
 
 /**
- * Byte-faithful rewriting of JSON string values. A redaction must not
+ * Byte-faithful rewriting of JSON documents. A redaction must not
  * re-serialise the request: the original bytes go upstream with only the
  * changed string literals re-encoded, so key order, whitespace, number
  * spelling and every escape elsewhere stay exactly as the client sent them.
+ * A policy's strip takes members and elements out the same way.
  */
 
 export interface StringEdit {
@@ -12,7 +13,17 @@ export interface StringEdit {
   readonly text: string
 }
 
-/** Half-open byte range of a string literal, quotes included. */
+/** An object member (the path ends with its key) or an array element (its index) to take out. */
+export interface Removal {
+  readonly path: JsonPath
+  readonly remove: true
+}
+
+export type BodyEdit = StringEdit | Removal
+
+const isRemoval = (edit: BodyEdit): edit is Removal => "remove" in edit
+
+/** Half-open byte range of a string literal, quotes included (or of a removed member). */
 interface Span {
   readonly start: number
   readonly end: number
@@ -20,7 +31,11 @@ interface Span {
 
 interface Trie {
   readonly children: Map<string | number, Trie>
-  edit: StringEdit | undefined
+  edit: BodyEdit | undefined
+  /** A removal at or below this node. */
+  removes: boolean
+  /** String edits at a removed place (moot: found with it). */
+  moot?: Array<BodyEdit>
 }
 
 const QUOTE = 0x22
@@ -32,39 +47,79 @@ const BACKSLASH = 0x5c
  * to a string literal (the caller then falls back to re-serialising).
  * For duplicate keys the last occurrence wins, as in `JSON.parse`.
  */
-export const spliceStrings = (bytes: Uint8Array, edits: ReadonlyArray<StringEdit>): Uint8Array | undefined => {
+export const spliceStrings = (bytes: Uint8Array, edits: ReadonlyArray<StringEdit>): Uint8Array | undefined =>
+  spliceEdits(bytes, edits)
+
+/**
+ * `spliceStrings`, and removals: each removed member or element goes with one separator beside it,
+ * so what stays keeps its own bytes and the document stays valid JSON (a container whose members
+ * are all removed is left empty, with the whitespace it had). A string edit inside a removed member
+ * is moot. `undefined` when a path leads nowhere, or when a key on a removal's path is named twice:
+ * removing what `JSON.parse` read (the last) would leave the first for a parser that keeps it.
+ */
+export const spliceEdits = (bytes: Uint8Array, edits: ReadonlyArray<BodyEdit>): Uint8Array | undefined => {
   if (edits.length === 0) return bytes
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const root: Trie = { children: new Map(), edit: undefined }
+  const root: Trie = { children: new Map(), edit: undefined, removes: false }
   for (const edit of edits) {
     let node = root
+    if (isRemoval(edit)) node.removes = true
     for (const step of edit.path) {
       let next = node.children.get(step)
       if (next === undefined) {
-        next = { children: new Map(), edit: undefined }
+        next = { children: new Map(), edit: undefined, removes: false }
         node.children.set(step, next)
       }
       node = next
+      if (isRemoval(edit)) node.removes = true
     }
-    node.edit = edit
+    if (node.edit !== undefined && (isRemoval(node.edit) || isRemoval(edit))) {
+      ;(node.moot ??= []).push(isRemoval(node.edit) ? edit : node.edit)
+      if (isRemoval(edit)) node.edit = edit
+    } else node.edit = edit
   }
-  const found = new Map<StringEdit, Span>()
+  const found = new Map<BodyEdit, Span>()
+  const deletions: Array<Span> = []
   try {
-    const end = new Scanner(buffer, found).value(skipWhitespace(buffer, 0), root)
+    const end = new Scanner(buffer, found, deletions).value(skipWhitespace(buffer, 0), root)
     if (skipWhitespace(buffer, end) !== buffer.length) return undefined
   } catch {
     return undefined
   }
   if (found.size !== edits.length) return undefined
-  const spans = [...found].sort((a, b) => a[1].start - b[1].start)
+  const removed = (span: Span) => deletions.some((d) => d.start <= span.start && span.end <= d.end)
+  const replacements: Array<readonly [Span, Uint8Array | undefined]> = deletions.map((d) => [d, undefined])
+  for (const [edit, span] of found) {
+    if (!isRemoval(edit) && !removed(span)) replacements.push([span, Buffer.from(JSON.stringify(edit.text))])
+  }
+  replacements.sort((a, b) => a[0].start - b[0].start)
   const parts: Array<Uint8Array> = []
   let at = 0
-  for (const [edit, span] of spans) {
-    parts.push(buffer.subarray(at, span.start), Buffer.from(JSON.stringify(edit.text)))
+  for (const [span, text] of replacements) {
+    parts.push(buffer.subarray(at, span.start))
+    if (text !== undefined) parts.push(text)
     at = span.end
   }
   parts.push(buffer.subarray(at))
   return Buffer.concat(parts)
+}
+
+/**
+ * The deletions that take out the `removed` members of one container (each member's span: its key,
+ * or its value in an array, to the end of its value), each with one separator: a run of removed
+ * members up to the next kept member's start, or, at the end, from the previous kept member's end;
+ * all of them, from the first's start to the last's end.
+ */
+const memberDeletions = (members: ReadonlyArray<Span>, removed: ReadonlyArray<boolean>, out: Array<Span>) => {
+  for (let a = 0; a < members.length; a++) {
+    if (!removed[a]) continue
+    let b = a
+    while (b + 1 < members.length && removed[b + 1]) b++
+    if (b + 1 < members.length) out.push({ start: members[a]!.start, end: members[b + 1]!.start })
+    else if (a > 0) out.push({ start: members[a - 1]!.end, end: members[b]!.end })
+    else out.push({ start: members[a]!.start, end: members[b]!.end })
+    a = b
+  }
 }
 
 /** What the guardrails need to know of a document's shape before they trust their reading of it. */
@@ -194,10 +249,12 @@ class Malformed extends Error {}
  */
 class Scanner {
   readonly b: Buffer
-  readonly found: Map<StringEdit, Span>
-  constructor(b: Buffer, found: Map<StringEdit, Span>) {
+  readonly found: Map<BodyEdit, Span>
+  readonly deletions: Array<Span>
+  constructor(b: Buffer, found: Map<BodyEdit, Span>, deletions: Array<Span>) {
     this.b = b
     this.found = found
+    this.deletions = deletions
   }
 
   /** Scans the value at `i`; returns the index just past it. */
@@ -205,7 +262,7 @@ class Scanner {
     const c = this.b[i]
     if (c === QUOTE) {
       const end = this.stringEnd(i)
-      if (node?.edit !== undefined && node.children.size === 0) this.found.set(node.edit, { start: i, end })
+      if (node?.edit !== undefined && !isRemoval(node.edit) && node.children.size === 0) this.found.set(node.edit, { start: i, end })
       return end
     }
     if (c === 0x7b) return node === undefined ? this.skipContainer(i) : this.object(i, node)
@@ -237,22 +294,38 @@ class Scanner {
   object(i: number, node: Trie): number {
     let j = skipWhitespace(this.b, i + 1)
     if (this.b[j] === 0x7d) return j + 1
+    const members: Array<Span> = []
+    const removed: Array<boolean> = []
+    const seen = node.removes ? new Set<string>() : undefined
     for (;;) {
       if (this.b[j] !== QUOTE) throw new Malformed()
+      const start = j
       const keyEnd = this.stringEnd(j)
       const key = this.decodeKey(j, keyEnd)
       j = skipWhitespace(this.b, keyEnd)
       if (this.b[j] !== 0x3a) throw new Malformed()
       j = skipWhitespace(this.b, j + 1)
       const child = node.children.get(key)
-      // A duplicate key: only the last occurrence is what `JSON.parse` saw.
-      if (child !== undefined) this.forget(child)
-      j = skipWhitespace(this.b, this.value(j, child))
+      if (child !== undefined) {
+        // A duplicate key: only the last occurrence is what `JSON.parse` saw.
+        this.forget(child)
+        if (seen !== undefined) {
+          if (child.removes && seen.has(key)) throw new Malformed()
+          seen.add(key)
+        }
+      }
+      const end = this.member(j, child)
+      members.push({ start, end })
+      removed.push(child?.edit !== undefined && isRemoval(child.edit))
+      j = skipWhitespace(this.b, end)
       if (this.b[j] === 0x2c) {
         j = skipWhitespace(this.b, j + 1)
         continue
       }
-      if (this.b[j] === 0x7d) return j + 1
+      if (this.b[j] === 0x7d) {
+        this.removeMembers(members, removed)
+        return j + 1
+      }
       throw new Malformed()
     }
   }
@@ -260,15 +333,43 @@ class Scanner {
   array(i: number, node: Trie): number {
     let j = skipWhitespace(this.b, i + 1)
     if (this.b[j] === 0x5d) return j + 1
+    const members: Array<Span> = []
+    const removed: Array<boolean> = []
     for (let index = 0;; index++) {
-      j = skipWhitespace(this.b, this.value(j, node.children.get(index)))
+      const child = node.children.get(index)
+      const end = this.member(j, child)
+      members.push({ start: j, end })
+      removed.push(child?.edit !== undefined && isRemoval(child.edit))
+      j = skipWhitespace(this.b, end)
       if (this.b[j] === 0x2c) {
         j = skipWhitespace(this.b, j + 1)
         continue
       }
-      if (this.b[j] === 0x5d) return j + 1
+      if (this.b[j] === 0x5d) {
+        this.removeMembers(members, removed)
+        return j + 1
+      }
       throw new Malformed()
     }
+  }
+
+  /** A member's value; one to be removed is skipped whole, and counted found. */
+  member(j: number, child: Trie | undefined): number {
+    if (child?.edit === undefined || !isRemoval(child.edit)) return this.value(j, child)
+    const end = this.value(j, undefined)
+    this.settle(child, { start: j, end })
+    return end
+  }
+
+  /** A removed member's edits (its own, and string edits inside it, moot) are found where it was. */
+  settle(node: Trie, span: Span): void {
+    if (node.edit !== undefined) this.found.set(node.edit, span)
+    for (const edit of node.moot ?? []) this.found.set(edit, span)
+    for (const child of node.children.values()) this.settle(child, span)
+  }
+
+  removeMembers(members: ReadonlyArray<Span>, removed: ReadonlyArray<boolean>) {
+    if (removed.includes(true)) memberDeletions(members, removed, this.deletions)
   }
 
   /** Skips an object or array nobody edits: bracket depth, strings skipped whole. */

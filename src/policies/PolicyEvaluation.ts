@@ -2,6 +2,7 @@ import { PolicyRefusal } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import { declaredOf, historyOf, type McpServerRef, type SkillRef } from "./DeclaredCapabilities.ts"
 import { admits, type KindList, type PolicySnapshot, type ProviderPolicy } from "./PolicySnapshot.ts"
+import type { Removal } from "../guardrails/JsonSplice.ts"
 import { stripDeclared, type Stripped } from "./ToolStrip.ts"
 
 /**
@@ -70,6 +71,8 @@ export interface CapabilityResult {
   /** The body with stripped tools and MCP servers removed; undefined when nothing was stripped. */
   readonly body: Json | undefined
   readonly stripped: ReadonlyArray<Stripped>
+  /** What was stripped, as removals from the client's bytes (src/guardrails/JsonSplice.ts). */
+  readonly removals: ReadonlyArray<Removal>
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
+import type { Removal } from "../guardrails/JsonSplice.ts"
 import { isObject, type McpServerRef, mcpOfServer, mcpOfTool, toolNameOf } from "./DeclaredCapabilities.ts"
 
 type Json = Readonly<Record<string, unknown>>
@@ -13,9 +14,11 @@ export interface StripResult {
   /** A new top-level object when something was removed; undefined when the body is unchanged. */
   readonly body: Json | undefined
   readonly stripped: ReadonlyArray<Stripped>
+  /** The same change as removals from the client's bytes (`spliceEdits`), so nothing else is rewritten. */
+  readonly removals: ReadonlyArray<Removal>
 }
 
-const unchanged: StripResult = { body: undefined, stripped: [] }
+const unchanged: StripResult = { body: undefined, stripped: [], removals: [] }
 
 const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) =>
   (ref.name !== undefined && strip.has(ref.name)) || (ref.url !== undefined && strip.has(ref.url))
@@ -45,10 +48,29 @@ export const stripDeclared = (
   if (stripTools.size === 0 && stripMcp.size === 0) return unchanged
   const stripped: Array<Stripped> = []
   const out: Record<string, unknown> = { ...body }
+  const removals: Array<Removal> = []
   let changed = false
+  const removeMember = (key: string) => {
+    if (!Object.hasOwn(body, key)) return
+    delete out[key]
+    removals.push({ path: [key], remove: true })
+  }
+  /** Keeps the elements of the list `key` that `keep` admits; the others are removed. */
+  const filterList = (key: string, list: ReadonlyArray<unknown>, keep: (element: unknown) => boolean) => {
+    const kept: Array<unknown> = []
+    const gone: Array<Removal> = []
+    list.forEach((element, index) => {
+      if (keep(element)) kept.push(element)
+      else gone.push({ path: [key, index], remove: true })
+    })
+    return { kept, removeOthers: () => {
+      out[key] = kept
+      removals.push(...gone)
+    } }
+  }
 
   if (Array.isArray(body.tools)) {
-    const kept = body.tools.filter((tool) => {
+    const { kept, removeOthers } = filterList("tools", body.tools, (tool) => {
       const name = toolNameOf(surface, tool)
       if (name !== undefined && stripTools.has(name)) {
         stripped.push({ kind: "tool", name })
@@ -65,19 +87,19 @@ export const stripDeclared = (
       changed = true
       const removedNames = new Set(stripped.filter((s) => s.kind === "tool").map((s) => s.name))
       if (kept.length === 0) {
-        delete out.tools
-        delete out.tool_choice
-        delete out.parallel_tool_calls
+        removeMember("tools")
+        removeMember("tool_choice")
+        removeMember("parallel_tool_calls")
       } else {
-        out.tools = kept
+        removeOthers()
         const forced = forcedTool(body.tool_choice)
-        if (forced !== undefined && removedNames.has(forced)) delete out.tool_choice
+        if (forced !== undefined && removedNames.has(forced)) removeMember("tool_choice")
       }
     }
   }
 
   if (surface === "chat" && Array.isArray(body.functions)) {
-    const kept = body.functions.filter((fn) => {
+    const { kept, removeOthers } = filterList("functions", body.functions, (fn) => {
       if (isObject(fn) && typeof fn.name === "string" && stripTools.has(fn.name)) {
         stripped.push({ kind: "tool", name: fn.name })
         return false
@@ -87,16 +109,16 @@ export const stripDeclared = (
     if (kept.length !== body.functions.length) {
       changed = true
       if (kept.length === 0) {
-        delete out.functions
-        delete out.function_call
+        removeMember("functions")
+        removeMember("function_call")
       } else {
-        out.functions = kept
+        removeOthers()
       }
     }
   }
 
   if (surface === "messages" && Array.isArray(body.mcp_servers)) {
-    const kept = body.mcp_servers.filter((server) => {
+    const { kept, removeOthers } = filterList("mcp_servers", body.mcp_servers, (server) => {
       const ref = mcpOfServer(server)
       if (ref !== undefined && serverMatches(ref, stripMcp)) {
         stripped.push({ kind: "mcp", name: serverLabel(ref) })
@@ -106,10 +128,10 @@ export const stripDeclared = (
     })
     if (kept.length !== body.mcp_servers.length) {
       changed = true
-      if (kept.length === 0) delete out.mcp_servers
-      else out.mcp_servers = kept
+      if (kept.length === 0) removeMember("mcp_servers")
+      else removeOthers()
     }
   }
 
-  return changed ? { body: out, stripped } : unchanged
+  return changed ? { body: out, stripped, removals } : unchanged
 }

@@ -3,7 +3,7 @@ import { Duration, Effect } from "effect"
 import fc from "fast-check"
 import { makeGuardrails } from "../../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../../src/guardrails/GuardrailStore.ts"
-import { spliceStrings } from "../../src/guardrails/JsonSplice.ts"
+import { type BodyEdit, spliceEdits, spliceStrings } from "../../src/guardrails/JsonSplice.ts"
 import type { JsonPath } from "../../src/guardrails/TextSegments.ts"
 
 /**
@@ -151,7 +151,83 @@ const expectedBytes = (
   return Buffer.concat(parts)
 }
 
+/** Every member and element path below the root (the removable places). */
+const memberPaths = (value: unknown, path: JsonPath = []): Array<JsonPath> => {
+  const entries: Array<[string | number, unknown]> = Array.isArray(value)
+    ? value.map((item, i) => [i, item])
+    : typeof value === "object" && value !== null
+    ? Object.entries(value)
+    : []
+  return entries.flatMap(([key, item]) => [[...path, key], ...memberPaths(item, [...path, key])])
+}
+
+/** The document with `removed` paths taken out and string `edits` applied (those inside a removal are moot). */
+const applied = (value: unknown, removed: ReadonlySet<string>, edits: ReadonlyMap<string, string>, path: JsonPath = []): unknown => {
+  const here = JSON.stringify(path)
+  if (typeof value === "string") return edits.get(here) ?? value
+  if (Array.isArray(value)) {
+    return value.flatMap((item, i) => removed.has(JSON.stringify([...path, i])) ? [] : [applied(item, removed, edits, [...path, i])])
+  }
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !removed.has(JSON.stringify([...path, key])))
+        .map(([key, item]) => [key, applied(item, removed, edits, [...path, key])])
+    )
+  }
+  return value
+}
+
+/** Whether `out` is `bytes` with some ranges deleted (and nothing else changed). */
+const isDeletionOf = (out: Buffer, bytes: Buffer) => {
+  let j = 0
+  for (let i = 0; i < bytes.length && j < out.length; i++) if (bytes[i] === out[j]) j++
+  return j === out.length
+}
+
 describe("byte-faithful rewriting", () => {
+  it("removes members and elements with one separator each: valid JSON, nothing else rewritten", () => {
+    fc.assert(
+      fc.property(
+        jsonValue,
+        fc.integer(),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.tuple(fc.nat(), text), { maxLength: 2 }),
+        (doc, seed, removalPicks, editPicks) => {
+          const paths = memberPaths(doc)
+          if (paths.length === 0) return
+          const { bytes } = writeJson(doc, seed)
+          const removed = new Set(removalPicks.map((n) => JSON.stringify(paths[n % paths.length])))
+          const strings = stringPaths(doc).filter((path) => path.length > 0)
+          const edited = new Map(strings.length === 0 ? [] : editPicks.map(([n, t]) => [JSON.stringify(strings[n % strings.length]), t] as const))
+          const edits: Array<BodyEdit> = [
+            ...[...removed].map((path) => ({ path: JSON.parse(path) as JsonPath, remove: true as const })),
+            ...[...edited].map(([path, t]) => ({ path: JSON.parse(path) as JsonPath, text: t }))
+          ]
+          const out = spliceEdits(bytes, edits)
+          assert.isDefined(out)
+          assert.deepStrictEqual(JSON.parse(Buffer.from(out!).toString()), applied(doc, removed, edited))
+          if (edited.size === 0) assert.isTrue(isDeletionOf(Buffer.from(out!), bytes))
+        }
+      ),
+      { numRuns: 400 }
+    )
+  })
+
+  it("a removal keeps the rest of the client's spelling; a key named twice on its path is left to re-serialising", () => {
+    const bytes = Buffer.from(`{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"}, {"n":"c"} ], "x": 1.0 }`)
+    const middle = spliceEdits(bytes, [{ path: ["tools", 1], remove: true }])
+    assert.strictEqual(Buffer.from(middle!).toString(), `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"c"} ], "x": 1.0 }`)
+    const last = spliceEdits(bytes, [{ path: ["tools", 2], remove: true }, { path: ["x"], remove: true }])
+    assert.strictEqual(Buffer.from(last!).toString(), `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"} ] }`)
+    const all = spliceEdits(bytes, [0, 1, 2].map((i) => ({ path: ["tools", i], remove: true as const })))
+    assert.strictEqual(Buffer.from(all!).toString(), `{ "seed" : 12345678901234567890, "tools": [  ], "x": 1.0 }`)
+    const twice = Buffer.from(`{"tools":[{"n":"a"}],"tools":[{"n":"b"},{"n":"c"}]}`)
+    assert.isUndefined(spliceEdits(twice, [{ path: ["tools", 0], remove: true }]))
+    assert.isUndefined(spliceEdits(bytes, [{ path: ["absent"], remove: true }]))
+  })
+
+
   it("splices only the edited string literals; everything else is byte-identical", () => {
     fc.assert(
       fc.property(

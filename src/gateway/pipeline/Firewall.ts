@@ -3,7 +3,7 @@ import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
 import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { tamperedOutcome } from "../../guardrails/DelimiterIntegrity.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
-import { spliceStrings } from "../../guardrails/JsonSplice.ts"
+import { type Removal, spliceEdits } from "../../guardrails/JsonSplice.ts"
 import { clientName } from "../../policies/ClientIdentity.ts"
 import { disabledProviders } from "../../policies/DisabledProviders.ts"
 import {
@@ -95,19 +95,22 @@ export const makeFirewall = Effect.gen(function*() {
 
     let body = sealed.body ?? request.parsed
     let stripped = 0
+    let removals: ReadonlyArray<Removal> = []
     if (!policy.empty) {
       const capabilities = capabilityCheck(policy, surface, body)
       if (capabilities instanceof PolicyRefusal) return yield* refuse(capabilities)
       stripped = capabilities.stripped.length
+      removals = capabilities.removals
       if (capabilities.body !== undefined) body = capabilities.body
     }
 
-    // Sealed-block removal alone rewrites only the changed strings; a strip re-serialises the body.
+    // Sealed-block removal rewrites only the changed strings, and a strip takes out only what it
+    // removes: the rest goes upstream as the client's bytes. Re-serialised only when the bytes
+    // cannot be edited that way (a key named twice on a removal's path).
     const rewritten = body === request.parsed
       ? undefined
-      : body === sealed.body
-      ? spliceStrings(request.body, sealed.edits) ?? encoder.encode(JSON.stringify(body))
-      : encoder.encode(JSON.stringify(body))
+      : spliceEdits(request.body, [...(sealed.body !== undefined ? sealed.edits : []), ...removals]) ??
+        encoder.encode(JSON.stringify(body))
     const outcome = yield* Effect.mapError(
       guardrails.evaluate(orgUuid, surface, rewritten ?? request.body, body),
       asPolicyUnavailable

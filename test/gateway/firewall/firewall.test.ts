@@ -219,6 +219,44 @@ describe("strip entries", () => {
     expect(gateway.upstream.received[0]!.body.toString("utf8")).toBe(raw)
   })
 
+  const sendRaw = (raw: string) =>
+    fetch(`${gateway.url}/openai/${ORG}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, "content-type": "application/json" },
+      body: raw
+    })
+
+  it("take out only what they remove: the rest goes upstream as the client's bytes", async () => {
+    await add({ kind: "tool", effect: "strip", value: "shell" })
+    // Spacing, `1.0`, an escape and an integer past 2^53 that a re-serialisation would change.
+    const head = `{ "model" : "gpt-4.1", "seed": 12345678901234567890, "temperature": 1.0,\n  "messages": [{"role":"user","content":"caf\u00e9"}],`
+    const search = `{"type":"function","function":{"name":"search","parameters":{"maximum":1e3}}}`
+    const shell = `{"type":"function","function":{"name":"shell"}}`
+    const response = await sendRaw(`${head} "tools": [ ${search} ,\n ${shell} ], "parallel_tool_calls": false }`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get("x-gateway-firewall-stripped")).toBe("1")
+    expect(gateway.upstream.received[0]!.body.toString("utf8")).toBe(`${head} "tools": [ ${search} ], "parallel_tool_calls": false }`)
+
+    // The only tool stripped: `tools`, `tool_choice` and `parallel_tool_calls` go, each with its comma.
+    gateway.upstream.reset()
+    const only = await sendRaw(`${head} "tools": [${shell}], "tool_choice": "auto", "parallel_tool_calls": false, "n": 1 }`)
+    expect(only.status).toBe(200)
+    expect(gateway.upstream.received[0]!.body.toString("utf8")).toBe(`${head} "n": 1 }`)
+  })
+
+  it("a key named twice on the way to a stripped tool: the body is re-serialised from what was read", async () => {
+    await add({ kind: "tool", effect: "strip", value: "shell" })
+    const raw = `{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],` +
+      `"tools":[{"type":"function","function":{"name":"hidden"}}],` +
+      `"tools":[{"type":"function","function":{"name":"search"}},{"type":"function","function":{"name":"shell"}}]}`
+    const response = await sendRaw(raw)
+    expect(response.status).toBe(200)
+    const sent = gateway.upstream.received[0]!.body.toString("utf8")
+    // The first `tools`, which no check read, does not go upstream.
+    expect(sent).not.toContain("hidden")
+    expect(JSON.parse(sent).tools.map((t: any) => t.function.name)).toEqual(["search"])
+  })
+
   it("escalate to tool_denied when the stripped tool was already used in the conversation", async () => {
     await add({ kind: "tool", effect: "strip", value: "shell" })
     const history = [
