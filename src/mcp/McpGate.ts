@@ -1,4 +1,4 @@
-import { ByteSize, Clock, Config, Duration, Effect, Exit, Option, Redacted, Schedule } from "effect"
+import { ByteSize, Clock, Config, Duration, Effect, Exit, Option, Redacted, Schedule, Schema } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
@@ -28,23 +28,54 @@ export const challengeFor = (origin: string) =>
 const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i
 const MAX_HOST_LENGTH = 261
 
-/**
- * The MCP service's own `host:port` (VDB_HOST, VDB_MCP_PORT): what a URL names when the request's
- * Host cannot be used. A wildcard listen address is no address to connect to; loopback is.
- */
-export const ServiceHost = Config.all({ host: Host, ports: ServicePorts }).pipe(Config.map(({ host, ports }) => {
-  const own = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
-  return `${own.includes(":") ? `[${own}]` : own}:${ports.mcp}`
-}))
+/** Why a `VDB_MCP_URL` is not a public origin (`https://mcp.example` or `http://host:port`), or true. */
+export const publicOriginProblem = (value: string): true | string => {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return "not a URL; expected an origin such as https://mcp.example"
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "an http or https origin is expected, such as https://mcp.example"
+  if (url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+    return "an origin only is expected (scheme, host and port), without a path, query or credentials"
+  }
+  return true
+}
 
 /**
- * The origin a response names: the request's Host when it is a valid `host[:port]` (`fromRequest`),
- * otherwise `serviceHost`.
+ * `VDB_MCP_URL`: the MCP service's public origin, for a service behind a TLS proxy or under another
+ * name (`https://mcp.example`). RFC 9728 clients check that the discovery document's `resource`
+ * is the URL they used, so it must say `https` there. Unset: `http://` and the request's Host.
  */
-export const originOf = (request: HttpServerRequest.HttpServerRequest, serviceHost: string) => {
+const PublicOrigin = Config.option(
+  Config.schema(Schema.String.check(Schema.makeFilter(publicOriginProblem)), "VDB_MCP_URL")
+).pipe(Config.map(Option.map((value) => new URL(value).origin)))
+
+export interface ServiceAddress {
+  /** `host:port` of the MCP service itself (VDB_HOST, VDB_MCP_PORT); a wildcard listen address is named as loopback. */
+  readonly own: string
+  /** `VDB_MCP_URL`'s origin, when set. */
+  readonly publicOrigin: string | undefined
+}
+
+/** Where the MCP service is: what its answers name. */
+export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Host, ports: ServicePorts, publicOrigin: PublicOrigin })
+  .pipe(Config.map(({ host, ports, publicOrigin }) => {
+    const own = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+    return { own: `${own.includes(":") ? `[${own}]` : own}:${ports.mcp}`, publicOrigin: Option.getOrUndefined(publicOrigin) }
+  }))
+
+/**
+ * The origin a response names: `VDB_MCP_URL` when set; else `http://` and the request's Host when it
+ * is a valid `host[:port]`, otherwise the service's own address. `shared`: the same for any request
+ * with that Host, so a shared cache may keep it (`vary: host`).
+ */
+export const originOf = (request: HttpServerRequest.HttpServerRequest, service: ServiceAddress) => {
+  if (service.publicOrigin !== undefined) return { origin: service.publicOrigin, shared: true }
   const host = request.headers.host
   const fromRequest = host !== undefined && host.length <= MAX_HOST_LENGTH && VALID_HOST.test(host)
-  return { origin: `http://${fromRequest ? host : serviceHost}`, fromRequest }
+  return { origin: `http://${fromRequest ? host : service.own}`, shared: fromRequest }
 }
 
 /**
@@ -172,7 +203,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
    */
   const end = (session: McpSession) => {
     const request = HttpServerRequest.fromWeb(
-      new Request(`http://${serviceHost}${MCP_PATH}`, {
+      new Request(`http://${serviceHost.own}${MCP_PATH}`, {
         method: "DELETE",
         headers: { "mcp-session-id": session.id, "mcp-protocol-version": session.protocolVersion }
       })

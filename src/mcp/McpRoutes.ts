@@ -36,14 +36,15 @@ export const MCP_PROTOCOLS = [
 
 /**
  * RFC 9728 protected-resource metadata: what this resource is and how to authenticate to it. The
- * document names the request's Host, so a cache keeps one per Host (`vary`), and one that names the
- * service's own address instead (the Host was not a valid `host[:port]`) is kept by no shared cache.
+ * document names `VDB_MCP_URL`, or else the request's Host, so a cache keeps one per Host (`vary`);
+ * one that names the service's own address instead (the Host was not a valid `host[:port]`) is kept
+ * by no shared cache.
  */
 const discovery = Layer.unwrap(Effect.gen(function*() {
   const serviceHost = yield* ServiceHost
   return HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const { origin, fromRequest } = originOf(request, serviceHost)
+    const { origin, shared } = originOf(request, serviceHost)
     return HttpServerResponse.jsonUnsafe({
       resource: `${origin}${MCP_PATH}`,
       resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
@@ -57,7 +58,7 @@ const discovery = Layer.unwrap(Effect.gen(function*() {
         documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
       }],
       mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-    }, { headers: { "cache-control": fromRequest ? "public, max-age=300" : "private, no-store", vary: "host" } })
+    }, { headers: { "cache-control": shared ? "public, max-age=300" : "private, no-store", vary: "host" } })
   }))
 }))
 

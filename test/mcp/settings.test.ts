@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runVdb } from "../support/processes.ts"
+import { runVdb, tempDataDir } from "../support/processes.ts"
 import { type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
 
 /**
- * The gate bounds the sessions the MCP library holds (src/mcp/McpSessions.ts), on a real
- * `bin/vdb serve mcp` with 2 sessions an organization and 4 seconds of idleness. A session the gate
+ * The MCP service's settings, on a real `bin/vdb serve mcp` with 2 sessions an organization, 4
+ * seconds of idleness and a public origin (`VDB_MCP_URL`). The gate bounds the sessions the MCP
+ * library holds (src/mcp/McpSessions.ts). A session the gate
  * has ended is forgotten by the gate too, so the next request naming it reaches the MCP library:
  * its 404 there shows the library no longer holds the session (it answers 200 while it does).
  */
@@ -17,7 +18,11 @@ let env: Record<string, string>
 let mcpUrl: string
 
 beforeAll(async () => {
-  running = await startMcpServer({ VDB_MCP_SESSIONS_PER_ORG: "2", VDB_MCP_SESSION_IDLE: `${IDLE_SECONDS} seconds` })
+  running = await startMcpServer({
+    VDB_MCP_SESSIONS_PER_ORG: "2",
+    VDB_MCP_SESSION_IDLE: `${IDLE_SECONDS} seconds`,
+    VDB_MCP_URL: "https://mcp.vdb.example/"
+  })
   ;({ env, mcpUrl } = running)
 }, 180_000)
 
@@ -30,6 +35,8 @@ const newOrg = async (name: string): Promise<string> => {
   expect(run.code, run.stderr).toBe(0)
   return (JSON.parse(run.stdout) as { apiKey: string }).apiKey
 }
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
 const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => postMcp(mcpUrl, apiKey, body, headers)
 
@@ -78,6 +85,29 @@ describe("MCP sessions: at most VDB_MCP_SESSIONS_PER_ORG an organization", () =>
     const end = await fetch(mcpUrl, { method: "DELETE", headers: { authorization: intruder, ...session } })
     expect(end.status).toBe(404)
     expect((await ping(owner, session)).status).toBe(200)
+  })
+})
+
+describe("VDB_MCP_URL: the service's public origin", () => {
+  it("the challenge and the discovery document name it, whatever the Host; an invalid value stops the server", async () => {
+    const anonymous = await fetch(mcpUrl, { method: "POST", headers: MCP_HEADERS, body: "{}" })
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get("www-authenticate")).toBe(
+      `ApiKey realm="vdb-mcp", resource_metadata="https://mcp.vdb.example/.well-known/oauth-protected-resource"`
+    )
+    const discovery = await fetch(new URL("/.well-known/oauth-protected-resource", mcpUrl))
+    expect(discovery.headers.get("cache-control")).toBe("public, max-age=300")
+    expect(((await discovery.json()) as { resource: string }).resource).toBe("https://mcp.vdb.example/mcp")
+
+    for (const [value, reason] of [
+      ["https://mcp.vdb.example/mcp", "an origin only is expected"],
+      ["ftp://mcp.vdb.example", "an http or https origin is expected"],
+      ["mcp.vdb.example", "not a URL"]
+    ]) {
+      const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_URL: value! })
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain(`invalid VDB_MCP_URL: ${reason}`)
+    }
   })
 })
 
