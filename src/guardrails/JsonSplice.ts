@@ -80,17 +80,17 @@ export const spliceEdits = (bytes: Uint8Array, edits: ReadonlyArray<BodyEdit>): 
   }
   const found = new Map<BodyEdit, Span>()
   const deletions: Array<Span> = []
+  const moot = new Set<BodyEdit>()
   try {
-    const end = new Scanner(buffer, found, deletions).value(skipWhitespace(buffer, 0), root)
+    const end = new Scanner(buffer, found, deletions, moot).value(skipWhitespace(buffer, 0), root)
     if (skipWhitespace(buffer, end) !== buffer.length) return undefined
   } catch {
     return undefined
   }
   if (found.size !== edits.length) return undefined
-  const removed = (span: Span) => deletions.some((d) => d.start <= span.start && span.end <= d.end)
   const replacements: Array<readonly [Span, Uint8Array | undefined]> = deletions.map((d) => [d, undefined])
   for (const [edit, span] of found) {
-    if (!isRemoval(edit) && !removed(span)) replacements.push([span, Buffer.from(JSON.stringify(edit.text))])
+    if (!moot.has(edit)) replacements.push([span, Buffer.from(JSON.stringify((edit as StringEdit).text))])
   }
   replacements.sort((a, b) => a[0].start - b[0].start)
   const parts: Array<Uint8Array> = []
@@ -251,10 +251,13 @@ class Scanner {
   readonly b: Buffer
   readonly found: Map<BodyEdit, Span>
   readonly deletions: Array<Span>
-  constructor(b: Buffer, found: Map<BodyEdit, Span>, deletions: Array<Span>) {
+  /** Removals, and string edits inside what they remove: found, but nothing to write. */
+  readonly moot: Set<BodyEdit>
+  constructor(b: Buffer, found: Map<BodyEdit, Span>, deletions: Array<Span>, moot: Set<BodyEdit>) {
     this.b = b
     this.found = found
     this.deletions = deletions
+    this.moot = moot
   }
 
   /** Scans the value at `i`; returns the index just past it. */
@@ -363,8 +366,10 @@ class Scanner {
 
   /** A removed member's edits (its own, and string edits inside it, moot) are found where it was. */
   settle(node: Trie, span: Span): void {
-    if (node.edit !== undefined) this.found.set(node.edit, span)
-    for (const edit of node.moot ?? []) this.found.set(edit, span)
+    for (const edit of node.edit === undefined ? node.moot ?? [] : [node.edit, ...node.moot ?? []]) {
+      this.found.set(edit, span)
+      this.moot.add(edit)
+    }
     for (const child of node.children.values()) this.settle(child, span)
   }
 

@@ -36,6 +36,9 @@ export const toolNameOf = (surface: Surface, tool: unknown): string | undefined 
   if (!isObject(tool)) return undefined
   switch (surface) {
     case "chat":
+      // By its type first, as the provider reads it: a `custom` tool carrying a `function` object
+      // too is judged by the custom tool's name, not by the decoy's.
+      if (tool.type === "custom") return isObject(tool.custom) ? str(tool.custom.name) : str(tool.name)
       if (isObject(tool.function)) return str(tool.function.name)
       if (isObject(tool.custom)) return str(tool.custom.name)
       return str(tool.name)

@@ -18,6 +18,16 @@ export interface StripResult {
   readonly removals: ReadonlyArray<Removal>
 }
 
+/** `value` with the elements at `indices` of the array at `path` (inside it) left out; the rest shared. */
+const withoutEntries = (value: unknown, path: ReadonlyArray<string>, indices: ReadonlyArray<number>): unknown => {
+  if (path.length === 0) {
+    const gone = new Set(indices)
+    return (value as ReadonlyArray<unknown>).filter((_, index) => !gone.has(index))
+  }
+  const record = value as Record<string, unknown>
+  return { ...record, [path[0]!]: withoutEntries(record[path[0]!], path.slice(1), indices) }
+}
+
 const unchanged: StripResult = { body: undefined, stripped: [], removals: [] }
 
 const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) =>
@@ -25,11 +35,39 @@ const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) =>
 
 const serverLabel = (ref: McpServerRef) => ref.name ?? ref.url ?? "(unnamed)"
 
-/** The tool a `tool_choice` forces, if any. */
-const forcedTool = (choice: unknown): string | undefined => {
+/** The tool a `tool_choice` (or a tool entry of `allowed_tools`) names, if any: `function`, `custom`, or its own `name`. */
+const choiceName = (choice: unknown): string | undefined => {
   if (!isObject(choice)) return undefined
   if (isObject(choice.function) && typeof choice.function.name === "string") return choice.function.name
+  if (isObject(choice.custom) && typeof choice.custom.name === "string") return choice.custom.name
   return typeof choice.name === "string" ? choice.name : undefined
+}
+
+/**
+ * What becomes of a `tool_choice` once `removed` tools and `removedServers` are gone: kept, removed
+ * (it forces one of them, or a tool of a removed MCP server), or, for `allowed_tools` (chat:
+ * `allowed_tools.tools`; responses: `tools`), the indices of its entries to remove (all of them:
+ * the choice itself goes).
+ */
+const choiceAfterStrip = (
+  choice: unknown,
+  removed: ReadonlySet<string>,
+  removedServers: ReadonlySet<string>
+): { readonly remove: boolean; readonly entries?: { readonly path: ReadonlyArray<string>; readonly indices: ReadonlyArray<number> } } => {
+  if (!isObject(choice)) return { remove: false }
+  if (choice.type === "allowed_tools") {
+    const holder = isObject(choice.allowed_tools) ? choice.allowed_tools : choice
+    const path = holder === choice ? ["tools"] : ["allowed_tools", "tools"]
+    if (!Array.isArray(holder.tools)) return { remove: false }
+    const indices = holder.tools.flatMap((entry, index) => {
+      const name = choiceName(entry)
+      return name !== undefined && removed.has(name) ? [index] : []
+    })
+    return indices.length > 0 && indices.length === holder.tools.length ? { remove: true } : { remove: false, entries: { path, indices } }
+  }
+  if (choice.type === "mcp" && typeof choice.server_label === "string" && removedServers.has(choice.server_label)) return { remove: true }
+  const name = choiceName(choice)
+  return { remove: name !== undefined && removed.has(name) }
 }
 
 /**
@@ -86,14 +124,21 @@ export const stripDeclared = (
     if (kept.length !== body.tools.length) {
       changed = true
       const removedNames = new Set(stripped.filter((s) => s.kind === "tool").map((s) => s.name))
+      const removedServers = new Set(stripped.filter((s) => s.kind === "mcp").map((s) => s.name))
       if (kept.length === 0) {
         removeMember("tools")
         removeMember("tool_choice")
         removeMember("parallel_tool_calls")
       } else {
         removeOthers()
-        const forced = forcedTool(body.tool_choice)
-        if (forced !== undefined && removedNames.has(forced)) removeMember("tool_choice")
+        const choice = choiceAfterStrip(body.tool_choice, removedNames, removedServers)
+        if (choice.remove) removeMember("tool_choice")
+        else if (choice.entries !== undefined && choice.entries.indices.length > 0) {
+          out.tool_choice = withoutEntries(body.tool_choice, choice.entries.path, choice.entries.indices)
+          for (const index of choice.entries.indices) {
+            removals.push({ path: ["tool_choice", ...choice.entries.path, index], remove: true })
+          }
+        }
       }
     }
   }
@@ -113,6 +158,8 @@ export const stripDeclared = (
         removeMember("function_call")
       } else {
         removeOthers()
+        const forced = choiceName(body.function_call)
+        if (forced !== undefined && stripTools.has(forced)) removeMember("function_call")
       }
     }
   }

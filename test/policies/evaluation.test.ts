@@ -92,6 +92,51 @@ describe("tools, MCP servers and skills", () => {
     expect(result.body).toEqual({ model: "m" })
   })
 
+  it("a choice naming a stripped tool goes, in each of its forms; allowed_tools loses only the stripped entries", () => {
+    const policy = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }, { kind: "mcp", effect: "strip", value: "tracker" })
+      .forProvider("openai")
+    const strip = (surface: "chat" | "responses", body: Record<string, unknown>) => {
+      const result = capabilityCheck(policy, surface, { model: "m", ...body })
+      if (result instanceof PolicyRefusal) throw result
+      return result
+    }
+    // Chat: a custom tool's choice, and the legacy function_call.
+    const custom = [{ type: "custom", custom: { name: "shell" } }, { type: "custom", custom: { name: "search" } }]
+    const chosen = strip("chat", { tools: custom, tool_choice: { type: "custom", custom: { name: "shell" } } })
+    expect(chosen.body).toEqual({ model: "m", tools: [custom[1]] })
+    expect(chosen.removals).toEqual([{ path: ["tools", 0], remove: true }, { path: ["tool_choice"], remove: true }])
+    const functions = [{ name: "shell" }, { name: "search" }]
+    expect(strip("chat", { functions, function_call: { name: "shell" } }).body).toEqual({ model: "m", functions: [functions[1]] })
+    expect(strip("chat", { functions, function_call: { name: "search" } }).body).toEqual({
+      model: "m",
+      functions: [functions[1]],
+      function_call: { name: "search" }
+    })
+    // Chat allowed_tools: the stripped entry goes; the restriction stays.
+    const allowed = { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "shell" } }, { type: "function", function: { name: "search" } }] } }
+    const narrowed = strip("chat", { tools: chatTools, tool_choice: allowed })
+    expect(narrowed.body!.tool_choice).toEqual({ type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "search" } }] } })
+    expect(narrowed.removals).toContainEqual({ path: ["tool_choice", "allowed_tools", "tools", 0], remove: true })
+    // Responses: allowed_tools naming only stripped tools goes whole; an MCP choice of a stripped server goes.
+    const responsesTools = [{ type: "function", name: "shell" }, { type: "function", name: "search" }, { type: "mcp", server_label: "tracker", server_url: "https://t.example/mcp" }]
+    const onlyStripped = strip("responses", { tools: responsesTools, tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "shell" }] } })
+    expect(onlyStripped.body).toEqual({ model: "m", tools: [responsesTools[1]] })
+    const mcpChoice = strip("responses", { tools: responsesTools, tool_choice: { type: "mcp", server_label: "tracker", name: "get" } })
+    expect(mcpChoice.body).toEqual({ model: "m", tools: [responsesTools[1]] })
+  })
+
+  it("a chat tool is named by its type: a custom tool carrying a function decoy is judged by its own name", () => {
+    const decoy = { type: "custom", custom: { name: "shell" }, function: { name: "search" } }
+    const denied = snapshotOf({ kind: "tool", effect: "deny", value: "shell" }).forProvider("openai")
+    expect(codeOf(capabilityCheck(denied, "chat", { model: "m", tools: [decoy] }))).toBe("tool_denied")
+    const stripped = capabilityCheck(snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("openai"), "chat", {
+      model: "m",
+      tools: [decoy, chatTools[1]]
+    })
+    if (stripped instanceof PolicyRefusal) throw stripped
+    expect(stripped.body!.tools).toEqual([chatTools[1]])
+  })
+
   it("strip escalates to tool_denied when the tool was used earlier, on each surface", () => {
     const policy = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("x")
     const chat = capabilityCheck(policy, "chat", {

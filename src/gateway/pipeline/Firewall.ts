@@ -3,7 +3,7 @@ import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
 import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { tamperedOutcome } from "../../guardrails/DelimiterIntegrity.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
-import { type Removal, spliceEdits } from "../../guardrails/JsonSplice.ts"
+import { type Removal, shapeOf, spliceEdits } from "../../guardrails/JsonSplice.ts"
 import { clientName } from "../../policies/ClientIdentity.ts"
 import { disabledProviders } from "../../policies/DisabledProviders.ts"
 import {
@@ -27,6 +27,11 @@ const asPolicyUnavailable = () => policyUnavailable
 
 const encoder = new TextEncoder()
 
+const uninspectable = new PolicyRefusal({
+  refusal: "request_uninspectable",
+  detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
+})
+
 /**
  * The firewall step, in the order the spec implies:
  * 1. sealed blocks (classified against this caller's nonces; removed in
@@ -36,9 +41,9 @@ const encoder = new TextEncoder()
  * 3. tool, MCP-server and skill policy, and strip entries;
  * 4. guardrails over the body as it will be sent.
  * Sealed-block removal rewrites only the changed JSON strings of the
- * original bytes; a strip re-serialises the body (rare, and the removed
- * entries change the arrays' shape); otherwise the original bytes (or the
- * guardrails' byte-exact redaction) go upstream.
+ * original bytes and a strip deletes only what it removes; otherwise the
+ * original bytes (or the guardrails' byte-exact redaction) go upstream. A body
+ * naming a key twice that a check read goes re-serialised from that reading.
  */
 export const makeFirewall = Effect.gen(function*() {
   const policies = yield* Policies
@@ -104,10 +109,18 @@ export const makeFirewall = Effect.gen(function*() {
       if (capabilities.body !== undefined) body = capabilities.body
     }
 
-    // Sealed-block removal rewrites only the changed strings, and a strip takes out only what it
-    // removes: the rest goes upstream as the client's bytes. Re-serialised only when the bytes
-    // cannot be edited that way (a key named twice on a removal's path).
-    const rewritten = body === request.parsed
+    // What the checks above read is the parsed body (its model, tools, MCP servers and skills; in
+    // enforce mode, its text). A key named twice there is read as its last occurrence, and a parser
+    // upstream that keeps the first would read what no check did: such a body goes as it was read,
+    // re-serialised, as the guardrails do with theirs (GuardrailEngine). A body nested deeper than
+    // the firewall reads is refused, as by the guardrails.
+    const shape = policy.empty && nonceModeOf(headers) !== "enforce" ? undefined : shapeOf(request.body, MAX_INSPECTED_DEPTH)
+    if (shape?.tooDeep === true) return yield* refuse(uninspectable)
+    // Otherwise sealed-block removal rewrites only the changed strings, and a strip takes out only
+    // what it removes: the rest goes upstream as the client's bytes.
+    const rewritten = shape?.duplicateKeys === true
+      ? encoder.encode(JSON.stringify(body))
+      : body === request.parsed
       ? undefined
       : spliceEdits(request.body, [...(sealed.body !== undefined ? sealed.edits : []), ...removals]) ??
         encoder.encode(JSON.stringify(body))
@@ -115,12 +128,7 @@ export const makeFirewall = Effect.gen(function*() {
       guardrails.evaluate(orgUuid, surface, rewritten ?? request.body, body),
       asPolicyUnavailable
     )
-    if (outcome.uninspectable === true) {
-      return yield* refuse(new PolicyRefusal({
-        refusal: "request_uninspectable",
-        detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
-      }))
-    }
+    if (outcome.uninspectable === true) return yield* refuse(uninspectable)
     rules.push(...outcome.rules)
     if (outcome.decision === "block") {
       const blockedBy = outcome.blockedBy ?? outcome.rules[outcome.rules.length - 1] ?? "guardrail"

@@ -137,12 +137,13 @@ describe("finding blocks", () => {
     ])
   })
 
+  // 200,000 openers (3.2 MB) that never close: a scan that searches the rest of the text for each
+  // one's closing tag reads about 3 * 10^11 characters and outlasts the test's 20 s; a linear one
+  // takes a fraction of a second. No time is asserted, only that it ends.
   it("stays linear on many unclosed openers", () => {
     const text = `<plan nonce="n">`.repeat(200_000)
-    const started = performance.now()
     assert.deepStrictEqual(findSealedBlocks(text), [])
-    assert.isBelow(performance.now() - started, 1_000)
-  })
+  }, 20_000)
 
   it("hashes multi-byte content over its UTF-8 bytes", () => {
     const [found] = findSealedBlocks(block("attachment", "n", "héllo ✓ 𝄞"))
