@@ -132,6 +132,30 @@ export interface DocumentShape {
    * kept the first would read text nobody inspected.
    */
   readonly duplicateKeys: boolean
+  /**
+   * A key that is one the policies read (`POLICED_KEYS`) spelled in another case (`Tools`,
+   * `"Name"`, or with `ſ` or `K`). `JSON.parse` and the policies tell it apart; Go's
+   * `encoding/json` (an upstream such as Ollama behind a custom provider) does not, and binds it
+   * to the field the policies read under its real name.
+   */
+  readonly caseVariantKeys: boolean
+}
+
+/** The keys the tool, MCP-server, skill and model policies read (src/policies/DeclaredCapabilities.ts). */
+const POLICED_KEYS = new Set([
+  "model", "messages", "input", "content", "tools", "functions", "tool_choice", "function_call", "parallel_tool_calls",
+  "mcp_servers", "tool_calls", "type", "name", "id", "function", "custom", "server_label", "server_url", "server_name",
+  "mcp_server_name", "url", "container", "skills", "skill_id"
+])
+
+/** A key as Go's case-insensitive field matching sees it: ASCII lower case, and `ſ` → `s`, `K` → `k`. */
+const goFolded = (key: string) => key.replace(/\u017f/g, "s").replace(/\u212a/g, "k").replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
+
+/** Whether a key literal (quotes included) with an upper-case or non-ASCII byte folds to a policed key it is not. */
+const isCaseVariant = (b: Buffer, start: number, end: number): boolean => {
+  const key = decodedKey(b, start, end)
+  const folded = goFolded(key)
+  return folded !== key && POLICED_KEYS.has(folded)
 }
 
 /**
@@ -150,35 +174,48 @@ export const shapeOf = (bytes: Uint8Array, maxDepth: number): DocumentShape => {
   // One entry per open container: an object's key hashes so far (with each key's span), `null` for an array.
   const open: Array<Array<number> | null> = []
   let duplicateKeys = false
+  let caseVariantKeys = false
   let i = 0
   while (i < n) {
     const c = u[i]!
     if (c === QUOTE) {
       const close = closingQuote(u, b, i)
       // A string never closed: not a document JSON.parse accepted. Trusted with nothing.
-      if (close === -1) return { tooDeep: true, duplicateKeys: true }
+      if (close === -1) return { tooDeep: true, duplicateKeys: true, caseVariantKeys: true }
       const keys = open[open.length - 1]
       // In an object, a string followed by `:` is a key (in a document JSON.parse accepted).
-      if (keys && !duplicateKeys && u[skipWhitespace(b, close + 1)] === 0x3a) {
-        const hash = keyHash(u, b, i, close + 1)
-        for (let k = 0; k < keys.length; k += 3) {
-          if (keys[k] === hash && sameKey(b, keys[k + 1]!, keys[k + 2]!, i, close + 1)) {
-            duplicateKeys = true
-            break
+      if (keys && !(duplicateKeys && caseVariantKeys) && u[skipWhitespace(b, close + 1)] === 0x3a) {
+        if (!duplicateKeys) {
+          const hash = keyHash(u, b, i, close + 1)
+          for (let k = 0; k < keys.length; k += 3) {
+            if (keys[k] === hash && sameKey(b, keys[k + 1]!, keys[k + 2]!, i, close + 1)) {
+              duplicateKeys = true
+              break
+            }
+          }
+          keys.push(hash, i, close + 1)
+        }
+        if (!caseVariantKeys) {
+          // Keys are lower-case ASCII but for a few: only those are decoded and folded.
+          for (let k = i + 1; k < close; k++) {
+            const c = u[k]!
+            if ((c >= 0x41 && c <= 0x5a) || c >= 0x80 || c === BACKSLASH) {
+              caseVariantKeys = isCaseVariant(b, i, close + 1)
+              break
+            }
           }
         }
-        keys.push(hash, i, close + 1)
       }
       i = close + 1
       continue
     }
     if (c === 0x7b || c === 0x5b) {
       open.push(c === 0x7b ? [] : null)
-      if (open.length > maxDepth) return { tooDeep: true, duplicateKeys }
+      if (open.length > maxDepth) return { tooDeep: true, duplicateKeys, caseVariantKeys }
     } else if (c === 0x7d || c === 0x5d) open.pop()
     i++
   }
-  return { tooDeep: false, duplicateKeys }
+  return { tooDeep: false, duplicateKeys, caseVariantKeys }
 }
 
 /** The index of the quote closing the string literal opened at `i`, or -1. */

@@ -27,7 +27,15 @@ const asPolicyUnavailable = () => policyUnavailable
 
 const encoder = new TextEncoder()
 
-const uninspectable = new PolicyRefusal({
+// Made per refusal: `refusedWith` attaches the verdict to the refusal it is given.
+// The policies read fields by their exact names; some upstreams (Go's encoding/json) match names in any case.
+const caseVariant = () => new PolicyRefusal({
+  refusal: "request_uninspectable",
+  detail: "the request body spells a field the policies read (tools, name, model, ...) in another letter case, " +
+    "which some providers read as that field; send it in lower case"
+})
+
+const uninspectable = () => new PolicyRefusal({
   refusal: "request_uninspectable",
   detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
 })
@@ -115,7 +123,8 @@ export const makeFirewall = Effect.gen(function*() {
     // re-serialised, as the guardrails do with theirs (GuardrailEngine). A body nested deeper than
     // the firewall reads is refused, as by the guardrails.
     const shape = policy.empty && nonceModeOf(headers) !== "enforce" ? undefined : shapeOf(request.body, MAX_INSPECTED_DEPTH)
-    if (shape?.tooDeep === true) return yield* refuse(uninspectable)
+    if (shape?.tooDeep === true) return yield* refuse(uninspectable())
+    if (shape?.caseVariantKeys === true && !policy.empty) return yield* refuse(caseVariant())
     // Otherwise sealed-block removal rewrites only the changed strings, and a strip takes out only
     // what it removes: the rest goes upstream as the client's bytes.
     const rewritten = shape?.duplicateKeys === true
@@ -128,7 +137,7 @@ export const makeFirewall = Effect.gen(function*() {
       guardrails.evaluate(orgUuid, surface, rewritten ?? request.body, body),
       asPolicyUnavailable
     )
-    if (outcome.uninspectable === true) return yield* refuse(uninspectable)
+    if (outcome.uninspectable === true) return yield* refuse(uninspectable())
     rules.push(...outcome.rules)
     if (outcome.decision === "block") {
       const blockedBy = outcome.blockedBy ?? outcome.rules[outcome.rules.length - 1] ?? "guardrail"

@@ -284,11 +284,31 @@ describe("strip entries", () => {
     expect(JSON.parse(sent).messages).toEqual([{ role: "user", content: "hi" }])
   })
 
+  it("a field the policies read, spelled in another case, is refused when a policy reads the body", async () => {
+    await add({ kind: "tool", effect: "deny", value: "shell" })
+    // Go's encoding/json (an Ollama upstream, say) binds these to `tools` and `name`; the policy would not see them.
+    for (const raw of [
+      `{"model":"gpt-4.1","messages":[],"Tools":[{"type":"function","function":{"name":"shell"}}]}`,
+      `{"model":"gpt-4.1","messages":[],"tools":[{"type":"function","function":{"name":"search","Name":"shell"}}]}`,
+      `{"model":"gpt-4.1","messages":[],"tools":[{"type":"function","function":{"name":"search","na\\u004de":"shell"}}]}`,
+      `{"model":"gpt-4.1","messages":[],"\\u0074ool\u017f":[]}`
+    ]) {
+      const message = await expectRefusal(await sendRaw(raw), "request_uninspectable")
+      expect(message).not.toContain("shell")
+    }
+    // Other keys in capitals are the client's own business.
+    const fine = await sendRaw(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"metadata":{"Team":"A"}}`)
+    expect(fine.status).toBe(200)
+  })
+
   it("a body nested deeper than the firewall reads is refused when a policy reads it", async () => {
     await add({ kind: "model", effect: "deny", provider: "openai", value: "gpt-denied" })
     const deep = `${"[".repeat(200)}${"]".repeat(200)}`
-    const response = await sendRaw(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"metadata":${deep}}`)
-    await expectRefusal(response, "request_uninspectable")
+    // Twice: each refusal is its own (a shared one could carry one request's verdict only).
+    for (let i = 0; i < 2; i++) {
+      const response = await sendRaw(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"metadata":${deep}}`)
+      await expectRefusal(response, "request_uninspectable")
+    }
   })
 
   it("escalate to tool_denied when the stripped tool was already used in the conversation", async () => {
