@@ -31,6 +31,16 @@ export const arrayOf = (value: unknown): ReadonlyArray<unknown> => Array.isArray
 
 const str = (value: unknown): string | undefined => typeof value === "string" && value !== "" ? value : undefined
 
+/** Where a Kiro request declares its tools: on the current message's context. */
+export const KIRO_TOOLS_PATH = ["conversationState", "currentMessage", "userInputMessage", "userInputMessageContext", "tools"] as const
+
+/** The value at `path` in a parsed body, through objects only. */
+export const valueAt = (body: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((node, key) => isObject(node) ? node[key] : undefined, body)
+
+/** The list of tool entries a request declares: `tools`, or Kiro's on its current message. */
+export const toolListOf = (surface: Surface, body: Json): unknown => surface === "kiro" ? valueAt(body, KIRO_TOOLS_PATH) : body.tools
+
 /** A tool entry's name, or undefined for an MCP entry (judged as an MCP server) or an unnamed one. */
 export const toolNameOf = (surface: Surface, tool: unknown): string | undefined => {
   if (!isObject(tool)) return undefined
@@ -49,6 +59,8 @@ export const toolNameOf = (surface: Surface, tool: unknown): string | undefined 
     case "messages":
       if (tool.type === "mcp_toolset") return undefined
       return str(tool.name)
+    case "kiro":
+      return isObject(tool.toolSpecification) ? str(tool.toolSpecification.name) : undefined
     default:
       return undefined
   }
@@ -69,7 +81,7 @@ export const declaredOf = (surface: Surface, body: Json): Declared => {
   const tools: Array<string> = []
   const mcpServers: Array<McpServerRef> = []
   const skills: Array<SkillRef> = []
-  for (const tool of arrayOf(body.tools)) {
+  for (const tool of arrayOf(toolListOf(surface, body))) {
     const name = toolNameOf(surface, tool)
     if (name !== undefined) tools.push(name)
     const mcp = mcpOfTool(surface, tool)
@@ -140,6 +152,14 @@ export const historyOf = (surface: Surface, body: Json): History => {
             const server = str(block.server_name)
             if (server !== undefined) mcpServers.add(server)
           }
+        }
+      }
+      break
+    case "kiro":
+      // The calls the model made are the assistant turns' `toolUses`.
+      for (const turn of arrayOf(valueAt(body, ["conversationState", "history"]))) {
+        for (const use of arrayOf(valueAt(turn, ["assistantResponseMessage", "toolUses"]))) {
+          if (isObject(use)) addName(use.name)
         }
       }
       break

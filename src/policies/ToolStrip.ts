@@ -1,6 +1,6 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { Removal } from "../guardrails/JsonSplice.ts"
-import { isObject, type McpServerRef, mcpOfServer, mcpOfTool, toolNameOf } from "./DeclaredCapabilities.ts"
+import { isObject, KIRO_TOOLS_PATH, type McpServerRef, mcpOfServer, mcpOfTool, toolNameOf, valueAt } from "./DeclaredCapabilities.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -84,6 +84,7 @@ export const stripDeclared = (
   stripMcp: ReadonlySet<string>
 ): StripResult => {
   if (stripTools.size === 0 && stripMcp.size === 0) return unchanged
+  if (surface === "kiro") return stripKiro(body, stripTools)
   const stripped: Array<Stripped> = []
   const out: Record<string, unknown> = { ...body }
   const removals: Array<Removal> = []
@@ -181,4 +182,32 @@ export const stripDeclared = (
   }
 
   return changed ? { body: out, stripped, removals } : unchanged
+}
+
+/** `body` with the value at `path` replaced by `f` of it (or the key removed when `f` gives undefined); objects along the path copied. */
+const replaceAt = (body: Json, path: ReadonlyArray<string>, f: (value: unknown) => unknown): Json => {
+  const [key, ...rest] = path
+  const out: Record<string, unknown> = { ...body }
+  const next = rest.length === 0 ? f(body[key!]) : replaceAt(body[key!] as Json, rest, f)
+  if (next === undefined) delete out[key!]
+  else out[key!] = next
+  return out
+}
+
+/** Kiro declares tools on its current message (`KIRO_TOOLS_PATH`); a list left empty is removed. */
+const stripKiro = (body: Json, stripTools: ReadonlySet<string>): StripResult => {
+  const list = valueAt(body, KIRO_TOOLS_PATH)
+  if (!Array.isArray(list)) return unchanged
+  const stripped: Array<Stripped> = []
+  const removals: Array<Removal> = []
+  const kept = list.filter((tool, index) => {
+    const name = toolNameOf("kiro", tool)
+    if (name === undefined || !stripTools.has(name)) return true
+    stripped.push({ kind: "tool", name })
+    removals.push({ path: [...KIRO_TOOLS_PATH, index], remove: true })
+    return false
+  })
+  if (stripped.length === 0) return unchanged
+  if (kept.length > 0) return { body: replaceAt(body, KIRO_TOOLS_PATH, () => kept), stripped, removals }
+  return { body: replaceAt(body, KIRO_TOOLS_PATH, () => undefined), stripped, removals: [{ path: [...KIRO_TOOLS_PATH], remove: true }] }
 }

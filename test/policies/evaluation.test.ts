@@ -125,6 +125,28 @@ describe("tools, MCP servers and skills", () => {
     expect(mcpChoice.body).toEqual({ model: "m", tools: [responsesTools[1]] })
   })
 
+  it("Kiro: tools declared on the current message are judged, stripped from there, and its history's toolUses count as used", () => {
+    const tool = (name: string) => ({ toolSpecification: { name, inputSchema: { json: {} } } })
+    const kiro = (names: Array<string>, used: Array<string> = []) => ({
+      conversationState: {
+        currentMessage: { userInputMessage: { content: "hi", userInputMessageContext: { tools: names.map(tool) } } },
+        history: [{ assistantResponseMessage: { content: "", toolUses: used.map((name) => ({ name, toolUseId: "t", input: {} })) } }]
+      }
+    })
+    const deny = snapshotOf({ kind: "tool", effect: "deny", value: "shell" }).forProvider("kiro")
+    expect(codeOf(capabilityCheck(deny, "kiro", kiro(["search", "shell"])))).toBe("tool_denied")
+    expect(codeOf(capabilityCheck(deny, "kiro", kiro(["search"])))).toBe("pass")
+    const strip = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("kiro")
+    const some = capabilityCheck(strip, "kiro", kiro(["search", "shell"]))
+    if (some instanceof PolicyRefusal) throw some
+    expect(some.body).toEqual(kiro(["search"]))
+    expect(some.removals).toEqual([{ path: ["conversationState", "currentMessage", "userInputMessage", "userInputMessageContext", "tools", 1], remove: true }])
+    const all = capabilityCheck(strip, "kiro", kiro(["shell"]))
+    if (all instanceof PolicyRefusal) throw all
+    expect((all.body as any).conversationState.currentMessage.userInputMessage.userInputMessageContext).toEqual({})
+    expect(codeOf(capabilityCheck(strip, "kiro", kiro(["shell"], ["shell"])))).toBe("tool_denied")
+  })
+
   it("a chat tool is named by its type: a custom tool carrying a function decoy is judged by its own name", () => {
     const decoy = { type: "custom", custom: { name: "shell" }, function: { name: "search" } }
     const denied = snapshotOf({ kind: "tool", effect: "deny", value: "shell" }).forProvider("openai")

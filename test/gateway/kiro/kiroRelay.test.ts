@@ -158,6 +158,28 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
     expect((await generate(conversation("hi"))).status).toBe(200)
   })
 
+  it("the tool policy applies to the current message's tools: a deny refuses, a strip takes the tool out of the bytes", async () => {
+    await signIn()
+    const tool = (name: string) => ({ toolSpecification: { name, description: `the ${name} tool`, inputSchema: { json: { type: "object" } } } })
+    const withTools = (...names: Array<string>) => {
+      const body = conversation("hi")
+      ;(body.conversationState.currentMessage.userInputMessage as Record<string, unknown>).userInputMessageContext = { tools: names.map(tool) }
+      return JSON.stringify(body)
+    }
+    await run(gateway.policies.add(ORG, { kind: "tool", effect: "deny", provider: "kiro", value: "shell" }))
+    const denied = await generate(withTools("search", "shell"))
+    expect(denied.status).toBe(403)
+    expect(denied.json().error.code).toBe("tool_denied")
+    expect(gateway.kiro.calls.filter((c) => c.url.includes("generateAssistantResponse"))).toHaveLength(0)
+
+    await run(gateway.policies.add(ORG, { kind: "tool", effect: "strip", provider: "kiro", value: "fetch" }))
+    const body = withTools("search", "fetch")
+    const stripped = await generate(body)
+    expect(stripped.status).toBe(200)
+    expect(stripped.headers["x-gateway-firewall-stripped"]).toBe("1")
+    expect(gateway.kiro.calls.at(-1)!.body.toString()).toBe(body.replace(`,${JSON.stringify(tool("fetch"))}`, ""))
+  })
+
   it("refuses a body that is not a JSON object, and an unauthenticated caller", async () => {
     expect((await generate("[1,2]")).json().error.code).toBe("invalid_json")
     const anonymous = await send(`${gateway.url}/kiro/${ORG}/v1/generateAssistantResponse`, { body: "{}" })
