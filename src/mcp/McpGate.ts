@@ -118,10 +118,11 @@ export const requestsIn = (body: ArrayBuffer): number => {
 
 /**
  * An `initialize` is a few hundred bytes; the session it opens keeps it whole (client information,
- * capabilities, `_meta`) for the session's life, so a bigger one is refused: with the sessions cap,
- * what an organization can make the process hold stays small.
+ * capabilities, `_meta`) for the session's life, parsed: an 8 KiB one of empty objects holds about
+ * 20 times its size. A bigger one is refused, so with the sessions cap what an organization can
+ * make the process hold stays within a few tens of MiB.
  */
-export const MAX_INITIALIZE_BYTES = 64 * 1024
+export const MAX_INITIALIZE_BYTES = 8 * 1024
 
 /** Whether a body over `MAX_INITIALIZE_BYTES` is an `initialize` (only such bodies are parsed here). */
 export const isOversizedInitialize = (body: ArrayBuffer): boolean => {
@@ -192,7 +193,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   const serviceHost = yield* ServiceHost
   const router = yield* HttpRouter.HttpRouter
   const settings = yield* McpSessionSettings
-  const sessions = new SessionTable(Math.max(1, settings.perOrg), Duration.toMillis(settings.idle))
+  const sessions = new SessionTable(settings.perOrg, Duration.toMillis(settings.idle))
   // The DELETEs the gate itself sends: request objects made here, which no client can present.
   const ownRequests = new WeakSet<HttpServerRequest.HttpServerRequest>()
 
@@ -201,28 +202,33 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
    * to its router (the library keeps its sessions to itself). In a fiber of its own, because routing
    * a request replaces the running fiber's request context.
    */
-  const end = (session: McpSession) => {
-    const request = HttpServerRequest.fromWeb(
-      new Request(`http://${serviceHost.own}${MCP_PATH}`, {
-        method: "DELETE",
-        headers: { "mcp-session-id": session.id, "mcp-protocol-version": session.protocolVersion }
-      })
-    )
-    ownRequests.add(request)
-    return router.asHttpEffect().pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-      Effect.scoped,
-      Effect.ignore,
-      Effect.forkDetach,
-      Effect.asVoid
-    )
-  }
+  const end = (session: McpSession) =>
+    Effect.suspend(() => {
+      // The router reads the path only: a fixed URL, whatever VDB_HOST holds (a zone-scoped IPv6
+      // address is no URL host).
+      const request = HttpServerRequest.fromWeb(
+        new Request(`http://localhost${MCP_PATH}`, {
+          method: "DELETE",
+          headers: { "mcp-session-id": session.id, "mcp-protocol-version": session.protocolVersion }
+        })
+      )
+      ownRequests.add(request)
+      return router.asHttpEffect().pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.scoped,
+        Effect.ignoreCause({ log: "Warn" }),
+        Effect.forkDetach,
+        Effect.asVoid
+      )
+    }).pipe(Effect.catchDefect((defect) => Effect.logWarning("mcp: a session could not be ended", defect)))
   const endAll = (ended: ReadonlyArray<McpSession>) => Effect.forEach(ended, end, { discard: true })
 
   // Abandoned sessions are ended even if no request names them again.
   const sweepEvery = Duration.millis(Math.min(60_000, Math.max(1_000, sessions.idleMs / 2)))
   yield* Clock.currentTimeMillis.pipe(
     Effect.flatMap((now) => endAll(sessions.sweep(now))),
+    // One failed sweep must not end the sweeping.
+    Effect.catchCause((cause) => Effect.logWarning("mcp: the session sweep failed", cause)),
     Effect.repeat(Schedule.spaced(sweepEvery)),
     Effect.forkScoped
   )

@@ -99,6 +99,9 @@ export const McpRoutes: Layer.Layer<
     protocols: MCP_PROTOCOLS,
     // The library keeps every session until the process ends; DELETE is the one way to free one.
     allowSessionTermination: true,
+    // `subscriptions/listen` (2026-07-28) would hold a stream, and its whole request, open for as
+    // long as the client likes, with no cap: nothing here changes at run time to notify of.
+    allowSubscriptions: false,
     registrations: Registrations
   }).pipe(Layer.provide(McpGate.layer)),
   discovery,

@@ -1,4 +1,4 @@
-import { Config, Duration } from "effect"
+import { Config, Duration, Schema } from "effect"
 
 /**
  * The MCP sessions this process serves, as the gate sees them: which organization opened each,
@@ -9,8 +9,16 @@ import { Config, Duration } from "effect"
  * `idle` is ended, and an organization holds at most `perOrg`, its least recently used ended first.
  */
 export const McpSessionSettings = Config.all({
-  perOrg: Config.Int("VDB_MCP_SESSIONS_PER_ORG").pipe(Config.withDefault(100)),
-  idle: Config.Duration("VDB_MCP_SESSION_IDLE").pipe(Config.withDefault(Duration.minutes(30)))
+  perOrg: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "VDB_MCP_SESSIONS_PER_ORG").pipe(
+    Config.withDefault(100)
+  ),
+  // Under a second, a session would end between two requests of one exchange.
+  idle: Config.schema(
+    Schema.DurationFromString.check(
+      Schema.makeFilter((idle: Duration.Duration) => Duration.toMillis(idle) >= 1000 || "at least one second")
+    ),
+    "VDB_MCP_SESSION_IDLE"
+  ).pipe(Config.withDefault(Duration.minutes(30)))
 })
 
 export interface McpSession {

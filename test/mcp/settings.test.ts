@@ -112,7 +112,7 @@ describe("VDB_MCP_URL: the service's public origin", () => {
 })
 
 describe("MCP sessions: what a session keeps", () => {
-  it("an initialize over 64 KiB is 413 and opens no session; other requests may be bigger", async () => {
+  it("an initialize over 8 KiB is 413 and opens no session; other requests may be bigger", async () => {
     const apiKey = await newOrg("sessions-big-initialize")
     const initialize = (padding: number) =>
       post(apiKey, {
@@ -121,11 +121,11 @@ describe("MCP sessions: what a session keeps", () => {
         method: "initialize",
         params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x".repeat(padding), version: "1" } }
       })
-    const big = await initialize(70 * 1024)
+    const big = await initialize(10 * 1024)
     expect(big.status).toBe(413)
     expect(big.headers.get("mcp-session-id")).toBeNull()
-    expect(await big.json()).toEqual({ error: { code: "payload_too_large", message: "an initialize request over 65536 bytes" } })
-    const small = await initialize(60 * 1024)
+    expect(await big.json()).toEqual({ error: { code: "payload_too_large", message: "an initialize request over 8192 bytes" } })
+    const small = await initialize(6 * 1024)
     expect(small.status).toBe(200)
     await small.text()
 
@@ -138,6 +138,38 @@ describe("MCP sessions: what a session keeps", () => {
     }, session)
     expect(bigCall.status).toBe(200)
     await bigCall.text()
+  })
+})
+
+describe("2026-07-28: no subscription streams", () => {
+  it("subscriptions/listen is not served: a stream would hold its request open with no bound", async () => {
+    const apiKey = await newOrg("sessions-listen")
+    const response = await post(apiKey, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "subscriptions/listen",
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "settings-test", version: "1" }
+        }
+      }
+    }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen" })
+    const text = await response.text()
+    expect(text).toContain("-32601")
+    expect(text).not.toContain("subscriptions/acknowledged")
+  })
+})
+
+describe("settings the server refuses", () => {
+  it("a session cap under 1 or an idle time under a second stops the server at start", async () => {
+    for (const [name, value] of [["VDB_MCP_SESSIONS_PER_ORG", "0"], ["VDB_MCP_SESSION_IDLE", "0 seconds"], ["VDB_MCP_SESSION_IDLE", "500 millis"]]) {
+      const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), [name!]: value! })
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain(`invalid ${name}`)
+    }
   })
 })
 
