@@ -334,17 +334,24 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
         if (used.session !== undefined && request.method === "DELETE" && response.status === 204) sessions.remove(used.session)
         if (request.method === "POST" && request.headers["mcp-session-id"] === undefined) yield* recordOpened(caller.orgUuid)
       }
-      usage.record({
-        orgUuid: caller.orgUuid,
-        method: request.method,
-        route: MCP_PATH,
-        identifier: null,
-        status: response.status,
-        latencyMs: performance.now() - started,
-        clientAddress: Option.getOrNull(request.remoteAddress),
-        userAgent: (request.headers["user-agent"] ?? "").slice(0, 200) || null,
-        at
-      })
+      // With the status the client gets: the MCP server answers a notification's 200 as 202 in a
+      // pre-response handler of its own, which runs before this one.
+      yield* HttpEffect.appendPreResponseHandler((_request, sent) =>
+        Effect.sync(() => {
+          usage.record({
+            orgUuid: caller.orgUuid,
+            method: request.method,
+            route: MCP_PATH,
+            identifier: null,
+            status: sent.status,
+            latencyMs: performance.now() - started,
+            clientAddress: Option.getOrNull(request.remoteAddress),
+            userAgent: (request.headers["user-agent"] ?? "").slice(0, 200) || null,
+            at
+          })
+          return sent
+        })
+      )
       return response
     })
 }))

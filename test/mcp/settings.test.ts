@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process"
 import { setTimeout as sleep } from "node:timers/promises"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runVdb, tempDataDir } from "../support/processes.ts"
@@ -160,6 +161,26 @@ describe("2026-07-28: no subscription streams", () => {
     const text = await response.text()
     expect(text).toContain("-32601")
     expect(text).not.toContain("subscriptions/acknowledged")
+  })
+})
+
+/** One column of the rows a query gives, through psql on the server's own database. */
+const column = (query: string) =>
+  new Promise<Array<string>>((resolve, reject) =>
+    execFile("psql", [env.DATABASE_URL!, "-Atc", query], (error, stdout) => error ? reject(error) : resolve(stdout.split("\n").filter((l) => l !== ""))))
+
+describe("the usage log", () => {
+  it("records the status the client got: a notification's 202, not the 200 the MCP server first answers", async () => {
+    const created = await runVdb(["org", "create", "--name", "sessions-usage", "--per-minute", "0", "--per-week", "0", "--json"], env)
+    const org = JSON.parse(created.stdout) as { uuid: string; apiKey: string }
+    await open(org.apiKey) // initialize (200), then notifications/initialized (202)
+    let statuses: Array<string> = []
+    // The usage log is written in batches: wait for both rows.
+    for (let i = 0; i < 100 && statuses.length < 2; i++) {
+      statuses = await column(`SELECT status FROM usage_log WHERE org_uuid = '${org.uuid}' ORDER BY id`)
+      if (statuses.length < 2) await sleep(100)
+    }
+    expect(statuses).toEqual(["200", "202"])
   })
 })
 
