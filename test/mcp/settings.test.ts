@@ -1,6 +1,9 @@
 import { execFile } from "node:child_process"
 import { setTimeout as sleep } from "node:timers/promises"
+import { ConfigProvider, Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { publicOriginProblem } from "../../src/mcp/McpGate.ts"
+import { McpSessionSettings } from "../../src/mcp/McpSessions.ts"
 import { runVdb, tempDataDir } from "../support/processes.ts"
 import { type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
 
@@ -100,15 +103,14 @@ describe("VDB_MCP_URL: the service's public origin", () => {
     expect(discovery.headers.get("cache-control")).toBe("public, max-age=300")
     expect(((await discovery.json()) as { resource: string }).resource).toBe("https://mcp.vdb.example/mcp")
 
-    for (const [value, reason] of [
-      ["https://mcp.vdb.example/mcp", "an origin only is expected"],
-      ["ftp://mcp.vdb.example", "an http or https origin is expected"],
-      ["mcp.vdb.example", "not a URL"]
-    ]) {
-      const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_URL: value! })
-      expect(refused.code).not.toBe(0)
-      expect(refused.stderr).toContain(`invalid VDB_MCP_URL: ${reason}`)
-    }
+    // What the server says at start for an invalid value; the other refusals are the same check.
+    const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_URL: "https://mcp.vdb.example/mcp" })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("invalid VDB_MCP_URL: an origin only is expected")
+    expect(publicOriginProblem("ftp://mcp.vdb.example")).toContain("an http or https origin is expected")
+    expect(publicOriginProblem("mcp.vdb.example")).toContain("not a URL")
+    expect(publicOriginProblem("https://user@mcp.vdb.example")).toContain("an origin only is expected")
+    expect(publicOriginProblem("http://10.0.0.1:8443/")).toBe(true)
   })
 })
 
@@ -186,11 +188,23 @@ describe("the usage log", () => {
 
 describe("settings the server refuses", () => {
   it("a session cap under 1 or an idle time under a second stops the server at start", async () => {
-    for (const [name, value] of [["VDB_MCP_SESSIONS_PER_ORG", "0"], ["VDB_MCP_SESSION_IDLE", "0 seconds"], ["VDB_MCP_SESSION_IDLE", "500 millis"]]) {
-      const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), [name!]: value! })
-      expect(refused.code).not.toBe(0)
-      expect(refused.stderr).toContain(`invalid ${name}`)
+    const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_SESSIONS_PER_ORG: "0" })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("invalid VDB_MCP_SESSIONS_PER_ORG")
+    // The same settings read in process, as the server reads them.
+    const read = (values: Record<string, string>) =>
+      Effect.runSync(Effect.result(McpSessionSettings.parse(ConfigProvider.fromEnvRecord(values))))
+    const invalid: Array<Record<string, string>> = [
+      { VDB_MCP_SESSIONS_PER_ORG: "-3" },
+      { VDB_MCP_SESSION_IDLE: "0 seconds" },
+      { VDB_MCP_SESSION_IDLE: "500 millis" }
+    ]
+    for (const values of invalid) {
+      expect(Result.isFailure(read(values))).toBe(true)
     }
+    const defaults = read({})
+    expect(Result.isSuccess(defaults) && defaults.success.perOrg).toBe(100)
+    expect(Result.isSuccess(read({ VDB_MCP_SESSIONS_PER_ORG: "1", VDB_MCP_SESSION_IDLE: "1 second" }))).toBe(true)
   })
 })
 
