@@ -167,13 +167,15 @@ const isCaseVariant = (b: Buffer, start: number, end: number): boolean => {
  * 2-core VM: 1.1 µs for a 4 KiB chat request, 16 µs for one with 20 tool definitions (8 KiB), whose
  * `JSON.parse` takes 24 µs; decoding each key into a `Set` took 46 µs.
  */
-export const shapeOf = (bytes: Uint8Array, maxDepth: number): DocumentShape => {
+export const shapeOf = (bytes: Uint8Array, maxDepth: number, options: { readonly caseVariants?: boolean } = {}): DocumentShape => {
   const u = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const n = u.length
   // One entry per open container: an object's key hashes so far (with each key's span), `null` for an array.
   const open: Array<Array<number> | null> = []
   let duplicateKeys = false
+  // Only the policies ask (camelCase keys, Kiro's, would each be decoded for nothing otherwise).
+  const checkCase = options.caseVariants === true
   let caseVariantKeys = false
   let i = 0
   while (i < n) {
@@ -184,7 +186,7 @@ export const shapeOf = (bytes: Uint8Array, maxDepth: number): DocumentShape => {
       if (close === -1) return { tooDeep: true, duplicateKeys: true, caseVariantKeys: true }
       const keys = open[open.length - 1]
       // In an object, a string followed by `:` is a key (in a document JSON.parse accepted).
-      if (keys && !(duplicateKeys && caseVariantKeys) && u[skipWhitespace(b, close + 1)] === 0x3a) {
+      if (keys && !(duplicateKeys && (caseVariantKeys || !checkCase)) && u[skipWhitespace(b, close + 1)] === 0x3a) {
         if (!duplicateKeys) {
           const hash = keyHash(u, b, i, close + 1)
           for (let k = 0; k < keys.length; k += 3) {
@@ -195,7 +197,7 @@ export const shapeOf = (bytes: Uint8Array, maxDepth: number): DocumentShape => {
           }
           keys.push(hash, i, close + 1)
         }
-        if (!caseVariantKeys) {
+        if (checkCase && !caseVariantKeys) {
           // Keys are lower-case ASCII but for a few: only those are decoded and folded.
           for (let k = i + 1; k < close; k++) {
             const c = u[k]!

@@ -91,6 +91,7 @@ export const errorBody = (status: number, code: string, message: string, headers
 
 const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
 const OPEN_BRACKET = 0x5b
+const OPEN_BRACE = 0x7b
 
 const isRequest = (message: unknown) =>
   typeof message === "object" && message !== null && "method" in message && "id" in message
@@ -102,18 +103,28 @@ const isRequest = (message: unknown) =>
  * POST is free. Only a body that starts as an array is parsed here.
  */
 export const requestsIn = (body: ArrayBuffer): number => {
+  if (firstByte(body) !== OPEN_BRACKET) return 1
+  const parsed = parsedOrUndefined(body)
+  return Array.isArray(parsed) ? Math.max(1, parsed.filter(isRequest).length) : 1
+}
+
+/**
+ * The byte a body's JSON starts with. A UTF-8 byte order mark is dropped by the decoder, so a
+ * batch behind one is still a batch.
+ */
+const firstByte = (body: ArrayBuffer): number | undefined => {
   const bytes = new Uint8Array(body)
-  // A UTF-8 byte order mark is dropped by the decoder, so a batch behind one is still a batch.
   let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
   while (at < bytes.length && JSON_WHITESPACE.has(bytes[at]!)) at++
-  if (bytes[at] !== OPEN_BRACKET) return 1
-  let parsed: unknown
+  return bytes[at]
+}
+
+const parsedOrUndefined = (body: ArrayBuffer): unknown => {
   try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes))
+    return JSON.parse(new TextDecoder().decode(body))
   } catch {
-    return 1
+    return undefined
   }
-  return Array.isArray(parsed) ? Math.max(1, parsed.filter(isRequest).length) : 1
 }
 
 /**
@@ -124,16 +135,14 @@ export const requestsIn = (body: ArrayBuffer): number => {
  */
 export const MAX_INITIALIZE_BYTES = 8 * 1024
 
-/** Whether a body over `MAX_INITIALIZE_BYTES` is an `initialize` (only such bodies are parsed here). */
+/**
+ * Whether a body over `MAX_INITIALIZE_BYTES` is an `initialize`. Only a single message is read here:
+ * the MCP server refuses a batch that holds an `initialize` (and `requestsIn` parses batches).
+ */
 export const isOversizedInitialize = (body: ArrayBuffer): boolean => {
-  if (body.byteLength <= MAX_INITIALIZE_BYTES) return false
-  try {
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(body))
-    const messages = Array.isArray(parsed) ? parsed : [parsed]
-    return messages.some((m) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize")
-  } catch {
-    return false
-  }
+  if (body.byteLength <= MAX_INITIALIZE_BYTES || firstByte(body) !== OPEN_BRACE) return false
+  const parsed = parsedOrUndefined(body)
+  return typeof parsed === "object" && parsed !== null && (parsed as { method?: unknown }).method === "initialize"
 }
 
 /**

@@ -18,16 +18,6 @@ export interface StripResult {
   readonly removals: ReadonlyArray<Removal>
 }
 
-/** `value` with the elements at `indices` of the array at `path` (inside it) left out; the rest shared. */
-const withoutEntries = (value: unknown, path: ReadonlyArray<string>, indices: ReadonlyArray<number>): unknown => {
-  if (path.length === 0) {
-    const gone = new Set(indices)
-    return (value as ReadonlyArray<unknown>).filter((_, index) => !gone.has(index))
-  }
-  const record = value as Record<string, unknown>
-  return { ...record, [path[0]!]: withoutEntries(record[path[0]!], path.slice(1), indices) }
-}
-
 const unchanged: StripResult = { body: undefined, stripped: [], removals: [] }
 
 const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) =>
@@ -135,7 +125,9 @@ export const stripDeclared = (
         const choice = choiceAfterStrip(body.tool_choice, removedNames, removedServers)
         if (choice.remove) removeMember("tool_choice")
         else if (choice.entries !== undefined && choice.entries.indices.length > 0) {
-          out.tool_choice = withoutEntries(body.tool_choice, choice.entries.path, choice.entries.indices)
+          const gone = new Set(choice.entries.indices)
+          out.tool_choice = replaceAt(body.tool_choice as Json, choice.entries.path, (list) =>
+            (list as ReadonlyArray<unknown>).filter((_, index) => !gone.has(index)))
           for (const index of choice.entries.indices) {
             removals.push({ path: ["tool_choice", ...choice.entries.path, index], remove: true })
           }

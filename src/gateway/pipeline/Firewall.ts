@@ -122,9 +122,11 @@ export const makeFirewall = Effect.gen(function*() {
     // upstream that keeps the first would read what no check did: such a body goes as it was read,
     // re-serialised, as the guardrails do with theirs (GuardrailEngine). A body nested deeper than
     // the firewall reads is refused, as by the guardrails.
-    const shape = policy.empty && nonceModeOf(headers) !== "enforce" ? undefined : shapeOf(request.body, MAX_INSPECTED_DEPTH)
+    const shape = policy.empty && nonceModeOf(headers) !== "enforce"
+      ? undefined
+      : shapeOf(request.body, MAX_INSPECTED_DEPTH, { caseVariants: !policy.empty })
     if (shape?.tooDeep === true) return yield* refuse(uninspectable())
-    if (shape?.caseVariantKeys === true && !policy.empty) return yield* refuse(caseVariant())
+    if (shape?.caseVariantKeys === true) return yield* refuse(caseVariant())
     // Otherwise sealed-block removal rewrites only the changed strings, and a strip takes out only
     // what it removes: the rest goes upstream as the client's bytes.
     const rewritten = shape?.duplicateKeys === true
