@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { StoredRule } from "./CompiledRules.ts"
 import { evaluationOrder } from "./CompiledRules.ts"
@@ -14,10 +14,19 @@ export interface GuardrailStore {
   list(orgUuid: string): Effect.Effect<ReadonlyArray<StoredRule>>
   find(orgUuid: string, uuid: string): Effect.Effect<StoredRule | undefined>
   insert(rule: StoredRule): Effect.Effect<void>
-  update(rule: StoredRule): Effect.Effect<void>
+  /** False when the rule is gone (removed by a request that ran first). */
+  update(rule: StoredRule): Effect.Effect<boolean>
   remove(orgUuid: string, uuid: string): Effect.Effect<boolean>
   /** "0" for an organization that never had a rule. */
   version(orgUuid: string): Effect.Effect<string>
+  /**
+   * Runs `effect` as the only rule write of the organization at that moment, in every process: a
+   * transaction holding a per-organization lock. The count, name and budget checks of a create
+   * or an update read the rules and then write; two of them side by side each saw the other's
+   * rule missing, so together they passed the 200-rule cap, and two of one name ended in the
+   * unique constraint's error (a 500) instead of the named 400.
+   */
+  exclusive<A, E>(orgUuid: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E>
 }
 
 interface RuleRow {
@@ -67,7 +76,10 @@ export const sqlGuardrailStore = Effect.gen(function*() {
   const update = (rule: StoredRule) =>
     sql`UPDATE guardrail_rules SET name = ${rule.name}, action = ${rule.action}, priority = ${rule.priority},
           enabled = ${rule.enabled}, pattern = ${rule.pattern}, updated_at = ${rule.updated_at}
-        WHERE org_uuid = ${rule.org_uuid}::uuid AND uuid = ${rule.uuid}::uuid`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE org_uuid = ${rule.org_uuid}::uuid AND uuid = ${rule.uuid}::uuid RETURNING uuid`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.orDie
+    )
 
   const remove = (orgUuid: string, uuid: string) =>
     sql`DELETE FROM guardrail_rules WHERE org_uuid = ${orgUuid}::uuid AND uuid = ${uuid}::uuid RETURNING uuid`.pipe(
@@ -82,11 +94,23 @@ export const sqlGuardrailStore = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { list, find, insert, update, remove, version } satisfies GuardrailStore
+  // A transaction-scoped advisory lock, released by the commit or rollback, keyed by the organization
+  // (one namespace of 64-bit keys is shared with every other advisory lock of the database).
+  const exclusive = <A, E>(orgUuid: string, effect: Effect.Effect<A, E>) =>
+    sql.withTransaction(
+      Effect.andThen(
+        sql`SELECT pg_advisory_xact_lock(hashtextextended(${`guardrail_rules:${orgUuid}`}, 0))`.pipe(Effect.orDie),
+        effect
+      )
+    ).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  return { list, find, insert, update, remove, version, exclusive } satisfies GuardrailStore
 })
 
 export const memoryGuardrailStore = (): GuardrailStore => {
   const rules = new Map<string, StoredRule>()
+  // One process holds this store, so one lock for every organization is enough.
+  const lock = Semaphore.makeUnsafe(1)
   const versions = new Map<string, number>()
   const bump = (orgUuid: string) => versions.set(orgUuid, (versions.get(orgUuid) ?? 0) + 1)
   return {
@@ -104,8 +128,10 @@ export const memoryGuardrailStore = (): GuardrailStore => {
       }),
     update: (rule) =>
       Effect.sync(() => {
+        if (rules.get(rule.uuid)?.org_uuid !== rule.org_uuid) return false
         rules.set(rule.uuid, rule)
         bump(rule.org_uuid)
+        return true
       }),
     remove: (orgUuid, uuid) =>
       Effect.sync(() => {
@@ -114,6 +140,7 @@ export const memoryGuardrailStore = (): GuardrailStore => {
         bump(orgUuid)
         return true
       }),
-    version: (orgUuid) => Effect.sync(() => String(versions.get(orgUuid) ?? 0))
+    version: (orgUuid) => Effect.sync(() => String(versions.get(orgUuid) ?? 0)),
+    exclusive: (_orgUuid, effect) => lock.withPermit(effect)
   }
 }

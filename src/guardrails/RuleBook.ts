@@ -64,19 +64,29 @@ export const makeRuleBook = (options: {
       updated_at: now
     }
     yield* validRule(rule, undefined)
-    const rules = yield* store.list(org)
-    // Counted before the insert, so two concurrent creates can pass one over the limit: it bounds cost, not billing.
-    if (rules.length >= MAX_RULES_PER_ORG) {
-      return yield* invalid(`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`)
-    }
-    yield* uniqueName(rules, rule)
-    yield* withinBudget(rules, rule)
-    yield* store.insert(rule)
+    yield* store.exclusive(org, Effect.gen(function*() {
+      const rules = yield* store.list(org)
+      if (rules.length >= MAX_RULES_PER_ORG) {
+        return yield* invalid(`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`)
+      }
+      yield* uniqueName(rules, rule)
+      yield* withinBudget(rules, rule)
+      yield* store.insert(rule)
+    }))
     yield* changed(org)
     return toGuardrailRule(rule)
   })
 
   const update = Effect.fn("Guardrails.update")(function*(orgUuid: string, uuid: string, patch: GuardrailRulePatch) {
+    const org = yield* validUuid(orgUuid, "organization")
+    const rule = yield* store.exclusive(org, updated(org, uuid, patch))
+    yield* changed(rule.org_uuid)
+    return toGuardrailRule(rule)
+  })
+
+  // Read and written under the organization's lock, so the name and budget checks see every rule
+  // the write will stand beside (a rename racing another is the named 400, not the constraint's 500).
+  const updated = Effect.fnUntraced(function*(orgUuid: string, uuid: string, patch: GuardrailRulePatch) {
     const current = yield* found(orgUuid, uuid)
     const rule: StoredRule = {
       ...current,
@@ -94,16 +104,20 @@ export const makeRuleBook = (options: {
       if (rule.name !== current.name) yield* uniqueName(rules, rule)
       if (newPattern) yield* withinBudget(rules, rule)
     }
-    yield* store.update(rule)
-    yield* changed(current.org_uuid)
-    return toGuardrailRule(rule)
+    yield* stored(rule)
+    return rule
   })
+
+  /** Writes a changed rule; one removed since it was read is not found, not reported changed. */
+  const stored = (rule: StoredRule) =>
+    Effect.flatMap(store.update(rule), (present) =>
+      present ? Effect.void : Effect.fail(new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: rule.uuid }) })))
 
   const setEnabled = Effect.fn("Guardrails.setEnabled")(function*(orgUuid: string, uuid: string, enabled: boolean) {
     const current = yield* found(orgUuid, uuid)
     const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
     // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
-    yield* store.update(rule)
+    yield* stored(rule)
     yield* changed(current.org_uuid)
     return toGuardrailRule(rule)
   })

@@ -1,7 +1,9 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { MAX_RULES_PER_ORG } from "../../src/guardrails/CompiledRules.ts"
 import { Guardrails } from "../../src/guardrails/Guardrails.ts"
+import type { GuardrailError } from "../../schema/GuardrailRule.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const ORG = "3c9a1f0e-2b7d-4e8a-9f1c-5d6e7a8b9c0d"
@@ -84,6 +86,47 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
         assert.deepStrictEqual([outcome.decision, outcome.rules], ["flag", ["flag-hello"]])
         const broken = (yield* guardrails.list(org)).find((r) => r.name === "broken")!
         assert.deepStrictEqual([broken.enabled, broken.compiles, broken.pattern], [true, false, "(?<=x)hello"])
+      }))
+
+    it.effect("concurrent writes keep the cap and unique names: the checks and the write are one step", () =>
+      Effect.gen(function*() {
+        const guardrails = yield* Guardrails
+        const org = "7c1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        const outcomes = yield* Effect.all(
+          Array.from({ length: MAX_RULES_PER_ORG + 20 }, (_, i) =>
+            Effect.exit(guardrails.create(org, { name: `rule-${i}`, rule_type: "blocked_pattern", pattern: `w${i}x` }))),
+          { concurrency: "unbounded" }
+        )
+        const refused = outcomes.filter(Exit.isFailure).map((exit) => Cause.squash(exit.cause))
+        assert.strictEqual(outcomes.filter(Exit.isSuccess).length, MAX_RULES_PER_ORG)
+        assert.deepStrictEqual(
+          [...new Set(refused.map((e) => (e as GuardrailError).message))],
+          [`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`]
+        )
+        assert.lengthOf(yield* guardrails.list(org), MAX_RULES_PER_ORG)
+
+        // One name asked for by many at once: one rule, the others the named 400 (was the constraint's 500).
+        const named = "9d1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        const same = yield* Effect.all(
+          Array.from({ length: 8 }, () =>
+            Effect.exit(guardrails.create(named, { name: "same", rule_type: "blocked_pattern", pattern: "x" }))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(same.filter(Exit.isSuccess).length, 1)
+        for (const exit of same.filter(Exit.isFailure)) {
+          const error = Cause.squash(exit.cause) as GuardrailError
+          assert.deepStrictEqual([error.status, error.message], [400, `a guardrail rule named "same" already exists`])
+        }
+        const a = yield* guardrails.create(named, { name: "a", rule_type: "blocked_pattern", pattern: "a" })
+        const b = yield* guardrails.create(named, { name: "b", rule_type: "blocked_pattern", pattern: "b" })
+        const renamed = yield* Effect.all(
+          [a, b].map((rule) => Effect.exit(guardrails.update(named, rule.uuid, { name: "c" }))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(renamed.filter(Exit.isSuccess).length, 1)
+        assert.deepStrictEqual((yield* guardrails.list(named)).map((r) => r.name).sort(), ["a", "b", "c", "same"].filter((n) =>
+          n !== (renamed[0]!._tag === "Success" ? "a" : "b")
+        ))
       }))
   })
 })
