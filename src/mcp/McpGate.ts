@@ -192,8 +192,8 @@ type Caller =
  * The gate also bounds the sessions the MCP library holds (src/mcp/McpSessions.ts): a session is
  * used only by the organization that opened it (another one's id is 404, as an unknown one), one
  * idle for longer than `VDB_MCP_SESSION_IDLE` is ended (404, so the client initializes again, as the
- * MCP specification has it), and an organization's sessions past `VDB_MCP_SESSIONS_PER_ORG` are
- * ended least recently used first.
+ * MCP specification has it), and an organization's sessions past `VDB_MCP_SESSIONS_PER_ORG`, or the
+ * process's past `VDB_MCP_SESSIONS_MAX`, are ended least recently used first.
  */
 export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   const orgs = yield* Organizations
@@ -202,7 +202,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
   const serviceHost = yield* ServiceHost
   const router = yield* HttpRouter.HttpRouter
   const settings = yield* McpSessionSettings
-  const sessions = new SessionTable(settings.perOrg, Duration.toMillis(settings.idle))
+  const sessions = new SessionTable(settings.perOrg, Duration.toMillis(settings.idle), settings.max)
   // The DELETEs the gate itself sends: request objects made here, which no client can present.
   const ownRequests = new WeakSet<HttpServerRequest.HttpServerRequest>()
 

@@ -6,11 +6,18 @@ import { Config, Duration, Schema } from "effect"
  * client's whole `initialize` payload) until a DELETE ends it, and offers neither expiry nor a cap;
  * clients rarely send that DELETE, and any organization could open sessions until the process ran
  * out of memory. The gate ends them instead (src/mcp/McpGate.ts): a session idle for longer than
- * `idle` is ended, and an organization holds at most `perOrg`, its least recently used ended first.
+ * `idle` is ended, an organization holds at most `perOrg`, its least recently used ended first, and
+ * the process at most `max`, the least recently used of any organization ended first (the
+ * per-organization cap times the number of organizations is no bound: administrators create those).
  */
 export const McpSessionSettings = Config.all({
   perOrg: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "VDB_MCP_SESSIONS_PER_ORG").pipe(
     Config.withDefault(100)
+  ),
+  // A session keeps its `initialize` (at most 8 KiB, about 20 times that once parsed in the worst
+  // case): 2,000 sessions are at most about 330 MB, the SDK's usual ones a few MB.
+  max: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "VDB_MCP_SESSIONS_MAX").pipe(
+    Config.withDefault(2000)
   ),
   // Under a second, a session would end between two requests of one exchange.
   idle: Config.schema(
@@ -30,8 +37,8 @@ export interface McpSession {
 }
 
 /**
- * Sessions by id, and per organization in least-recently-used order (a Map keeps insertion order;
- * a use moves the session to the end). Every operation is O(1) but the sweep.
+ * Sessions by id and per organization, both in least-recently-used order (a Map keeps insertion
+ * order; a use moves the session to the end). Every operation is O(1) but the sweep.
  */
 export class SessionTable {
   private readonly byId = new Map<string, McpSession>()
@@ -39,10 +46,12 @@ export class SessionTable {
 
   readonly perOrg: number
   readonly idleMs: number
+  readonly max: number
 
-  constructor(perOrg: number, idleMs: number) {
+  constructor(perOrg: number, idleMs: number, max = Number.POSITIVE_INFINITY) {
     this.perOrg = perOrg
     this.idleMs = idleMs
+    this.max = max
   }
 
   get size() {
@@ -63,9 +72,14 @@ export class SessionTable {
     if (own === undefined) return
     own.delete(session.id)
     own.set(session.id, session)
+    this.byId.delete(session.id)
+    this.byId.set(session.id, session)
   }
 
-  /** Records a new session; what must be ended to keep its organization within the cap, oldest first. */
+  /**
+   * Records a new session; what must be ended to keep its organization and the process within
+   * their caps, oldest first.
+   */
   add(session: McpSession): ReadonlyArray<McpSession> {
     this.byId.set(session.id, session)
     let own = this.byOrg.get(session.orgUuid)
@@ -77,6 +91,11 @@ export class SessionTable {
       evicted.push(oldest)
     }
     for (const gone of evicted) this.remove(gone)
+    for (const oldest of this.byId.values()) {
+      if (this.byId.size <= this.max) break
+      this.remove(oldest)
+      evicted.push(oldest)
+    }
     return evicted
   }
 

@@ -18,6 +18,25 @@ describe("SessionTable", () => {
     expect(table.size).toBe(3)
   })
 
+  it("keeps at most max sessions in all, ending the least recently used of any organization", () => {
+    const table = new SessionTable(10, 1000, 3)
+    table.add(session("a", "org1", 0))
+    table.add(session("b", "org2", 1))
+    table.add(session("c", "org3", 2))
+    table.touch(table.get("a")!, 3)
+    expect(table.add(session("d", "org4", 4)).map((s) => s.id)).toEqual(["b"])
+    expect(table.add(session("e", "org4", 5)).map((s) => s.id)).toEqual(["c"])
+    expect(table.add(session("f", "org1", 6)).map((s) => s.id)).toEqual(["a"])
+    expect(["a", "b", "c", "d", "e", "f"].filter((id) => table.get(id) !== undefined)).toEqual(["d", "e", "f"])
+    // Both caps at once: the organization's own oldest goes first, and the process is then within its cap.
+    const both = new SessionTable(1, 1000, 2)
+    both.add(session("p", "org1", 0))
+    both.add(session("q", "org2", 1))
+    expect(both.add(session("r", "org1", 2)).map((s) => s.id)).toEqual(["p"])
+    expect(both.add(session("s", "org3", 3)).map((s) => s.id)).toEqual(["q"])
+    expect(both.size).toBe(2)
+  })
+
   it("sweeps the sessions idle for longer than idleMs, of every organization, and only those", () => {
     const table = new SessionTable(10, 1000)
     table.add(session("old1", "org1", 0))

@@ -196,6 +196,8 @@ describe("settings the server refuses", () => {
       Effect.runSync(Effect.result(McpSessionSettings.parse(ConfigProvider.fromEnvRecord(values))))
     const invalid: Array<Record<string, string>> = [
       { VDB_MCP_SESSIONS_PER_ORG: "-3" },
+      { VDB_MCP_SESSIONS_MAX: "0" },
+      { VDB_MCP_SESSIONS_MAX: "many" },
       { VDB_MCP_SESSION_IDLE: "0 seconds" },
       { VDB_MCP_SESSION_IDLE: "500 millis" }
     ]
@@ -203,7 +205,7 @@ describe("settings the server refuses", () => {
       expect(Result.isFailure(read(values))).toBe(true)
     }
     const defaults = read({})
-    expect(Result.isSuccess(defaults) && defaults.success.perOrg).toBe(100)
+    expect(Result.isSuccess(defaults) && [defaults.success.perOrg, defaults.success.max]).toEqual([100, 2000])
     expect(Result.isSuccess(read({ VDB_MCP_SESSIONS_PER_ORG: "1", VDB_MCP_SESSION_IDLE: "1 second" }))).toBe(true)
   })
 })
