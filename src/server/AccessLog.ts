@@ -28,16 +28,13 @@ const requestIdOf = (header: string | undefined) =>
   header !== undefined && REQUEST_ID.test(header) ? header : randomUUID()
 
 /**
- * The client closed the connection before the response was complete (an
- * aborted stream): nginx's 499, whatever the handler's exit says, since a
- * write into a closed socket can surface as a failure rather than an interrupt.
+ * The Node response a request is answered on, when there is one (not for a lazily created
+ * response, an upgrade, whose `response` is a function, nor a request built in process).
  */
-const clientWentAway = (request: HttpServerRequest.HttpServerRequest) => {
-  // A function is a lazily created response (an upgrade): nothing was streamed to abort.
-  if (typeof (request as { readonly response?: unknown }).response !== "object") return false
-  const response = NodeHttpServerRequest.toServerResponse(request)
-  return !response.writableEnded && (response.destroyed || response.closed)
-}
+const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse | undefined =>
+  typeof (request as { readonly response?: unknown }).response === "object"
+    ? NodeHttpServerRequest.toServerResponse(request) as ServerResponse
+    : undefined
 
 /**
  * `new Date().toISOString()`, from a prefix cached for the current second:
@@ -104,6 +101,12 @@ const lineOf = (
  * service, method, path (never the query string, which may carry
  * credentials), the status actually sent and duration. Headers and bodies are
  * never logged. Written at INFO, so `VDB_LOG_LEVEL` above it silences it.
+ *
+ * On a Node server the line is written once the response has closed, with the
+ * status Node sent: the handler's response is not the last word, since
+ * pre-response handlers run after this middleware (the MCP server turns a
+ * notification's 200 into 202 in one, and the line said 200), and a client
+ * that left, or a source that broke off, is 499 or 502 as below the router.
  */
 export const accessLog = (service: string) => {
   const serviceJson = JSON.stringify(service)
@@ -119,8 +122,11 @@ export const accessLog = (service: string) => {
           const writer = fiber.getRef(AccessLogWriter)
           const write = (status: number) =>
             writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started))
-          if (clientWentAway(request)) write(499)
-          else if (Exit.isSuccess(exit)) write(exit.value.status)
+          const response = nodeResponseOf(request)
+          if (response !== undefined) {
+            if (response.closed) write(loggedStatus(response))
+            else response.once("close", () => write(loggedStatus(response)))
+          } else if (Exit.isSuccess(exit)) write(exit.value.status)
           // A failure was answered by `causeResponse` (404, 499, 503, 500...): log the status it sent.
           else return Effect.map(HttpServerError.causeResponse(exit.cause), ([response]) => write(response.status))
           return Effect.void

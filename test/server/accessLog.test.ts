@@ -6,7 +6,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
 import { Context, Effect, Exit, Layer, Logger, References, Scope, Stream } from "effect"
-import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { AccessLogWriter, accessLog, durationText, isoTimestamp } from "../../src/server/AccessLog.ts"
 import { type LineWriter, makeLineWriter } from "../../src/server/LineWriter.ts"
 import { throwawayDatabase } from "../support/database.ts"
@@ -52,6 +52,15 @@ const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
     const routes = Layer.mergeAll(
       HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
       HttpRouter.add("GET", "/boom", Effect.die(new Error("boom"))),
+      // As the MCP server answers a notification: 200 from the handler, 202 from a pre-response handler.
+      HttpRouter.add(
+        "GET",
+        "/accepted",
+        Effect.andThen(
+          HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setStatus(response, 202))),
+          Effect.succeed(HttpServerResponse.empty())
+        )
+      ),
       HttpRouter.add(
         "GET",
         "/stream",
@@ -82,12 +91,13 @@ describe("access log in process", () => {
         Promise.all([
           send(port, "/ok", { headers: { "x-request-id": "client-id:1.2_3-4" } }),
           send(port, "/nowhere?token=secret", { headers: { "x-request-id": "x".repeat(129) } }),
-          send(port, "/boom", { headers: { "x-request-id": "bad id\"}" } })
+          send(port, "/boom", { headers: { "x-request-id": "bad id\"}" } }),
+          send(port, "/accepted")
         ])
       )
-      assert.deepStrictEqual(statuses, [200, 404, 500])
+      assert.deepStrictEqual(statuses, [200, 404, 500, 202])
       yield* Effect.promise(() => send(port, "/stream", { abortAfterFirstChunk: true }))
-      yield* waitFor(() => sink.lines().length >= 4)
+      yield* waitFor(() => sink.lines().length >= 5)
 
       const lines = sink.parsed().map((line) => line.annotations)
       const byRoute = new Map(lines.map((line) => [line.route, line]))
@@ -98,6 +108,7 @@ describe("access log in process", () => {
       assert.strictEqual(byRoute.get("/boom")?.status, 500)
       assert.match(byRoute.get("/boom")!.requestId, UUID)
       assert.strictEqual(byRoute.get("/stream")?.status, 499)
+      assert.strictEqual(byRoute.get("/accepted")?.status, 202)
       assert.isFalse(sink.lines().some((line) => line.includes("secret")))
     })))
 
