@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, LogLevel, References } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { HttpServerError, HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpServerError, HttpServerRequest } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { Readable } from "node:stream"
 import { type LineWriter, stderrLineWriter } from "./LineWriter.ts"
 
 /**
@@ -113,9 +114,13 @@ export const accessLog = (service: string) => {
   return <E, R>(
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    Effect.withFiber((requestFiber) => {
+      const request = Context.getUnsafe(requestFiber.context, HttpServerRequest.HttpServerRequest)
       const started = performance.now()
       const requestId = requestIdOf(request.headers["x-request-id"])
+      // Runs after the handler and before the write, which this middleware wraps: by the time the
+      // exit below is seen, a relayed body that broke off has already been written out and failed.
+      HttpEffect.appendPreResponseHandlerUnsafe(requestFiber.context, watchRelayedBody)
       return Effect.onExit(app, (exit) =>
         Effect.withFiber((fiber) => {
           if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
@@ -144,6 +149,25 @@ const brokenOff = new WeakSet<ServerResponse>()
 /** Marks a response as cut short by its source, before it is destroyed. */
 export const markBrokenOff = (response: ServerResponse): void => {
   brokenOff.add(response)
+}
+
+/**
+ * A relayed body (a Node stream, as the Kiro relay sends) that fails while the response is still
+ * open broke off at its source: the platform's pipeline then destroys the response, which is 502
+ * in the line, not a client's 499. A client that leaves first closes the response before its
+ * source is destroyed, so that stays 499.
+ */
+const watchRelayedBody = (request: HttpServerRequest.HttpServerRequest, answer: HttpServerResponse.HttpServerResponse) => {
+  const body = answer.body
+  if (body._tag === "Raw" && body.body instanceof Readable) {
+    const response = nodeResponseOf(request)
+    if (response !== undefined) {
+      body.body.once("error", () => {
+        if (!response.destroyed) markBrokenOff(response)
+      })
+    }
+  }
+  return Effect.succeed(answer)
 }
 
 /** The status a finished response's line reports: the one sent, or 502 / 499 for one that closed before it was complete. */

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
 import { join } from "node:path"
+import { Readable } from "node:stream"
 import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
@@ -33,6 +34,9 @@ const send = (port: number, path: string, options: { headers?: Record<string, st
         }
       })
       res.on("end", () => resolve(res.statusCode ?? 0))
+      // A response cut short by the server ends in an error, then a close.
+      res.on("error", () => {})
+      res.on("close", () => resolve(res.statusCode ?? 0))
     })
     req.on("error", (error) => (options.abortAfterFirstChunk ? resolve(0) : reject(error)))
     req.end()
@@ -46,12 +50,26 @@ const collecting = () => {
   return { chunks, writer, lines, parsed: () => lines().map((line) => JSON.parse(line) as { annotations: Line }) }
 }
 
+const neverEnds = () => {
+  const body = new Readable({ read() {} })
+  body.push("first\n")
+  return body
+}
+const breaksOff = () => {
+  const body = neverEnds()
+  setTimeout(() => body.destroy(new Error("the upstream dropped")), 20)
+  return body
+}
+
 /** A loopback server with the access log, its lines going to `writer`. */
 const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
   Effect.gen(function*() {
     const routes = Layer.mergeAll(
       HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
       HttpRouter.add("GET", "/boom", Effect.die(new Error("boom"))),
+      // A relayed body whose source breaks off after its first bytes (an upstream that dropped), and one that never ends.
+      HttpRouter.add("GET", "/broken", Effect.sync(() => HttpServerResponse.raw(breaksOff()))),
+      HttpRouter.add("GET", "/raw-stream", Effect.sync(() => HttpServerResponse.raw(neverEnds()))),
       // As the MCP server answers a notification: 200 from the handler, 202 from a pre-response handler.
       HttpRouter.add(
         "GET",
@@ -97,7 +115,9 @@ describe("access log in process", () => {
       )
       assert.deepStrictEqual(statuses, [200, 404, 500, 202])
       yield* Effect.promise(() => send(port, "/stream", { abortAfterFirstChunk: true }))
-      yield* waitFor(() => sink.lines().length >= 5)
+      yield* Effect.promise(() => send(port, "/raw-stream", { abortAfterFirstChunk: true }))
+      yield* Effect.promise(() => send(port, "/broken"))
+      yield* waitFor(() => sink.lines().length >= 7)
 
       const lines = sink.parsed().map((line) => line.annotations)
       const byRoute = new Map(lines.map((line) => [line.route, line]))
@@ -109,6 +129,9 @@ describe("access log in process", () => {
       assert.match(byRoute.get("/boom")!.requestId, UUID)
       assert.strictEqual(byRoute.get("/stream")?.status, 499)
       assert.strictEqual(byRoute.get("/accepted")?.status, 202)
+      // The client left: 499. The source broke off: 502 (the Kiro relay's upstream dropping mid-stream).
+      assert.strictEqual(byRoute.get("/raw-stream")?.status, 499)
+      assert.strictEqual(byRoute.get("/broken")?.status, 502)
       assert.isFalse(sink.lines().some((line) => line.includes("secret")))
     })))
 
