@@ -113,18 +113,27 @@ export const makeRuleBook = (options: {
     Effect.flatMap(store.update(rule), (present) =>
       present ? Effect.void : Effect.fail(new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: rule.uuid }) })))
 
+  // Under the lock too: the whole rule is written back, so a change made between the read and the
+  // write (a rename, a new priority) would be lost.
   const setEnabled = Effect.fn("Guardrails.setEnabled")(function*(orgUuid: string, uuid: string, enabled: boolean) {
-    const current = yield* found(orgUuid, uuid)
-    const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
-    // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
-    yield* stored(rule)
-    yield* changed(current.org_uuid)
+    const org = yield* validUuid(orgUuid, "organization")
+    const rule = yield* store.exclusive(org, Effect.gen(function*() {
+      const current = yield* found(org, uuid)
+      const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
+      // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
+      yield* stored(rule)
+      return rule
+    }))
+    yield* changed(rule.org_uuid)
     return toGuardrailRule(rule)
   })
 
+  // Two removals of one rule at once: the one that removed nothing is not found, as a later one is.
   const remove = Effect.fn("Guardrails.remove")(function*(orgUuid: string, uuid: string) {
     const current = yield* found(orgUuid, uuid)
-    yield* store.remove(current.org_uuid, current.uuid)
+    if (!(yield* store.remove(current.org_uuid, current.uuid))) {
+      return yield* new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: current.uuid }) })
+    }
     yield* changed(current.org_uuid)
   })
 

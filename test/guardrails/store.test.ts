@@ -128,5 +128,28 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
           n !== (renamed[0]!._tag === "Success" ? "a" : "b")
         ))
       }))
+
+    it.effect("an enable racing an update keeps both changes; two removals of one rule remove it once", () =>
+      Effect.gen(function*() {
+        const guardrails = yield* Guardrails
+        const org = "6e1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        for (let trial = 0; trial < 20; trial++) {
+          const rule = yield* guardrails.create(org, { name: `r${trial}`, rule_type: "blocked_pattern", pattern: "x" })
+          yield* Effect.all([
+            guardrails.update(org, rule.uuid, { priority: 7, name: `renamed${trial}` }),
+            guardrails.setEnabled(org, rule.uuid, false)
+          ], { concurrency: "unbounded" })
+          const after = yield* guardrails.show(org, rule.uuid)
+          assert.deepStrictEqual([after.name, after.priority, after.enabled], [`renamed${trial}`, 7, false])
+
+          const removals = yield* Effect.all(
+            [0, 1].map(() => Effect.exit(guardrails.remove(org, rule.uuid))),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(removals.filter(Exit.isSuccess).length, 1)
+          const refused = Cause.squash((removals.find(Exit.isFailure) as Exit.Failure<void, GuardrailError>).cause) as GuardrailError
+          assert.strictEqual(refused.reason._tag, "GuardrailRuleNotFound")
+        }
+      }))
   })
 })
