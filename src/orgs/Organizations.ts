@@ -93,13 +93,17 @@ export class Organizations extends Context.Service<Organizations, {
     const setLimits = Effect.fn("Organizations.setLimits")(function*(raw: string, limits: OrgLimits) {
       const row = yield* find(raw)
       yield* validLimits(limits)
-      yield* sql`UPDATE organizations SET
-          per_minute = ${limits.perMinute ?? row.per_minute},
-          per_week = ${limits.perWeek ?? row.per_week},
+      // A limit not given keeps the value the row holds when the UPDATE runs, not when it was read
+      // above: `org limits --per-minute` and `--per-week` run at once each kept the other's old value.
+      const updated = yield* sql<OrgRow>`UPDATE organizations SET
+          per_minute = COALESCE(${limits.perMinute ?? null}::integer, per_minute),
+          per_week = COALESCE(${limits.perWeek ?? null}::integer, per_week),
           updated_at = now()
-        WHERE uuid = ${row.uuid}::uuid`.pipe(Effect.orDie)
+        WHERE uuid = ${row.uuid}::uuid
+        RETURNING uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at`
+        .pipe(Effect.orDie)
       yield* changed(row.uuid)
-      return toOrganization((yield* select(row.uuid))[0]!)
+      return toOrganization(updated[0]!)
     })
 
     // Authentication's hot path: a map lookup. What was read about an organization (its row,

@@ -48,6 +48,20 @@ describe.each(backends)("Organizations ($name)", ({ layer: backend }) => {
         assert.isTrue(listed.some((o) => o.uuid === created.uuid))
       }))
 
+    it.effect("two limit changes at once keep both: a limit not given keeps the stored value", () =>
+      Effect.gen(function*() {
+        const orgs = yield* Organizations
+        const created = yield* orgs.create({ name: "limits-race", perMinute: 1, perWeek: 1 })
+        for (let trial = 2; trial < 22; trial++) {
+          yield* Effect.all([
+            orgs.setLimits(created.uuid, { perMinute: trial }),
+            orgs.setLimits(created.uuid, { perWeek: trial * 10 })
+          ], { concurrency: "unbounded" })
+          const shown = yield* orgs.show(created.uuid)
+          assert.deepStrictEqual([shown.perMinute, shown.perWeek], [trial, trial * 10])
+        }
+      }))
+
     it.effect("rejects bad input with a typed error and writes nothing", () =>
       Effect.gen(function*() {
         const orgs = yield* Organizations
