@@ -4,6 +4,7 @@ import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { CustomProviders } from "./custom/CustomProviders.ts"
+import { storeProviderKey } from "./custom/KnownProvider.ts"
 import { GatewayAdminError, GatewayAdminRpcs, InvalidProviderKey, UnknownProvider } from "./GatewayAdminRpcs.ts"
 import { InferenceLog } from "./InferenceLog.ts"
 import { isProviderSlug } from "./keys/ProviderSlugs.ts"
@@ -46,7 +47,9 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
       const slug = yield* knownProvider(uuid, provider)
       const value = acceptProviderKey(slug, key)
       if (Result.isFailure(value)) return yield* refuse(new InvalidProviderKey({ reason: value.failure }))
-      yield* providerKeys.set(uuid, slug, value.success)
+      if (!(yield* storeProviderKey(custom, providerKeys, uuid, slug, value.success))) {
+        return yield* refuse(new UnknownProvider({ provider }))
+      }
     }),
     GatewayInferenceLogSet: Effect.fnUntraced(function*({ enabled, org }) {
       yield* inferenceLog.setEnabled(yield* existingOrg(org), enabled)

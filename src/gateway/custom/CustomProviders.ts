@@ -138,7 +138,10 @@ export const makeCustomProviders = Effect.fnUntraced(function*(options: {
 
   const list = Effect.fn("CustomProviders.list")((orgUuid: string) => store.list(orgUuid.toLowerCase()))
 
-  return { lookup, add, remove, list }
+  const registered = (orgUuid: string, slug: string) =>
+    Effect.map(store.list(orgUuid.toLowerCase()), (rows) => rows.some((row) => row.slug === slug))
+
+  return { lookup, add, remove, list, registered }
 })
 
 /**
@@ -154,6 +157,8 @@ export class CustomProviders extends Context.Service<CustomProviders, {
   add(orgUuid: string, input: NewCustomProvider): Effect.Effect<CustomProvider, CustomProviderError>
   remove(orgUuid: string, slug: string): Effect.Effect<void, CustomProviderError>
   list(orgUuid: string): Effect.Effect<ReadonlyArray<CustomProvider>>
+  /** Whether the organization has a provider under `slug` now: read from the store, not the cache. */
+  registered(orgUuid: string, slug: string): Effect.Effect<boolean>
 }>()("vdb/gateway/custom/CustomProviders") {
   private static build<R>(store: Effect.Effect<CustomProviderStore, never, R>) {
     return Layer.effect(

@@ -14,7 +14,7 @@ import { InferenceLog } from "../InferenceLog.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import type { CustomProviderError } from "../custom/CustomProvider.ts"
 import { CustomProviders } from "../custom/CustomProviders.ts"
-import { unknownProviderReason } from "../custom/KnownProvider.ts"
+import { storeProviderKey, unknownProviderReason } from "../custom/KnownProvider.ts"
 import { makeDryRun } from "./FirewallCheck.ts"
 import { ManageApi } from "./ManageApi.ts"
 import { ManageFallback } from "./ManageFallback.ts"
@@ -120,7 +120,9 @@ const ProviderKeyHandlers = HttpApiBuilder.group(ManageApi, "providerKeys", Effe
       const provider = yield* knownProvider(custom, org, params.provider)
       const key = acceptProviderKey(provider, payload.key)
       if (Result.isFailure(key)) return yield* invalid(key.failure, "invalid_provider_key")
-      yield* providerKeys.set(org, provider, key.success)
+      if (!(yield* storeProviderKey(custom, providerKeys, org, provider, key.success))) {
+        return yield* invalid(`unknown provider ${JSON.stringify(provider)}: it was removed while its key was stored`, "unknown_provider")
+      }
     }),
     remove: Effect.fnUntraced(function*({ params }) {
       const org = yield* orgUuid

@@ -101,6 +101,23 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
     expect(error.message).toMatch(message)
   })
 
+  it("a key stored while its provider is removed never outlives the provider", async () => {
+    const keys = async () => ((await (await call("/provider-keys", acme)).json()) as { data: Array<{ provider: string }> }).data
+    for (let trial = 0; trial < 20; trial++) {
+      const slug = `race-${trial}`
+      expect((await register(acme, { slug, base_url: "https://93.184.216.34/v1", surfaces: ["chat"] })).status).toBe(201)
+      const [stored, removed] = await Promise.all([
+        call(`/provider-keys/${slug}`, acme, { method: "PUT", body: JSON.stringify({ key: "sk-race" }) }),
+        call(`/custom-providers/${slug}`, acme, { method: "DELETE" })
+      ])
+      expect(removed.status).toBe(204)
+      // Stored before the removal (and removed with it), or refused: the provider was gone.
+      expect([204, 400]).toContain(stored.status)
+      if (stored.status === 400) expect((await stored.json() as { error: { code: string } }).error.code).toBe("unknown_provider")
+      expect((await keys()).map((k) => k.provider)).not.toContain(slug)
+    }
+  }, 60_000)
+
   it("refuses the kiro surface (request validation: not one of chat, responses, messages)", async () => {
     const response = await register(acme, { slug: "k", base_url: "https://93.184.216.34/v1", surfaces: ["kiro"] })
     expect(response.status).toBe(400)
