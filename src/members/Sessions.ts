@@ -15,7 +15,11 @@ export interface OpenedSession {
 
 /** Site sessions of signed-in members. */
 export class Sessions extends Context.Service<Sessions, {
-  open(member: Member): Effect.Effect<OpenedSession>
+  /**
+   * A new session for the member; undefined when the member no longer exists (removed after the
+   * password check, a sign-in racing `member remove`): the caller answers as for an unknown member.
+   */
+  open(member: Member): Effect.Effect<OpenedSession | undefined>
   /** The member behind a live session; undefined for an unknown, expired or removed one. */
   resolve(token: string): Effect.Effect<Member | undefined>
   close(token: string): Effect.Effect<void>
@@ -30,8 +34,14 @@ export class Sessions extends Context.Service<Sessions, {
         const expiresAt = now + SESSION_LIFETIME_MILLIS
         // Expired rows go whenever someone signs in, so the table stays small.
         yield* sql`DELETE FROM member_sessions WHERE expires_at <= ${new Date(now)}`.pipe(Effect.orDie)
-        yield* sql`INSERT INTO member_sessions (token_hash, member_uuid, created_at, expires_at)
-          VALUES (${sha256(token)}, ${member.uuid}::uuid, ${new Date(now)}, ${new Date(expiresAt)})`.pipe(Effect.orDie)
+        // Inserted only while the member exists, in one statement: FOR KEY SHARE waits for a removal
+        // in flight and skips the member once it is gone (READ COMMITTED), and holds off a later one
+        // until this commits (which then cascades to the session), so the foreign key is never broken.
+        const inserted = yield* sql`INSERT INTO member_sessions (token_hash, member_uuid, created_at, expires_at)
+          SELECT ${sha256(token)}::text, uuid, ${new Date(now)}::timestamptz, ${new Date(expiresAt)}::timestamptz
+          FROM members WHERE uuid = ${member.uuid}::uuid FOR KEY SHARE
+          RETURNING token_hash`.pipe(Effect.orDie)
+        if (inserted.length === 0) return undefined
         return { token: Redacted.make(token), expiresAt }
       }),
       resolve: Effect.fn("Sessions.resolve")(function*(token) {
@@ -53,6 +63,7 @@ export class Sessions extends Context.Service<Sessions, {
         const now = yield* Clock.currentTimeMillis
         const token = newToken()
         const expiresAt = now + SESSION_LIFETIME_MILLIS
+        if (!(yield* members.find(member.uuid).pipe(Effect.as(true), Effect.orElseSucceed(() => false)))) return undefined
         sessions.set(sha256(token), { memberUuid: member.uuid, expiresAt })
         return { token: Redacted.make(token), expiresAt }
       }),

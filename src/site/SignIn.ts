@@ -22,8 +22,13 @@ export const makeSignIn = Effect.gen(function*() {
       yield* throttle.failed(email, address)
       return { _tag: "wrongCredentials" } satisfies SignInResult
     }
-    yield* throttle.succeeded(email)
     const session = yield* sessions.open(member)
+    if (session === undefined) {
+      // Removed since the password check (a sign-in racing `member remove`): as for an unknown member.
+      yield* throttle.failed(email, address)
+      return { _tag: "wrongCredentials" } satisfies SignInResult
+    }
+    yield* throttle.succeeded(email)
     return { _tag: "signedIn", member, session } satisfies SignInResult
   })
 })
