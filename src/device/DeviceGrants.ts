@@ -90,20 +90,27 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
           const hash = deviceCodeHash(deviceCode)
           const nowMillis = yield* Clock.currentTimeMillis
           const now = new Date(nowMillis)
-          const redeemed = yield* sql<{ member_uuid: string }>`UPDATE device_grants
-            SET redeemed_at = ${now}, last_polled_at = ${now}
-            WHERE device_code_hash = ${hash} AND approved_at IS NOT NULL AND redeemed_at IS NULL AND expires_at > ${now}
-            RETURNING member_uuid::text AS member_uuid`.pipe(Effect.orDie)
-          if (redeemed.length > 0) return { _tag: "issued", memberUuid: redeemed[0]!.member_uuid } as const
           const earliest = new Date(nowMillis - timing.intervalSeconds * 1000 + POLL_SLACK_MILLIS)
-          const pending = yield* sql`UPDATE device_grants SET last_polled_at = ${now}
-            WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
-              AND (last_polled_at IS NULL OR last_polled_at <= ${earliest})
-            RETURNING user_code`.pipe(Effect.orDie)
-          if (pending.length > 0) return { _tag: "authorization_pending" } as const
-          const rows = yield* sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE device_code_hash = ${hash}`
-            .pipe(Effect.orDie)
-          return settled(rows[0], nowMillis)
+          // Each statement reads its own snapshot: an approval that commits after the redeeming update
+          // shows up in a later one as "approved and not redeemed". That grant is still redeemable, so
+          // go round again rather than answer from it (an approval happens once, so this settles).
+          for (let attempt = 0; attempt < 3; attempt++) {
+            const redeemed = yield* sql<{ member_uuid: string }>`UPDATE device_grants
+              SET redeemed_at = ${now}, last_polled_at = ${now}
+              WHERE device_code_hash = ${hash} AND approved_at IS NOT NULL AND redeemed_at IS NULL AND expires_at > ${now}
+              RETURNING member_uuid::text AS member_uuid`.pipe(Effect.orDie)
+            if (redeemed.length > 0) return { _tag: "issued", memberUuid: redeemed[0]!.member_uuid } as const
+            const pending = yield* sql`UPDATE device_grants SET last_polled_at = ${now}
+              WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
+                AND (last_polled_at IS NULL OR last_polled_at <= ${earliest})
+              RETURNING user_code`.pipe(Effect.orDie)
+            if (pending.length > 0) return { _tag: "authorization_pending" } as const
+            const row = (yield* sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE device_code_hash = ${hash}`
+              .pipe(Effect.orDie))[0]
+            if (row === undefined || statusOf(row, nowMillis) !== "approved") return settled(row, nowMillis)
+          }
+          // Still approved and unredeemed after three rounds: never a final answer for it; the client polls again.
+          return { _tag: "authorization_pending" } as const
         })
       })
     }))
@@ -259,8 +266,8 @@ const settled = (row: GrantRow | undefined, now: number): PollOutcome => {
     case "expired":
       return { _tag: "expired_token" }
     case "approved":
-      // Only reachable when a concurrent poll redeemed it between our two statements.
-      return { _tag: "access_denied" }
+      // Approved and not redeemed: redeemable, so never a final answer (callers redeem it instead).
+      return { _tag: "authorization_pending" }
     case "pending":
       return { _tag: "slow_down" }
   }
