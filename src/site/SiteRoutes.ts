@@ -1,4 +1,5 @@
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ApprovalThrottle } from "../device/ApprovalThrottle.ts"
 import { AuthorizeLimiter } from "../device/AuthorizeLimiter.ts"
@@ -33,12 +34,31 @@ const SiteFallback = routeFallback(
 )
 
 /**
+ * A defect on the site (a bug, or a database that failed mid-request) is logged with its cause and
+ * answered in the site's dialect: under `/api/` RFC 6749's `server_error` in `{error,
+ * error_description}`, elsewhere a page. Nothing of the cause reaches the client. Without it the
+ * platform answered an empty 500, and since the access log replaces the platform's logger, nothing
+ * said why (a sign-in racing a member's removal was found that way).
+ */
+const SiteFailures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.catchDefect(httpEffect, (defect) =>
+    Effect.flatMap(
+      Effect.andThen(Effect.logError("site request failed", defect), HttpServerRequest.HttpServerRequest),
+      (request) =>
+        Effect.succeed(
+          request.url.startsWith("/api/")
+            ? errorJson(500, "server_error", "the server failed to answer; try again")
+            : unmatchedPage(500, "Something went wrong", "The server failed to answer. Try again.")
+        )
+    )), { global: true })
+
+/**
  * The site service's routes: device grant, sessions, pages, the retired poll
  * path, `/api/site/v1/openapi.json`, and the answers for requests none of
  * them takes. The limiter and throttles live in the process; grants, members,
  * sessions and organizations come from the app.
  */
-export const SiteRoutes = Layer.merge(HttpApiBuilder.layer(SiteApi, { openapiPath: "/api/site/v1/openapi.json" }), SiteFallback).pipe(
+export const SiteRoutes = Layer.mergeAll(HttpApiBuilder.layer(SiteApi, { openapiPath: "/api/site/v1/openapi.json" }), SiteFallback, SiteFailures).pipe(
   Layer.provide([DeviceHandlers, RetiredHandlers, SessionHandlers, PageHandlers]),
   Layer.provide([AuthorizeLimiter.layerMemory, ApprovalThrottle.layerMemory, SignInThrottle.layerMemory])
 )
