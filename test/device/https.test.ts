@@ -2,12 +2,10 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
-import { Invalidation } from "../../src/db/Invalidation.ts"
-import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
 import { Members } from "../../src/members/Members.ts"
-import { Sessions } from "../../src/members/Sessions.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
+import { siteDomains } from "./siteDomains.ts"
 
 /**
  * The site behind an https origin (`VDB_SITE_URL`), in-process on the memory
@@ -16,11 +14,7 @@ import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
  */
 const ORIGIN = "https://vdb.example"
 
-const Domains = Layer.mergeAll(Sessions.layerMemory, DeviceGrants.layerMemory).pipe(
-  Layer.provideMerge(Members.layerMemory),
-  Layer.provideMerge(Organizations.layerMemory),
-  Layer.provideMerge(Invalidation.layerMemory)
-)
+const Domains = siteDomains()
 
 const App = HttpRouter.serve(SiteRoutes, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),

@@ -2,12 +2,11 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
-import { Invalidation } from "../../src/db/Invalidation.ts"
-import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
 import { Members } from "../../src/members/Members.ts"
 import { Sessions } from "../../src/members/Sessions.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
+import { siteDomains } from "./siteDomains.ts"
 
 /**
  * A defect on the site (src/site/SiteRoutes.ts, SiteFailures): sessions that fail as a broken
@@ -23,11 +22,7 @@ const BrokenSessions = Layer.effect(Sessions, Effect.gen(function*() {
 })).pipe(Layer.provide(Sessions.layerMemory))
 
 const logged: Array<string> = []
-const Domains = Layer.mergeAll(BrokenSessions, DeviceGrants.layerMemory).pipe(
-  Layer.provideMerge(Members.layerMemory),
-  Layer.provideMerge(Organizations.layerMemory),
-  Layer.provideMerge(Invalidation.layerMemory)
-)
+const Domains = siteDomains(BrokenSessions)
 
 const App = HttpRouter.serve(SiteRoutes, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(NodeHttpServer.layerTest),
