@@ -103,14 +103,20 @@ const lineOf = (
  * credentials), the status actually sent and duration. Headers and bodies are
  * never logged. Written at INFO, so `VDB_LOG_LEVEL` above it silences it.
  *
- * On a Node server the line is written once the response has closed, with the
- * status Node sent: the handler's response is not the last word, since
- * pre-response handlers run after this middleware (the MCP server turns a
- * notification's 200 into 202 in one, and the line said 200), and a client
- * that left, or a source that broke off, is 499 or 502 as below the router.
+ * On a Node server the line has the status Node sent: the handler's response
+ * is not the last word, since pre-response handlers run after it (the MCP
+ * server turns a notification's 200 into 202 in one, and the line said 200),
+ * and a client that left, or a source that broke off, is 499 or 502 as below
+ * the router. This middleware wraps the write, so the response is ended by the
+ * time the exit is seen; a response still open then is logged when it closes.
+ *
+ * `relays`: the service answers with relayed Node streams through the router
+ * (the gateway's Kiro relay), whose source breaking off is 502, not 499. It
+ * costs a pre-response handler a request, so only the gateway asks for it.
  */
-export const accessLog = (service: string) => {
+export const accessLog = (service: string, options?: { readonly relays?: boolean }) => {
   const serviceJson = JSON.stringify(service)
+  const relays = options?.relays === true
   return <E, R>(
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
@@ -120,7 +126,7 @@ export const accessLog = (service: string) => {
       const requestId = requestIdOf(request.headers["x-request-id"])
       // Runs after the handler and before the write, which this middleware wraps: by the time the
       // exit below is seen, a relayed body that broke off has already been written out and failed.
-      HttpEffect.appendPreResponseHandlerUnsafe(requestFiber.context, watchRelayedBody)
+      if (relays) HttpEffect.appendPreResponseHandlerUnsafe(requestFiber.context, watchRelayedBody)
       return Effect.onExit(app, (exit) =>
         Effect.withFiber((fiber) => {
           if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
@@ -129,7 +135,8 @@ export const accessLog = (service: string) => {
             writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started))
           const response = nodeResponseOf(request)
           if (response !== undefined) {
-            if (response.closed) write(loggedStatus(response))
+            if (response.writableEnded) write(response.statusCode)
+            else if (response.destroyed) write(brokenOff.has(response) ? 502 : 499)
             else response.once("close", () => write(loggedStatus(response)))
           } else if (Exit.isSuccess(exit)) write(exit.value.status)
           // A failure was answered by `causeResponse` (404, 499, 503, 500...): log the status it sent.

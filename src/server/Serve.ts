@@ -51,7 +51,7 @@ const httpService = (name: ServiceName, host: string, port: number) =>
       disableLogger: true,
       disableListenLog: true,
       routerConfig: ROUTER_CONFIG,
-      middleware: accessLog(name)
+      middleware: accessLog(name, { relays: name === "gateway" })
     }).pipe(Layer.provide(Layer.mergeAll(
       Layer.effect(HttpServer.HttpServer, listen),
       NodeHttpServer.layerHttpServices,

@@ -85,7 +85,7 @@ const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
         HttpServerResponse.stream(Stream.concat(Stream.make(new TextEncoder().encode("first\n")), Stream.never))
       )
     )
-    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, middleware: accessLog("probe") }).pipe(
+    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, middleware: accessLog("probe", { relays: true }) }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provide(Layer.succeed(AccessLogWriter, writer)),
       Layer.provide(extra ?? Layer.empty)
