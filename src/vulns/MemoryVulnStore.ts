@@ -144,9 +144,16 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
   })
 
   const putNormalised = Effect.fn("VulnStore.putNormalised")(function*(
-    done: ReadonlyArray<NormalisedItem>,
-    failed: ReadonlyArray<FailedItem>
+    normalised: ReadonlyArray<NormalisedItem>,
+    failedItems: ReadonlyArray<FailedItem>
   ) {
+    // As the SQL store: output of a raw version stored over since is skipped (SqlVulnWrites.ts).
+    const current = (item: NormalisedItem | FailedItem) => {
+      const stored = raw.get(key(item.source, item.identifier))
+      return stored === undefined || stored.item.hash === item.hash
+    }
+    const done = normalised.filter(current)
+    const failed = failedItems.filter(current)
     const rows = toRows(done)
     const replaced = new Set([...done, ...failed].map((r) => key(r.source, r.identifier)))
     const keep = <A extends { readonly origin: { readonly source: string; readonly identifier: string } }>(a: A) =>

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { Rows } from "./StoreRows.ts"
-import type { FailedItem, NormalisedItem, RawItem, RawResult } from "./VulnStore.ts"
+import { type Rows, toRows } from "./StoreRows.ts"
+import type { FailedItem, NormalisedItem, RawItem, RawKey, RawResult } from "./VulnStore.ts"
 
 /**
  * Multi-row writes for the vulnerability store. Each batch goes in as one
@@ -98,12 +98,27 @@ const OUTPUT_TABLES: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
 
 export const putNormalisedSql = (
   sql: SqlClient.SqlClient,
-  done: ReadonlyArray<NormalisedItem>,
-  failed: ReadonlyArray<FailedItem>,
-  rows: Rows
+  normalised: ReadonlyArray<NormalisedItem>,
+  failures: ReadonlyArray<FailedItem>,
+  batchRows: Rows
 ) =>
   Effect.gen(function*() {
     yield* phaseTwoTurn(sql)
+    // Taken in turn, but not in the order their raw items were stored: two ingestions of one item
+    // with different content (two processes, say) each normalise their own version, and the one
+    // whose raw item was overwritten may come second. Its output would replace the current
+    // version's and be served as current, with the item left pending. Skipped instead: the raw
+    // item's current version is the other writer's to normalise (or pending, for the resume).
+    let done = normalised
+    let failed = failures
+    let rows = batchRows
+    const superseded = yield* supersededSql(sql, [...normalised, ...failures])
+    if (superseded.size > 0) {
+      const current = (item: RawKey) => !superseded.has(rawKeyOf(item))
+      done = normalised.filter(current)
+      failed = failures.filter(current)
+      rows = toRows(done)
+    }
     // Earlier output of re-normalised items is replaced, not merged: an item
     // that no longer names an alias or exploit must stop contributing it.
     // What the replaced output was about is touched too (an alias an item no longer names, say).
@@ -203,6 +218,22 @@ export const putNormalisedSql = (
     }
     return previously
   })
+
+const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) => `${item.source}\u0000${item.identifier}`
+
+/** The items whose stored raw content is no longer the version they were normalised from. */
+const supersededSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawKey>) =>
+  items.length === 0
+    ? Effect.succeed(new Set<string>())
+    : Effect.map(
+      sql<{ source: string; identifier: string }>`
+        SELECT r.source, r.identifier
+        FROM unnest(${items.map((i) => i.source)}::text[], ${items.map((i) => i.identifier)}::text[],
+          ${items.map((i) => i.hash)}::text[]) AS t(s, i, h)
+        JOIN vuln_raw r ON r.source = t.s AND r.identifier = t.i
+        WHERE r.content_hash <> t.h`,
+      (stale) => new Set(stale.map(rawKeyOf))
+    )
 
 /**
  * Raw items whose current content phase 2 has neither completed nor failed on

@@ -157,6 +157,27 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         assert.deepStrictEqual(yield* store.failed(), [])
       }))
 
+    it.effect("two ingestions of one item: the output of a version stored over since is skipped, never served", () =>
+      Effect.gen(function*() {
+        const store = yield* VulnStore
+        // Both raw phases ran, Y last; then their phase 2s, Y's first and X's (stale) second, as two processes did.
+        const x = raw("ghsa", "GHSA-race-race-race", "{\"v\":\"x\"}")
+        const y = raw("ghsa", "GHSA-race-race-race", "{\"v\":\"y\"}")
+        yield* store.putRaw([x])
+        yield* store.putRaw([y])
+        const recordOf = (version: string) => record("ghsa", "GHSA-race-race-race", [`CVE-2024-000${version === "x" ? 1 : 2}`], `2024-01-0${version === "x" ? 1 : 2}T00:00:00Z`)
+        yield* store.putNormalised([done(y, [recordOf("y")])], [])
+        yield* store.putNormalised([done(x, [recordOf("x")])], [])
+        const served = yield* store.lookup("GHSA-race-race-race")
+        assert.deepStrictEqual(served.records.map((r) => (r.record!.cveMetadata as { dateUpdated: string }).dateUpdated), ["2024-01-02T00:00:00Z"])
+        assert.deepStrictEqual(served.aliases, ["CVE-2024-0002"])
+        // Nothing pending: Y, the stored version, is the one normalised.
+        assert.deepStrictEqual(yield* store.putRaw([y]), [{ outcome: "unchanged", pending: false }])
+        // A stale failure is skipped too, and does not list the item as failed.
+        yield* store.putNormalised([], [{ ...x, position: "ghsa/x.json", reason: "impossible date" }])
+        assert.deepStrictEqual(yield* store.failed(), [])
+      }))
+
     it.effect("exploits: summary over the whole set, newest first, paged, bodies only on request", () =>
       Effect.gen(function*() {
         const store = yield* VulnStore
