@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Queue, Schedule, type Scope } from "effect"
 
 /** What a cache keeps that a write elsewhere can make stale: one channel each. */
 export const INVALIDATION_CHANNELS = [
@@ -66,31 +66,76 @@ const makeLocalBus = () => {
 
 const CHANNELS: ReadonlySet<string> = new Set(INVALIDATION_CHANNELS)
 
+/** The listening sessions of every process on the database carry this name, so a publisher can count them. */
+const LISTENER_NAME = "vdb-invalidation"
+
+/**
+ * How long a publish waits for the other processes to say they have evicted. A process that is
+ * stopped or cut off does not hold writes up for longer; its caches fall back to their TTL, and a
+ * lost session is answered with `All` once it is back.
+ */
+const ACK_TIMEOUT = "2 seconds"
+
+interface Awaiting {
+  /** The listening sessions (backend process ids) yet to acknowledge. */
+  readonly pending: Set<number>
+  readonly done: Deferred.Deferred<void>
+}
+
 const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient | Scope.Scope> = Effect.gen(function*() {
   const pg = yield* PgClient.PgClient
   const local = makeLocalBus()
   // Our own notifications come back through LISTEN; they were delivered locally already.
   const origin = randomBytes(6).toString("hex")
   const listening = yield* Deferred.make<void>()
+  const scope = yield* Effect.scope
+  // The backend process id of this process's listening session (0 while there is none).
+  let listenerPid = 0
+  let sequence = 0
+  const awaiting = new Map<number, Awaiting>()
 
+  const acknowledged = (sequenceText: string, pid: number) => {
+    const waiting = awaiting.get(Number(sequenceText))
+    if (waiting === undefined) return
+    waiting.pending.delete(pid)
+    if (waiting.pending.size === 0) Deferred.doneUnsafe(waiting.done, Exit.void)
+  }
+
+  // Payloads: `<origin>\t<sequence>\t<channel>\t<key>` for a change, `ack\t<origin>\t<sequence>\t<pid>`
+  // for a process's word that it has evicted (sent through the pool: the listening session is
+  // pinned to its LISTEN, so it names itself by its process id).
   const received = (payload: string) => {
-    const [from, channel, key] = payload.split("\t", 3)
-    if (from === origin || channel === undefined || key === undefined || !CHANNELS.has(channel)) return Effect.void
-    return local.deliver(channel as InvalidationChannel, { _tag: "Key", key })
+    const [from, sequenceText, channel, key] = payload.split("\t", 4)
+    if (from === "ack") {
+      if (sequenceText === origin && channel !== undefined && key !== undefined) acknowledged(channel, Number(key))
+      return Effect.void
+    }
+    if (from === origin || sequenceText === undefined || channel === undefined || key === undefined || !CHANNELS.has(channel)) {
+      return Effect.void
+    }
+    const pid = listenerPid
+    return Effect.andThen(
+      local.deliver(channel as InvalidationChannel, { _tag: "Key", key }),
+      // Off the listening loop, so the next notification is not held up by this round trip.
+      pg.notify(NOTIFY_CHANNEL, `ack\t${from}\t${sequenceText}\t${pid}`).pipe(Effect.ignore, Effect.forkIn(scope), Effect.asVoid)
+    )
   }
 
   // Only losing a session that listened is worth a warning: a failed (re)connect
   // attempt is the database being down, which whoever uses it next reports.
   let listened = false
   const session = Effect.scoped(Effect.gen(function*() {
-    const connection = yield* PgConnection.make(pg.config)
+    const connection = yield* PgConnection.make({ ...pg.config, applicationName: LISTENER_NAME })
     const notifications = yield* connection.listen(NOTIFY_CHANNEL)
+    listenerPid = connection.processId
     // Whatever changed while no session listened is unknown: every cache starts over.
     yield* local.deliverAll
     listened = true
     yield* Deferred.succeed(listening, undefined)
     while (true) yield* received((yield* Queue.take(notifications)).payload)
-  }))
+  }).pipe(Effect.ensuring(Effect.sync(() => {
+    listenerPid = 0
+  }))))
 
   yield* session.pipe(
     Effect.catchCause((cause) => {
@@ -112,11 +157,42 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   // Start-up waits (briefly) for LISTEN, so nothing published after the server is up is missed.
   yield* Deferred.await(listening).pipe(Effect.timeout("5 seconds"), Effect.ignore)
 
+  /** The other processes' listening sessions on this database, as PostgreSQL sees them now. */
+  const otherListeners = () =>
+    pg<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity
+      WHERE application_name = ${LISTENER_NAME} AND datname = current_database() AND pid <> ${listenerPid}`
+
+  /**
+   * Tells the other processes and waits until each has evicted (or `ACK_TIMEOUT`): a change is
+   * in force on every process when the write that made it returns, so an admin command's answer
+   * is never followed by a request another process answers from its cache. NOTIFY alone reached
+   * them a few milliseconds later, when each read its session (an attack saw 1 to 4 stale
+   * answers on the other process in the milliseconds after the answer).
+   */
+  const tell = (channel: InvalidationChannel, key: string) =>
+    Effect.gen(function*() {
+      const others = yield* otherListeners()
+      const number = ++sequence
+      const notify = pg.notify(NOTIFY_CHANNEL, `${origin}\t${number}\t${channel}\t${key}`)
+      if (others.length === 0) return yield* notify
+      const waiting: Awaiting = { pending: new Set(others.map((row) => Number(row.pid))), done: Deferred.makeUnsafe<void>() }
+      awaiting.set(number, waiting)
+      yield* Effect.gen(function*() {
+        yield* notify
+        const answered = yield* Deferred.await(waiting.done).pipe(Effect.timeoutOption(ACK_TIMEOUT))
+        if (answered._tag === "None") {
+          yield* Effect.logWarning("invalidation: a process did not confirm in time; it falls back to its cache TTL").pipe(
+            Effect.annotateLogs({ channel, processes: waiting.pending.size })
+          )
+        }
+      }).pipe(Effect.ensuring(Effect.sync(() => awaiting.delete(number))))
+    })
+
   const bus: InvalidationBus = {
     publish: (channel, key) =>
       Effect.andThen(
         local.deliver(channel, { _tag: "Key", key }),
-        pg.notify(NOTIFY_CHANNEL, `${origin}\t${channel}\t${key}`).pipe(
+        tell(channel, key).pipe(
           Effect.catchCause((cause) =>
             Effect.logWarning("invalidation not sent; other processes fall back to their cache TTL").pipe(
               Effect.annotateLogs({ channel, failure: failureMessage(cause) })
