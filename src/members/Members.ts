@@ -59,7 +59,9 @@ export class Members extends Context.Service<Members, {
       find,
       remove: Effect.fn("Members.remove")(function*(raw) {
         const member = yield* find(raw)
-        yield* sql`DELETE FROM members WHERE uuid = ${member.uuid}::uuid`.pipe(Effect.orDie)
+        // Of two removals at once, the one that deleted nothing is not found, as a later one is.
+        const deleted = yield* sql`DELETE FROM members WHERE uuid = ${member.uuid}::uuid RETURNING uuid`.pipe(Effect.orDie)
+        if (deleted.length === 0) return yield* notFound(member.uuid)
         return member
       }),
       verify: Effect.fn("Members.verify")(function*(email, password) {
@@ -98,7 +100,7 @@ export class Members extends Context.Service<Members, {
           [...members.values()].map((e) => e.member).filter((m) => orgUuid === undefined || m.orgUuid === orgUuid.toLowerCase())
         ),
       find,
-      remove: (raw) => Effect.tap(find(raw), (m) => Effect.sync(() => members.delete(m.uuid))),
+      remove: (raw) => Effect.flatMap(find(raw), (m) => members.delete(m.uuid) ? Effect.succeed(m) : notFound(m.uuid)),
       verify: Effect.fn("Members.verify")(function*(email, password) {
         const entry = [...members.values()].find((e) => e.member.email.toLowerCase() === normalEmail(email))
         const ok = yield* verifyPassword(password, entry?.hash ?? DUMMY_HASH)

@@ -47,6 +47,16 @@ describe.each(backends)("Members and Sessions ($name)", ({ layer: backend, name 
         }
       }))
 
+    it.effect("two removals of one member at once: one removes it, the other is not found", () =>
+      Effect.gen(function*() {
+        const members = yield* Members
+        for (let trial = 0; trial < 10; trial++) {
+          const member = yield* members.create({ orgUuid: randomUUID(), email: unique(), password: "correct horse" })
+          const removals = yield* Effect.all([0, 1].map(() => Effect.exit(members.remove(member.uuid))), { concurrency: "unbounded" })
+          assert.deepStrictEqual(removals.map((exit) => exit._tag).sort(), ["Failure", "Success"])
+        }
+      }))
+
     it.effect("sessions last 12 hours, end on sign-out and when the member is removed", () =>
       timed(Effect.gen(function*() {
         const members = yield* Members
