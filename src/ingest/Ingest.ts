@@ -295,8 +295,8 @@ const run = Effect.fnUntraced(function*(
       else done.push({ ...key, outputs: outcome.outputs, fresh: results[n]!.outcome === "inserted" })
     }
     if (prior !== undefined) yield* Fiber.join(prior)
-    if (done.length > 0 || failed.length > 0) yield* store.putNormalised(done, failed)
-    tally.normalised += done.length
+    // Counted as stored: an item another ingestion stored over meanwhile is that one's to normalise.
+    if (done.length > 0 || failed.length > 0) tally.normalised += yield* store.putNormalised(done, failed)
     // Statistics once on the way, so the API's lookups during a large first ingest are not
     // planned for empty tables (then again when the run ends).
     if (!analysedOnTheWay && tally.normalised >= analyzeAfter * 10) {

@@ -183,6 +183,7 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
       if (state !== undefined && state.item.hash === d.hash) raw.set(k, { ...state, normalisedHash: d.hash })
     }
     yield* publish([...rows.touched, ...failed.map((f) => f.identifier)])
+    return done.length
   })
 
   const failed = Effect.fn("VulnStore.failed")(function*() {

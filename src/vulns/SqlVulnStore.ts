@@ -249,8 +249,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     failed: ReadonlyArray<FailedItem>
   ) {
     const rows = toRows(done)
-    const previously = yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
+    const { previously, stored } = yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
     yield* publish([...rows.touched, ...previously, ...failed.map((f) => f.identifier)])
+    return stored
   }, Effect.orDie)
 
   const failed = Effect.fn("VulnStore.failed")(function*() {

@@ -216,7 +216,7 @@ export const putNormalisedSql = (
           ${done.map((d) => d.hash)}::text[])
         ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash`
     }
-    return previously
+    return { previously, stored: done.length }
   })
 
 const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) => `${item.source}\u0000${item.identifier}`

@@ -127,8 +127,12 @@ export class VulnStore extends Context.Service<VulnStore, {
   readonly touched: Stream.Stream<ReadonlyArray<string>>
   /** Phase 1: upsert raw items keyed by (source, identifier); results in input order. Keys must be distinct. */
   putRaw(items: ReadonlyArray<RawItem>): Effect.Effect<ReadonlyArray<RawResult>>
-  /** Phase 2: store normalised output and failures of raw items; each item's earlier output is replaced. */
-  putNormalised(done: ReadonlyArray<NormalisedItem>, failed: ReadonlyArray<FailedItem>): Effect.Effect<void>
+  /**
+   * Phase 2: store normalised output and failures of raw items; each item's earlier output is replaced.
+   * Items whose stored raw content is another version by now (another ingestion stored over it) are
+   * skipped; how many `done` items were stored is returned.
+   */
+  putNormalised(done: ReadonlyArray<NormalisedItem>, failed: ReadonlyArray<FailedItem>): Effect.Effect<number>
   /** Items whose last normalisation failed. */
   failed(): Effect.Effect<ReadonlyArray<FailedItem>>
   /**
