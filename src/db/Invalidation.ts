@@ -107,7 +107,8 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   const received = (payload: string) => {
     const [from, sequenceText, channel, key] = payload.split("\t", 4)
     if (from === "ack") {
-      if (sequenceText === origin && channel !== undefined && key !== undefined) acknowledged(channel, Number(key))
+      const [, to, number, pid] = [from, sequenceText, channel, key]
+      if (to === origin && number !== undefined && pid !== undefined) acknowledged(number, Number(pid))
       return Effect.void
     }
     if (from === origin || sequenceText === undefined || channel === undefined || key === undefined || !CHANNELS.has(channel)) {
