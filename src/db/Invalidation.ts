@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Exit, Layer, Queue, Schedule, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Queue, type Scope } from "effect"
 
 /** What a cache keeps that a write elsewhere can make stale: one channel each. */
 export const INVALIDATION_CHANNELS = [
@@ -76,6 +76,17 @@ const LISTENER_NAME = "vdb-invalidation"
  */
 const ACK_TIMEOUT = "2 seconds"
 
+/** The listening session's reconnect delays: the first after a loss, and the most while it fails. */
+const RECONNECT_FIRST_MS = 200
+const RECONNECT_MAX_MS = 10_000
+
+/**
+ * The wait before the next attempt to listen, after the one that waited `previous` (undefined: the
+ * first) ended; `listened` when that attempt had been listening (a loss, not a failed connect).
+ */
+export const reconnectDelay = (previous: number | undefined, listened: boolean): number =>
+  previous === undefined || listened ? RECONNECT_FIRST_MS : Math.min(previous * 2, RECONNECT_MAX_MS)
+
 interface Awaiting {
   /** The listening sessions (backend process ids) yet to acknowledge. */
   readonly pending: Set<number>
@@ -94,7 +105,13 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   let sequence = 0
   const awaiting = new Map<number, Awaiting>()
 
+  // Sessions that let a publish time out (a stopped process): later publishes still tell them but do
+  // not wait for them, until they acknowledge something again. Otherwise every write would wait the
+  // whole timeout for as long as the process stays stopped.
+  const unresponsive = new Set<number>()
+
   const acknowledged = (sequenceText: string, pid: number) => {
+    unresponsive.delete(pid)
     const waiting = awaiting.get(Number(sequenceText))
     if (waiting === undefined) return
     waiting.pending.delete(pid)
@@ -103,9 +120,11 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
 
   // Payloads: `<origin>\t<sequence>\t<channel>\t<key>` for a change, `ack\t<origin>\t<sequence>\t<pid>`
   // for a process's word that it has evicted (sent through the pool: the listening session is
-  // pinned to its LISTEN, so it names itself by its process id).
+  // pinned to its LISTEN, so it names itself by its process id). The key is everything after the
+  // third TAB: an identifier may hold one (an alias as an advisory wrote it), and `split` with a
+  // limit dropped the rest of the message, every identifier after it included.
   const received = (payload: string) => {
-    const [from, sequenceText, channel, key] = payload.split("\t", 4)
+    const [from, sequenceText, channel, key] = fieldsOf(payload)
     if (from === "ack") {
       const [, to, number, pid] = [from, sequenceText, channel, key]
       if (to === origin && number !== undefined && pid !== undefined) acknowledged(number, Number(pid))
@@ -125,6 +144,19 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   // Only losing a session that listened is worth a warning: a failed (re)connect
   // attempt is the database being down, which whoever uses it next reports.
   let listened = false
+  const lostSession = (cause: Cause.Cause<unknown>) => {
+    const lost = listened
+    listened = false
+    const log = lost
+      ? Effect.logWarning("invalidation listener lost its database session; caches fall back to their TTL until it is back")
+      : Effect.logDebug("invalidation listener cannot reach the database yet")
+    return log.pipe(
+      Effect.annotateLogs("failure", failureMessage(cause)),
+      // Start-up waits for the first attempt only, successful or not.
+      Effect.andThen(Deferred.succeed(listening, undefined)),
+      Effect.as(lost)
+    )
+  }
   const session = Effect.scoped(Effect.gen(function*() {
     const connection = yield* PgConnection.make({ ...pg.config, applicationName: LISTENER_NAME })
     const notifications = yield* connection.listen(NOTIFY_CHANNEL)
@@ -138,23 +170,20 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
     listenerPid = 0
   }))))
 
-  yield* session.pipe(
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-      const lost = listened
-      listened = false
-      const log = lost
-        ? Effect.logWarning("invalidation listener lost its database session; caches fall back to their TTL until it is back")
-        : Effect.logDebug("invalidation listener cannot reach the database yet")
-      return log.pipe(
-        Effect.annotateLogs("failure", failureMessage(cause)),
-        // Start-up waits for the first attempt only, successful or not.
-        Effect.andThen(Deferred.succeed(listening, undefined))
+  // Reconnects after 200 ms, doubling up to 10 s while the database stays out of reach, and from
+  // 200 ms again once a session has listened: one schedule for the process's life made each loss
+  // wait longer than the last (10 s from the seventh on), and while a process has no session
+  // nobody waits for it and its caches may serve old answers.
+  yield* Effect.gen(function*() {
+    let delay: number | undefined
+    while (true) {
+      const lost = yield* session.pipe(
+        Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : lostSession(cause))
       )
-    }),
-    Effect.repeat(Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("10 seconds")])),
-    Effect.forkScoped
-  )
+      delay = reconnectDelay(delay, lost)
+      yield* Effect.sleep(delay)
+    }
+  }).pipe(Effect.forkScoped)
   // Start-up waits (briefly) for LISTEN, so nothing published after the server is up is missed.
   yield* Deferred.await(listening).pipe(Effect.timeout("5 seconds"), Effect.ignore)
 
@@ -172,16 +201,22 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
    */
   const tell = (channel: InvalidationChannel, key: string) =>
     Effect.gen(function*() {
-      const others = yield* otherListeners()
       const number = ++sequence
       const notify = pg.notify(NOTIFY_CHANNEL, `${origin}\t${number}\t${channel}\t${key}`)
-      if (others.length === 0) return yield* notify
-      const waiting: Awaiting = { pending: new Set(others.map((row) => Number(row.pid))), done: Deferred.makeUnsafe<void>() }
+      // Acknowledgements arrive on this process's own session: without one, none can be heard.
+      if (listenerPid === 0) return yield* notify
+      const others = (yield* otherListeners()).map((row) => Number(row.pid))
+      const live = new Set(others)
+      for (const pid of unresponsive) if (!live.has(pid)) unresponsive.delete(pid)
+      const pending = new Set(others.filter((pid) => !unresponsive.has(pid)))
+      if (pending.size === 0) return yield* notify
+      const waiting: Awaiting = { pending, done: Deferred.makeUnsafe<void>() }
       awaiting.set(number, waiting)
       yield* Effect.gen(function*() {
         yield* notify
         const answered = yield* Deferred.await(waiting.done).pipe(Effect.timeoutOption(ACK_TIMEOUT))
         if (answered._tag === "None") {
+          for (const pid of waiting.pending) unresponsive.add(pid)
           yield* Effect.logWarning("invalidation: a process did not confirm in time; it falls back to its cache TTL").pipe(
             Effect.annotateLogs({ channel, processes: waiting.pending.size })
           )
@@ -205,6 +240,20 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   }
   return bus
 })
+
+/** The first three TAB-separated fields of a payload and everything after them. */
+const fieldsOf = (payload: string): ReadonlyArray<string> => {
+  const fields: Array<string> = []
+  let start = 0
+  for (let n = 0; n < 3; n++) {
+    const tab = payload.indexOf("\t", start)
+    if (tab === -1) break
+    fields.push(payload.slice(start, tab))
+    start = tab + 1
+  }
+  fields.push(payload.slice(start))
+  return fields
+}
 
 const failureMessage = (cause: Cause.Cause<unknown>) => {
   const error = Cause.squash(cause)

@@ -1,8 +1,8 @@
-import { assert, describe, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Logger, Redacted } from "effect"
 import { PgConnection } from "@effect/sql-pg"
 import { layerPostgres } from "../../src/db/Database.ts"
-import { type Invalidated, Invalidation, NOTIFY_CHANNEL } from "../../src/db/Invalidation.ts"
+import { type Invalidated, Invalidation, NOTIFY_CHANNEL, reconnectDelay } from "../../src/db/Invalidation.ts"
 import { adminQuery, throwawayDatabase } from "../support/database.ts"
 
 /** The bus of one "process": its own pool and LISTEN session on the shared database. */
@@ -26,6 +26,18 @@ const waitFor = (check: () => boolean, limitMs = 2000) =>
       yield* Effect.sleep("10 millis")
     }
   })
+
+describe("reconnecting the listening session", () => {
+  it("waits 200 ms, doubling to 10 s while it cannot connect, and 200 ms again after a session that listened is lost", () => {
+    const waits: Array<number> = []
+    let delay: number | undefined
+    for (const listened of [false, false, false, false, false, false, false, false, true, true, false]) {
+      delay = reconnectDelay(delay, listened)
+      waits.push(delay)
+    }
+    assert.deepStrictEqual(waits, [200, 400, 800, 1600, 3200, 6400, 10_000, 10_000, 200, 200, 400])
+  })
+})
 
 describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
   layer(Layer.empty, { excludeTestServices: true, timeout: 30_000 })((it) => {
@@ -70,14 +82,34 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
         assert.include(evicted, "b:org-2")
       }).pipe(Effect.scoped))
 
-    it.effect("a process that never confirms holds a publish up for a bounded time only", () =>
+    it.effect("a process that never confirms holds up one publish for a bounded time, not every one after", () =>
       Effect.gen(function*() {
         const db = yield* throwawayDatabase
+        const warnings: Array<string> = []
         const a = yield* processBus(db.url)
         // A session named like a listener that never answers (a stopped process).
         yield* PgConnection.make({ url: Redacted.make(db.url), applicationName: "vdb-invalidation" })
-        const published = yield* Effect.exit(a.publish("organization", "org-1"))
-        assert.strictEqual(published._tag, "Success")
+        for (const key of ["org-1", "org-2", "org-3"]) {
+          const published = yield* Effect.exit(a.publish("organization", key)).pipe(
+            Effect.provide(Logger.layer([Logger.make(({ logLevel, message }) => {
+              if (logLevel === "Warn") warnings.push(String(message))
+            })]))
+          )
+          assert.strictEqual(published._tag, "Success")
+        }
+        // The first publish waited for it and gave up; the later ones did not wait again.
+        assert.strictEqual(warnings.filter((w) => w.includes("did not confirm")).length, 1)
+      }).pipe(Effect.scoped))
+
+    it.effect("a key holding TABs and newlines reaches the other processes whole", () =>
+      Effect.gen(function*() {
+        const db = yield* throwawayDatabase
+        const a = yield* processBus(db.url)
+        const b = yield* processBus(db.url)
+        const seenB = yield* recorder(b)
+        const key = "GO-2024-0001\nCVE-2000-0001\tX\nCVE-2021-44228"
+        yield* a.publish("organization", key)
+        assert.deepStrictEqual(seenB, [{ _tag: "Key", key }])
       }).pipe(Effect.scoped))
   })
 })
