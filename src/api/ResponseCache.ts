@@ -62,7 +62,8 @@ export class ResponseCache extends Context.Service<ResponseCache, {
   grew(key: string, bytes: number): void
   readonly stats: () => { readonly entries: number; readonly bytes: number; readonly maxBytes: number }
 }>()("vdb/api/ResponseCache") {
-  static readonly make = Effect.fnUntraced(function*(maxBytes: number) {
+  /** `live`: whether the invalidation bus hears every change now (`InvalidationBus.live`); when not, nothing is served or kept. */
+  static readonly make = Effect.fnUntraced(function*(maxBytes: number, live: () => boolean = () => true) {
     const clock = yield* Clock.Clock
     const entries = new Map<string, Entry>()
     const byDependency = new Map<string, Set<string>>()
@@ -129,6 +130,7 @@ export class ResponseCache extends Context.Service<ResponseCache, {
       })
 
     const peek = <A>(key: string): Served<A> | undefined => {
+      if (!live()) return undefined
       const entry = entries.get(key)
       if (entry === undefined) return undefined
       // Most recently used last: re-inserting moves it to the end of the map's order.
@@ -143,7 +145,7 @@ export class ResponseCache extends Context.Service<ResponseCache, {
         if (hit !== undefined) return Effect.succeed(hit)
         const started = generation
         return Effect.map(build, (built): Served<A> => {
-          if (maxBytes > 0 && started === generation) insert(key, built)
+          if (maxBytes > 0 && started === generation && live()) insert(key, built)
           return { value: built.value, hit: false }
         })
       })
@@ -173,9 +175,9 @@ export class ResponseCache extends Context.Service<ResponseCache, {
 
   static readonly layer = Layer.effect(ResponseCache, Effect.gen(function*() {
     const maxBytes = Math.max(0, yield* Effect.orDie(ResponseCacheBytes))
-    const { evict, onBus, service, sweep } = yield* ResponseCache.make(maxBytes)
-    yield* sweep.pipe(Effect.repeat(Schedule.spaced(SWEEP_MILLIS)), Effect.forkScoped)
     const bus = yield* Invalidation
+    const { evict, onBus, service, sweep } = yield* ResponseCache.make(maxBytes, bus.live)
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced(SWEEP_MILLIS)), Effect.forkScoped)
     yield* bus.subscribe("vuln-records", onBus)
     // This process's own writes (and a store without the bus, like the tests' fixtures).
     const store = yield* VulnStore

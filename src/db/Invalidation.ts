@@ -27,6 +27,12 @@ export type Invalidated =
 type Evict = (event: Invalidated) => Effect.Effect<void>
 
 export interface InvalidationBus {
+  /**
+   * Whether this process hears every change now. False while its PostgreSQL listening session is
+   * down (lost, reconnecting): nobody waits for it then and it would miss changes, so the caches
+   * neither serve nor keep entries (they read the database) until it listens again.
+   */
+  live(): boolean
   publish(channel: InvalidationChannel, key: string): Effect.Effect<void>
   /** Runs `evict` on every invalidation of `channel` while the scope is open; registered before it returns. */
   subscribe(channel: InvalidationChannel, evict: Evict): Effect.Effect<void, never, Scope.Scope>
@@ -58,6 +64,7 @@ const makeLocalBus = () => {
       (entry) => Effect.sync(() => subscribers.get(channel)?.delete(entry))
     ).pipe(Effect.asVoid)
   const bus: InvalidationBus = {
+    live: () => true,
     publish: (channel, key) => deliver(channel, { _tag: "Key", key }),
     subscribe
   }
@@ -225,6 +232,7 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
     })
 
   const bus: InvalidationBus = {
+    live: () => listened,
     publish: (channel, key) =>
       Effect.andThen(
         local.deliver(channel, { _tag: "Key", key }),

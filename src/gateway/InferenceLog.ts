@@ -131,7 +131,7 @@ export class InferenceLog extends Context.Service<InferenceLog, {
     return InferenceLog.of({
       enabled: (orgUuid) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const cached = settings.get(orgUuid)
+          const cached = bus.live() ? settings.get(orgUuid) : undefined
           if (cached !== undefined && cached.until > now) return cached.enabled ? ON : OFF
           return readSetting(orgUuid).pipe(
             // Logging is not a security check: when the database is unreachable, skip it.

@@ -110,7 +110,7 @@ export const makeGuardrails = Effect.fnUntraced(function*(options: {
   readonly failOpen?: boolean | undefined
 }) {
   const bus = yield* Invalidation
-  const cache = makeRuleCache({ store: options.store, ttl: options.ttl ?? (yield* keyCacheTtl) })
+  const cache = makeRuleCache({ store: options.store, ttl: options.ttl ?? (yield* keyCacheTtl), live: bus.live })
   yield* bus.subscribe(
     "guardrail-rules",
     (event) => event._tag === "All" ? cache.invalidateAll : cache.invalidate(event.key)

@@ -26,7 +26,13 @@ const unavailable = new GuardrailsUnavailable()
  * A stale entry is still used when the store cannot be reached: only a cold
  * cache fails (`GuardrailsUnavailable`, 503 unless fail-open).
  */
-export const makeRuleCache = (options: { readonly store: GuardrailStore; readonly ttl: Duration.Duration }) => {
+export const makeRuleCache = (options: {
+  readonly store: GuardrailStore
+  readonly ttl: Duration.Duration
+  /** Whether the invalidation bus hears every change now; when not, each request re-reads the version. */
+  readonly live?: (() => boolean) | undefined
+}) => {
+  const live = options.live ?? (() => true)
   const { store } = options
   const ttlMillis = Duration.toMillis(options.ttl)
   const entries = new Map<string, Entry>()
@@ -75,7 +81,7 @@ export const makeRuleCache = (options: { readonly store: GuardrailStore; readonl
   const get = (orgUuid: string): Effect.Effect<CompiledRuleSet, GuardrailsUnavailable> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const held = entries.get(orgUuid)
-      return held !== undefined && now - held.checkedAt < ttlMillis ? Effect.succeed(held.ruleSet) : refresh(orgUuid, held)
+      return held !== undefined && now - held.checkedAt < ttlMillis && live() ? Effect.succeed(held.ruleSet) : refresh(orgUuid, held)
     })
 
   /** Marks the organization's entry stale: the next request re-reads the version. */

@@ -145,7 +145,7 @@ export class Organizations extends Context.Service<Organizations, {
       if (row === undefined) return yield* notFound(uuid)
       const secret = yield* box.open(row.secret_sealed).pipe(Effect.orDie)
       const value: SecretOf = { org: toOrganization(row), secret: Redacted.make(secret) }
-      if (started === generation) {
+      if (started === generation && bus.live()) {
         opened.delete(row.uuid)
         if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!)
         opened.set(row.uuid, { at: now, value })
@@ -153,8 +153,9 @@ export class Organizations extends Context.Service<Organizations, {
       return value
     })
     // Keys are canonical (lower-case) UUIDs, which is what clients send; anything else is read (and checked).
+    // While the bus is not live (its session reconnecting) a change could go unheard: read every time.
     const secretOf = (raw: string) => {
-      const hit = opened.get(raw)
+      const hit = bus.live() ? opened.get(raw) : undefined
       return hit === undefined ? read(raw) : Effect.succeed(hit.value)
     }
 

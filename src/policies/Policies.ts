@@ -1,4 +1,4 @@
-import { Cache, Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import {
   type GatewayPolicyEntry,
   type NewPolicyEntry,
@@ -83,9 +83,9 @@ export class Policies extends Context.Service<Policies, {
       if (!removed) return yield* notFound(entryUuid)
     })
 
-    const snapshot = (orgUuid: string) => Cache.get(cache, orgUuid.toLowerCase())
+    const snapshot = (orgUuid: string) => cache.get(orgUuid.toLowerCase())
 
-    const invalidate = (orgUuid: string) => Cache.invalidate(cache, orgUuid.toLowerCase())
+    const invalidate = (orgUuid: string) => cache.invalidate(orgUuid.toLowerCase())
 
     return Policies.of({ add, list, remove, snapshot, invalidate })
   })

@@ -1,4 +1,4 @@
-import { Cache, Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import type { InvalidationBus } from "../db/Invalidation.ts"
 import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
@@ -60,7 +60,7 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
   ): Effect.Effect<Redacted.Redacted<string>, ProviderKeyMissing | ProviderKeyUnreadable | BackendUnavailable> => {
     if (!UUID.test(orgUuid) || !SLUG.test(provider)) return Effect.fail(new ProviderKeyMissing({ provider }))
     const org = orgUuid.toLowerCase()
-    return Effect.flatMap(Cache.get(cache, cacheKey(org, provider)), (entry): Effect.Effect<
+    return Effect.flatMap(cache.get(cacheKey(org, provider)), (entry): Effect.Effect<
       Redacted.Redacted<string>,
       ProviderKeyMissing | ProviderKeyUnreadable
     > =>

@@ -1,4 +1,4 @@
-import { Cache, Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { Invalidation, type InvalidationBus } from "../../db/Invalidation.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
 import { makeBackendCache } from "../keys/BackendCache.ts"
@@ -111,7 +111,7 @@ export const makeCustomProviders = Effect.fnUntraced(function*(options: {
   const lookup = (orgUuid: string | undefined, slug: string): Effect.Effect<CustomRoute | undefined, BackendUnavailable> =>
     orgUuid === undefined || !UUID.test(orgUuid) || !SLUG.test(slug)
       ? Effect.succeed(undefined)
-      : Effect.map(Cache.get(cache, orgUuid.toLowerCase()), (routes) => routes.get(slug))
+      : Effect.map(cache.get(orgUuid.toLowerCase()), (routes) => routes.get(slug))
 
   const add = Effect.fn("CustomProviders.add")(function*(orgUuid: string, input: NewCustomProvider) {
     const org = orgUuid.toLowerCase()

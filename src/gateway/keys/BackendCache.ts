@@ -10,8 +10,15 @@ import type { BackendUnavailable } from "./ServiceKeyErrors.ts"
  *   is logged (never with the data) and becomes `unavailable`: it fails closed;
  * - only successes are kept, for `ttl`, so a failed read is retried by the next request;
  * - every event on `channels` evicts at once (keys are lower case), in every
- *   process; the TTL only bounds a lost notification.
+ *   process; the TTL only bounds a lost notification;
+ * - while the bus is not live (its listening session is reconnecting) nothing is
+ *   served from the cache: every request reads.
  */
+export interface BackendCache<A> {
+  get(key: string): Effect.Effect<A, BackendUnavailable>
+  invalidate(key: string): Effect.Effect<void>
+}
+
 export const makeBackendCache = <A, R>(options: {
   /** Names the backend in the warning: `gateway <what> backend unavailable`. */
   readonly what: string
@@ -20,7 +27,7 @@ export const makeBackendCache = <A, R>(options: {
   readonly ttl: Duration.Duration
   readonly bus: InvalidationBus
   readonly channels: ReadonlyArray<InvalidationChannel>
-}): Effect.Effect<Cache.Cache<string, A, BackendUnavailable>, never, R | Scope.Scope> =>
+}): Effect.Effect<BackendCache<A>, never, R | Scope.Scope> =>
   Effect.gen(function*() {
     const warning = `gateway ${options.what} backend unavailable`
     const read = (key: string): Effect.Effect<A, BackendUnavailable, R> =>
@@ -43,5 +50,10 @@ export const makeBackendCache = <A, R>(options: {
       yield* options.bus.subscribe(channel, (event) =>
         event._tag === "All" ? Cache.invalidateAll(cache) : Cache.invalidate(cache, event.key.toLowerCase()))
     }
-    return cache
+    const context = yield* Effect.context<R>()
+    const bus = options.bus
+    return {
+      get: (key) => bus.live() ? Cache.get(cache, key) : Effect.provideContext(read(key), context),
+      invalidate: (key) => Cache.invalidate(cache, key)
+    }
   })

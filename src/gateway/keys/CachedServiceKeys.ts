@@ -1,4 +1,4 @@
-import { Cache, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { InvalidationBus } from "../../db/Invalidation.ts"
 import type { Organizations } from "../../orgs/Organizations.ts"
 import { makeBackendCache } from "./BackendCache.ts"
@@ -59,7 +59,7 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
     if (!UUID.test(orgUuid) || !isServiceKeyShaped(presentedKey)) return INVALID
     const presented = serviceKeyVerifier(presentedKey)
     return Effect.map(
-      Cache.get(cache, orgUuid.toLowerCase()),
+      cache.get(orgUuid.toLowerCase()),
       (state): ServiceKeyCheck =>
         state.active && state.verifier !== undefined && verifierMatches(presented, state.verifier)
           ? "valid"
