@@ -155,7 +155,7 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
     const lost = listened
     listened = false
     const log = lost
-      ? Effect.logWarning("invalidation listener lost its database session; caches fall back to their TTL until it is back")
+      ? Effect.logWarning("invalidation listener lost its database session; caches read the database until it is back")
       : Effect.logDebug("invalidation listener cannot reach the database yet")
     return log.pipe(
       Effect.annotateLogs("failure", failureMessage(cause)),
@@ -224,7 +224,7 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
         const answered = yield* Deferred.await(waiting.done).pipe(Effect.timeoutOption(ACK_TIMEOUT))
         if (answered._tag === "None") {
           for (const pid of waiting.pending) unresponsive.add(pid)
-          yield* Effect.logWarning("invalidation: a process did not confirm in time; it falls back to its cache TTL").pipe(
+          yield* Effect.logWarning("invalidation: a process did not confirm in time; until it does, its caches are bounded by their TTL").pipe(
             Effect.annotateLogs({ channel, processes: waiting.pending.size })
           )
         }
