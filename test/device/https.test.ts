@@ -1,11 +1,9 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
-import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { Members } from "../../src/members/Members.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
-import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
-import { siteDomains } from "./siteDomains.ts"
+import { siteApp } from "./siteDomains.ts"
 
 /**
  * The site behind an https origin (`VDB_SITE_URL`), in-process on the memory
@@ -14,13 +12,7 @@ import { siteDomains } from "./siteDomains.ts"
  */
 const ORIGIN = "https://vdb.example"
 
-const Domains = siteDomains()
-
-const App = HttpRouter.serve(SiteRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Domains),
-  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_SITE_URL: `${ORIGIN}/` })))
-)
+const App = siteApp(ORIGIN)
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>

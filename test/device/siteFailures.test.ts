@@ -1,12 +1,10 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Logger } from "effect"
-import { HttpClient, HttpClientRequest, HttpRouter } from "effect/http"
+import { Effect, Layer, Logger } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { Members } from "../../src/members/Members.ts"
 import { Sessions } from "../../src/members/Sessions.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
-import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
-import { siteDomains } from "./siteDomains.ts"
+import { siteApp, siteDomains } from "./siteDomains.ts"
 
 /**
  * A defect on the site (src/site/SiteRoutes.ts, SiteFailures): sessions that fail as a broken
@@ -22,13 +20,8 @@ const BrokenSessions = Layer.effect(Sessions, Effect.gen(function*() {
 })).pipe(Layer.provide(Sessions.layerMemory))
 
 const logged: Array<string> = []
-const Domains = siteDomains(BrokenSessions)
-
-const App = HttpRouter.serve(SiteRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provideMerge(NodeHttpServer.layerTest),
-  Layer.provideMerge(Domains),
-  Layer.provide(Logger.layer([Logger.map(Logger.formatJson, (line) => void logged.push(line))])),
-  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_SITE_URL: `${ORIGIN}/` })))
+const App = siteApp(ORIGIN, siteDomains(BrokenSessions)).pipe(
+  Layer.provide(Logger.layer([Logger.map(Logger.formatJson, (line) => void logged.push(line))]))
 )
 
 describe("a defect on the site", () => {
