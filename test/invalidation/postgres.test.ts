@@ -12,6 +12,14 @@ const processBus = (url: string) =>
     (context) => Context.get(context, Invalidation)
   )
 
+/** `count` processes' buses on one throwaway database. */
+const processes = (count: number) =>
+  Effect.flatMap(throwawayDatabase, (db) =>
+    Effect.map(
+      Effect.forEach(Array.from({ length: count }), () => processBus(db.url)),
+      (buses) => ({ db, buses })
+    ))
+
 const recorder = Effect.fnUntraced(function*(bus: Context.Service.Shape<typeof Invalidation>) {
   const seen: Array<Invalidated> = []
   yield* bus.subscribe("organization", (event) => Effect.sync(() => void seen.push(event)))
@@ -43,9 +51,7 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
   layer(Layer.empty, { excludeTestServices: true, timeout: 30_000 })((it) => {
     it.effect("a publish reaches every process once, the publisher first; foreign payloads are ignored", () =>
       Effect.gen(function*() {
-        const db = yield* throwawayDatabase
-        const a = yield* processBus(db.url)
-        const b = yield* processBus(db.url)
+        const { buses: [a, b], db } = yield* processes(2)
         const seenA = yield* recorder(a)
         const seenB = yield* recorder(b)
 
@@ -66,10 +72,7 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
 
     it.effect("a publish returns once every other process has evicted: the change is in force everywhere", () =>
       Effect.gen(function*() {
-        const db = yield* throwawayDatabase
-        const a = yield* processBus(db.url)
-        const b = yield* processBus(db.url)
-        const c = yield* processBus(db.url)
+        const { buses: [a, b, c] } = yield* processes(3)
         // Busy processes: each takes its time to evict, as one under load reads its session late.
         const evicted: Array<string> = []
         for (const [name, bus] of [["b", b], ["c", c]] as const) {
@@ -84,9 +87,8 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
 
     it.effect("a process that never confirms holds up one publish for a bounded time, not every one after", () =>
       Effect.gen(function*() {
-        const db = yield* throwawayDatabase
         const warnings: Array<string> = []
-        const a = yield* processBus(db.url)
+        const { buses: [a], db } = yield* processes(1)
         // A session named like a listener that never answers (a stopped process).
         yield* PgConnection.make({ url: Redacted.make(db.url), applicationName: "vdb-invalidation" })
         for (const key of ["org-1", "org-2", "org-3"]) {
@@ -103,9 +105,7 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
 
     it.effect("a key holding TABs and newlines reaches the other processes whole", () =>
       Effect.gen(function*() {
-        const db = yield* throwawayDatabase
-        const a = yield* processBus(db.url)
-        const b = yield* processBus(db.url)
+        const { buses: [a, b] } = yield* processes(2)
         const seenB = yield* recorder(b)
         const key = "GO-2024-0001\nCVE-2000-0001\tX\nCVE-2021-44228"
         yield* a.publish("organization", key)
