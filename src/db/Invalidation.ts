@@ -131,12 +131,13 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
   // third TAB: an identifier may hold one (an alias as an advisory wrote it), and `split` with a
   // limit dropped the rest of the message, every identifier after it included.
   const received = (payload: string) => {
-    const [from, sequenceText, channel, key] = fieldsOf(payload)
-    if (from === "ack") {
-      const [, to, number, pid] = [from, sequenceText, channel, key]
+    const fields = fieldsOf(payload)
+    if (fields[0] === "ack") {
+      const [, to, number, pid] = fields
       if (to === origin && number !== undefined && pid !== undefined) acknowledged(number, Number(pid))
       return Effect.void
     }
+    const [from, sequenceText, channel, key] = fields
     if (from === origin || sequenceText === undefined || channel === undefined || key === undefined || !CHANNELS.has(channel)) {
       return Effect.void
     }

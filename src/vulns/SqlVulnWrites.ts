@@ -57,11 +57,11 @@ export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem
       SELECT vuln_raw.source, vuln_raw.identifier, vuln_raw.content_hash, n.content_hash AS normalised_hash
       FROM vuln_raw LEFT JOIN vuln_normalised n ON n.source = vuln_raw.source AND n.identifier = vuln_raw.identifier
       WHERE ${byKeys(sql, "vuln_raw", "source", "identifier", items)}`
-    const known = new Map(existing.map((row) => [`${row.source}\u0000${row.identifier}`, row]))
+    const known = new Map(existing.map((row) => [rawKeyOf(row), row]))
     const results: Array<RawResult> = []
     const changed: Array<RawItem> = []
     for (const item of items) {
-      const row = known.get(`${item.source}\u0000${item.identifier}`)
+      const row = known.get(rawKeyOf(item))
       if (row === undefined) {
         results.push({ outcome: "inserted", pending: true })
         changed.push(item)
