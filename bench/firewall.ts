@@ -16,7 +16,7 @@ import { fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { loadavg } from "node:os"
+import { cpus, loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -276,6 +276,7 @@ const drive = async () => {
   const result = {
     date: new Date().toISOString(),
     node: process.version,
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
     case: "4 KiB chat request, 20 enabled guardrail rules, none matching",
     requestBytes: Buffer.byteLength(chatRequest),
     enabledRules: RULES.length,

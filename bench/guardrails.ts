@@ -7,6 +7,7 @@
 // Baselines, same run, same bytes: one `Buffer.indexOf` pass for an absent needle, and one
 // RE2 `test` of a single pattern over the body. Writes bench/results/guardrails.json.
 import { mkdirSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Duration, Effect } from "effect"
@@ -178,6 +179,8 @@ const program = Effect.gen(function*() {
   const scanMBs = mbPerSecond(clean.length, scan)
   const result = {
     date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+    loadAverage: loadavg().map((n) => Math.round(n * 100) / 100),
     patterns: PATTERNS.length,
     bodyBytes: clean.length,
     segments: (cleanParsed.messages as Array<unknown>).length,
