@@ -171,7 +171,43 @@ const withErrorBody = (response: HttpServerResponse.HttpServerResponse, method: 
   const refusal = response.body._tag === "Empty" && response.headers["content-type"] === undefined
     ? bareRefusal(response.status, method)
     : undefined
-  return refusal === undefined ? response : errorBody(response.status, refusal[0], refusal[1], response.headers)
+  return refusal === undefined ? jsonRpcRefusal(response) : errorBody(response.status, refusal[0], refusal[1], response.headers)
+}
+
+/** The JSON-RPC codes of a message the server could not take at all: not JSON, or not a JSON-RPC message. */
+const PARSE_ERROR = -32700
+const INVALID_REQUEST = -32600
+/** The library's refusals are about 150 bytes; a response past this is a handler's answer, never read here. */
+const MAX_REFUSAL_BYTES = 1024
+const TAG = Buffer.from('"_tag"')
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The MCP library's own JSON-RPC refusals of a message, sent before any handler runs, in the JSON-RPC
+ * form without what the library adds:
+ * - its error class's `_tag` beside `code` and `message` (a JSON-RPC error object has `code`,
+ *   `message` and `data`; the tag names a class of the library), dropped;
+ * - HTTP 200 for a body that is not JSON (-32700) or not a JSON-RPC message (-32600). The MCP
+ *   transport says a server that cannot accept a POSTed message answers an HTTP error status, and
+ *   the MCP SDKs answer 400, so these are 400 (the library already answers 400 for an empty batch).
+ * Handlers' errors (unknown method, unknown tool, invalid arguments) are 200 and carry no tag: they
+ * pass as they are, as does anything that is not a small JSON body holding `"_tag"`.
+ */
+const jsonRpcRefusal = (response: HttpServerResponse.HttpServerResponse) => {
+  const body = response.body
+  if (body._tag !== "Uint8Array" || body.body.byteLength > MAX_REFUSAL_BYTES || !body.contentType.startsWith("application/json")) return response
+  if (Buffer.from(body.body.buffer, body.body.byteOffset, body.body.byteLength).indexOf(TAG) === -1) return response
+  let message: unknown
+  try {
+    message = JSON.parse(new TextDecoder().decode(body.body))
+  } catch {
+    return response
+  }
+  if (!isRecord(message) || !isRecord(message.error) || !("_tag" in message.error)) return response
+  const { _tag, ...error } = message.error
+  const status = response.status === 200 && (error.code === PARSE_ERROR || error.code === INVALID_REQUEST) ? 400 : response.status
+  return HttpServerResponse.jsonUnsafe({ jsonrpc: message.jsonrpc, id: message.id, error }, { status, headers: response.headers })
 }
 
 type Caller =

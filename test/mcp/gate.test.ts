@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, runVdb } from "../support/processes.ts"
-import { type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
+import { MCP_HEADERS, type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
 
 /**
  * The HTTP gate in front of `/mcp` (src/mcp/McpGate.ts) on a real `bin/vdb serve mcp`: what a POST
@@ -207,5 +207,39 @@ describe("MCP gate: the MCP server's bare HTTP refusals get an error body", () =
     const noSession = await fetch(mcpUrl, { method: "DELETE", headers: { authorization: org.apiKey } })
     expect(noSession.status).toBe(400)
     expect(await noSession.json()).toEqual({ error: { code: "bad_request", message: "send the Mcp-Session-Id of the session to end" } })
+  })
+})
+
+describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
+  /** A POST of `text` as it is (postMcp sends JSON). */
+  const postText = (apiKey: string, text: string, headers: Record<string, string> = {}) =>
+    fetch(mcpUrl, { method: "POST", headers: { authorization: apiKey, ...MCP_HEADERS, ...headers }, body: text })
+
+  it("not JSON is 400 -32700 and not JSON-RPC 400 -32600, in the JSON-RPC form with no library tag; a handler's error stays 200", async () => {
+    const org = await newOrg("gate-jsonrpc")
+    const session = await initialize(org.apiKey, "2025-06-18")
+
+    for (const headers of [{}, session]) {
+      const notJson = await postText(org.apiKey, "{not json", headers)
+      expect(notJson.status).toBe(400)
+      expect(notJson.headers.get("x-ratelimit-limit-minute")).toBe("0")
+      expect(await notJson.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })
+
+      const noMethod = await post(org.apiKey, { jsonrpc: "2.0", id: 7 }, headers)
+      expect(noMethod.status).toBe(400)
+      expect(await noMethod.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32600, message: "Invalid Request" } })
+    }
+
+    // Refusals that were already an HTTP error keep their status, without the tag.
+    const noSession = await post(org.apiKey, toolCall(8))
+    expect(noSession.status).toBe(400)
+    const refused = (await noSession.json()) as { id: number; error: Record<string, unknown> }
+    expect(refused.id).toBe(8)
+    expect(refused.error.code).toBe(-32600)
+    expect(refused.error).not.toHaveProperty("_tag")
+
+    const unknown = await post(org.apiKey, { jsonrpc: "2.0", id: 9, method: "no/such/method" }, session)
+    expect(unknown.status).toBe(200)
+    expect(await unknown.json()).toEqual({ jsonrpc: "2.0", id: 9, error: { code: -32601, message: "Method not found: no/such/method" } })
   })
 })

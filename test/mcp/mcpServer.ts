@@ -33,7 +33,7 @@ export const startMcpServer = async (settings: Record<string, string> = {}): Pro
   }
 }
 
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+export const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
 /** A raw JSON-RPC POST to `/mcp` with an organization's API key. */
 export const postMcp = (mcpUrl: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
