@@ -19,7 +19,15 @@ export const KiroSignIn = Schema.Struct({
   clientId: Schema.optionalKey(Schema.NonEmptyString),
   clientSecret: Schema.optionalKey(Schema.NonEmptyString),
   profileArn: Schema.optionalKey(Schema.NonEmptyString),
-  region: Schema.optionalKey(Region)
+  region: Schema.optionalKey(Region),
+  /**
+   * The access token last minted from this sign-in and when it expires (ISO 8601), as Kiro's own
+   * token file keeps them. The gateway writes both back with every refresh, so another process
+   * sharing the database uses that token instead of refreshing again; one given with the sign-in is
+   * used until it expires. An `expiresAt` that is no date leaves the token unused.
+   */
+  accessToken: Schema.optionalKey(Schema.NonEmptyString),
+  expiresAt: Schema.optionalKey(Schema.String)
 })
 export type KiroSignIn = typeof KiroSignIn.Type
 

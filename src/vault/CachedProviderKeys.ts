@@ -87,5 +87,44 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
 
   const list = Effect.fn("ProviderKeys.list")((orgUuid: string) => store.list(orgUuid.toLowerCase()))
 
-  return { get, set, remove, list }
+  const exclusive = <A, E>(
+    orgUuid: string,
+    provider: string,
+    f: (stored: Redacted.Redacted<string> | undefined) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
+  ): Effect.Effect<A, E | ProviderKeyUnreadable | BackendUnavailable> => {
+    const org = orgUuid.toLowerCase()
+    const key = cacheKey(org, provider)
+    // Where a defect came from decides what it means: the database before `f` (unavailable), `f`
+    // itself (a defect), or the write after it (logged: `f`'s result stands, as it would had the
+    // write been lost a moment later).
+    let phase: "read" | "run" | "write" = "read"
+    let outcome: { readonly value: A; readonly written: boolean } | undefined
+    const locked = Effect.gen(function*() {
+      const entry = yield* readEntry(key)
+      if (entry === "unreadable") return yield* new ProviderKeyUnreadable({ provider })
+      phase = "run"
+      const [value, write] = yield* f(entry === "missing" ? undefined : entry)
+      outcome = { value, written: write !== undefined }
+      if (write === undefined) return
+      phase = "write"
+      yield* store.put(org, provider, yield* sealProviderKey(box, org, provider, Redacted.value(write)), box.keyId)
+    })
+    return store.exclusive(org, provider, locked).pipe(
+      Effect.catchDefect((defect) =>
+        phase === "read"
+          ? Effect.fail(unavailable)
+          : phase === "run" || outcome === undefined
+          ? Effect.die(defect)
+          : Effect.logError(`${provider} key: the value the lock holder produced could not be stored`).pipe(
+            Effect.andThen(Effect.sync(() => (outcome = { value: outcome!.value, written: false })))
+          )
+      ),
+      Effect.andThen(Effect.suspend(() => {
+        const done = outcome!
+        return done.written ? Effect.as(bus.publish("provider-key", key), done.value) : Effect.succeed(done.value)
+      }))
+    )
+  }
+
+  return { get, set, remove, list, exclusive }
 })

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { makeLocalLocks, SharedDatabase } from "../db/SharedDatabase.ts"
 
 export interface ProviderKeyEntry {
   readonly provider: string
@@ -13,10 +14,17 @@ export interface ProviderKeyStore {
   put(orgUuid: string, provider: string, sealed: string, keyId: string): Effect.Effect<void>
   remove(orgUuid: string, provider: string): Effect.Effect<boolean>
   list(orgUuid: string): Effect.Effect<ReadonlyArray<ProviderKeyEntry>>
+  /**
+   * Runs `effect` holding the (organization, provider) lock that every process of the database takes
+   * (on a shared PostgreSQL, an advisory lock in a transaction the reads and writes inside join).
+   */
+  exclusive<A, E>(orgUuid: string, provider: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E>
 }
 
 export const sqlProviderKeyStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const shared = yield* SharedDatabase
+  const local = makeLocalLocks()
 
   const sealedOf = (orgUuid: string, provider: string) =>
     sql<{ readonly sealed: string }>`
@@ -49,13 +57,26 @@ export const sqlProviderKeyStore = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { sealedOf, put, remove, list } satisfies ProviderKeyStore
+  const exclusive = <A, E>(orgUuid: string, provider: string, effect: Effect.Effect<A, E>) =>
+    shared
+      ? sql.withTransaction(
+        Effect.andThen(
+          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`provider_keys:${orgUuid}/${provider}`}, 0))`.pipe(Effect.orDie),
+          effect
+        )
+      ).pipe(Effect.catchTag("SqlError", Effect.die))
+      // One process: no transaction, so PGlite's single session is not held while `effect` waits on the network.
+      : local(`${orgUuid}/${provider}`, effect)
+
+  return { sealedOf, put, remove, list, exclusive } satisfies ProviderKeyStore
 })
 
 export const memoryProviderKeyStore = (): ProviderKeyStore => {
   const rows = new Map<string, { sealed: string; entry: ProviderKeyEntry }>()
   const id = (orgUuid: string, provider: string) => `${orgUuid}/${provider}`
+  const local = makeLocalLocks()
   return {
+    exclusive: (orgUuid, provider, effect) => local(id(orgUuid, provider), effect),
     sealedOf: (orgUuid, provider) => Effect.sync(() => rows.get(id(orgUuid, provider))?.sealed),
     put: (orgUuid, provider, sealed) =>
       Effect.sync(() => {

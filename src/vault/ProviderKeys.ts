@@ -29,6 +29,18 @@ export class ProviderKeys extends Context.Service<ProviderKeys, {
   remove(orgUuid: string, provider: string): Effect.Effect<boolean>
   /** Providers and timestamps only. */
   list(orgUuid: string): Effect.Effect<ReadonlyArray<ProviderKeyEntry>>
+  /**
+   * For a value that changes as it is used (a Kiro sign-in, whose refresh token the provider
+   * rotates): runs `f` with the value stored now, read past this process's cache, holding a lock
+   * every process of the database takes for this (organization, provider). What `f` asks to store
+   * is written before the lock is released and published once it is; if that write fails, `f`'s
+   * result still stands and the failure is logged.
+   */
+  exclusive<A, E>(
+    orgUuid: string,
+    provider: string,
+    f: (stored: Redacted.Redacted<string> | undefined) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
+  ): Effect.Effect<A, E | ProviderKeyUnreadable | BackendUnavailable>
 }>()("vdb/vault/ProviderKeys") {
   static readonly layer = Layer.effect(
     ProviderKeys,

@@ -1,7 +1,7 @@
 import { Clock, Context, Deferred, Effect, Layer, Redacted } from "effect"
 import { ProviderCredentialInvalid, type UpstreamAuthFailed } from "../../../schema/GatewayError.ts"
 import { isRefused, type KiroSignIn, parseKiroSignIn } from "../../../schema/KiroSignIn.ts"
-import { type ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
+import { ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import { UpstreamClient } from "../relay/UpstreamClient.ts"
 import { type KiroAuthEndpoints, kiroAuthEndpoints, refreshSignIn } from "./KiroAuth.ts"
@@ -46,13 +46,30 @@ const KIRO = "kiro"
 const credentialInvalid = new ProviderCredentialInvalid({ provider: KIRO })
 
 /**
+ * When to stop using the access token a stored sign-in carries (written by a process that refreshed
+ * it, or given with the sign-in), by the same rule as a token minted here over what is left of its
+ * life; undefined when it carries none, it has expired, or its `expiresAt` is no date.
+ */
+const storedTokenRefreshAt = (signIn: KiroSignIn, now: number): number | undefined => {
+  if (signIn.accessToken === undefined || signIn.expiresAt === undefined) return undefined
+  const expires = Date.parse(signIn.expiresAt)
+  if (!Number.isFinite(expires) || expires <= now) return undefined
+  return refreshAtOf(now, (expires - now) / 1000)
+}
+
+/**
  * Access tokens for the Kiro API, minted from the organization's sign-in in
  * the vault and kept until shortly before they expire. One refresh per
- * organization at a time: concurrent requests wait for the same call (it
- * runs detached, so a client that goes away does not abort it for the
- * others). A refresh token the provider rotates is written back to the vault
- * at once: the old one no longer works. Tokens stay `Redacted`; neither they
- * nor the sign-in reach a log or an error.
+ * organization at a time, across processes: concurrent requests here wait for
+ * the same call (it runs detached, so a client that goes away does not abort
+ * it for the others), and the call runs under the vault's lock for the
+ * sign-in (`ProviderKeys.exclusive`, shared by every process of a PostgreSQL
+ * database), after reading the sign-in as stored then. Every refresh writes
+ * the sign-in back with the new access token and its expiry (and a rotated
+ * refresh token: the old one no longer works), so another process uses that
+ * token rather than refreshing again, and one that was waiting for the lock
+ * finds it there. Tokens stay `Redacted`; neither they nor the sign-in reach a
+ * log or an error.
  */
 export class KiroTokens extends Context.Service<KiroTokens, {
   access(orgUuid: string): Effect.Effect<KiroAccess, KiroTokenFailure>
@@ -64,7 +81,7 @@ export class KiroTokens extends Context.Service<KiroTokens, {
       const providerKeys = yield* ProviderKeys
       const upstream = yield* UpstreamClient
       const minted = new Map<string, Minted>()
-      const inflight = new Map<string, Deferred.Deferred<KiroAccess, UpstreamAuthFailed>>()
+      const inflight = new Map<string, Deferred.Deferred<KiroAccess, KiroTokenFailure>>()
       // The vault hands back the same string until the key changes: parse each stored value once.
       const parsed = new Map<string, { readonly text: string; readonly signIn: KiroSignIn }>()
 
@@ -79,34 +96,57 @@ export class KiroTokens extends Context.Service<KiroTokens, {
         return entry
       })
 
-      const mint = Effect.fnUntraced(function*(orgUuid: string, signIn: KiroSignIn, text: string, now: number) {
-        const answer = yield* refreshSignIn(upstream, endpoints, signIn)
-        const profileArn = answer.profileArn ?? signIn.profileArn
-        const rotated = answer.refreshToken !== undefined && answer.refreshToken !== signIn.refreshToken
-        const current: KiroSignIn = rotated || profileArn !== signIn.profileArn
-          ? { ...signIn, refreshToken: answer.refreshToken ?? signIn.refreshToken, ...(profileArn ? { profileArn } : {}) }
-          : signIn
-        const access: KiroAccess = { token: answer.accessToken, profileArn }
-        const written = current === signIn ? undefined : JSON.stringify(current)
-        const previous = minted.get(orgUuid)
-        const stored = new Set([text, ...(written === undefined ? [] : [written])])
-        // Refreshed from a superseded value: that value still stands for this sign-in.
-        if (previous !== undefined && previous.signIn === signIn) for (const value of previous.stored) stored.add(value)
-        minted.set(orgUuid, { access, refreshAt: refreshAtOf(now, answer.expiresInSeconds), signIn: current, stored })
-        if (written !== undefined) {
-          yield* providerKeys.set(orgUuid, KIRO, Redacted.make(written)).pipe(
-            // The token in memory still works; the next rotation tries again.
-            Effect.catchCause(() => Effect.logError("kiro: the rotated sign-in could not be stored in the vault"))
-          )
-        }
+      /** Uses the access token a stored sign-in carries, while it lasts. */
+      const adopt = (orgUuid: string, signIn: KiroSignIn, text: string, now: number): KiroAccess | undefined => {
+        const refreshAt = storedTokenRefreshAt(signIn, now)
+        if (refreshAt === undefined) return undefined
+        const access: KiroAccess = { token: Redacted.make(signIn.accessToken!), profileArn: signIn.profileArn }
+        minted.set(orgUuid, { access, refreshAt, signIn, stored: new Set([text]) })
         return access
-      })
+      }
+
+      /** One refresh, under the vault's lock for the sign-in; `signIn` (stored as `text`) is what this process holds. */
+      const mint = (orgUuid: string, signIn: KiroSignIn, text: string, now: number) =>
+        providerKeys.exclusive(orgUuid, KIRO, (stored) =>
+          Effect.gen(function*() {
+            if (stored === undefined) return yield* new ProviderKeyMissing({ provider: KIRO })
+            const storedText = Redacted.value(stored)
+            const previous = minted.get(orgUuid)
+            let from = signIn
+            let fromText = text
+            // Stored since this process read it, by another process's refresh or as a new sign-in: that
+            // is the sign-in now, and a token it carries is used instead of refreshing again.
+            if (storedText !== text && previous?.stored.has(storedText) !== true) {
+              const current = parseKiroSignIn(storedText)
+              if (isRefused(current)) return yield* credentialInvalid
+              const adopted = adopt(orgUuid, current, storedText, now)
+              if (adopted !== undefined) return [adopted, undefined] as const
+              from = current
+              fromText = storedText
+            }
+            const answer = yield* refreshSignIn(upstream, endpoints, from)
+            const profileArn = answer.profileArn ?? from.profileArn
+            const current: KiroSignIn = {
+              ...from,
+              refreshToken: answer.refreshToken ?? from.refreshToken,
+              ...(profileArn ? { profileArn } : {}),
+              accessToken: Redacted.value(answer.accessToken),
+              expiresAt: new Date(now + answer.expiresInSeconds * 1000).toISOString()
+            }
+            const access: KiroAccess = { token: answer.accessToken, profileArn }
+            const written = JSON.stringify(current)
+            const values = new Set([fromText, storedText, written])
+            // Refreshed from a superseded value: that value still stands for this sign-in.
+            if (previous !== undefined && previous.signIn === from) for (const value of previous.stored) values.add(value)
+            minted.set(orgUuid, { access, refreshAt: refreshAtOf(now, answer.expiresInSeconds), signIn: current, stored: values })
+            return [access, Redacted.make(written)] as const
+          }))
 
       /** Joins the refresh in flight for this organization, or starts one. */
       const refreshOnce = (orgUuid: string, signIn: KiroSignIn, text: string, now: number) => {
         const running = inflight.get(orgUuid)
         if (running !== undefined) return Deferred.await(running)
-        const deferred = Deferred.makeUnsafe<KiroAccess, UpstreamAuthFailed>()
+        const deferred = Deferred.makeUnsafe<KiroAccess, KiroTokenFailure>()
         inflight.set(orgUuid, deferred)
         const settle = Effect.exit(mint(orgUuid, signIn, text, now)).pipe(
           Effect.flatMap((exit) =>
@@ -125,6 +165,11 @@ export class KiroTokens extends Context.Service<KiroTokens, {
         const known = minted.get(orgUuid)
         const sameSignIn = known !== undefined && known.stored.has(text)
         if (sameSignIn && now < known.refreshAt) return known.access
+        // Another process's refresh, or a sign-in stored with its token: used while it lasts.
+        if (!sameSignIn) {
+          const adopted = adopt(orgUuid, signIn, text, now)
+          if (adopted !== undefined) return adopted
+        }
         // A vault that still shows the refresh token we rotated away from: refresh with the new one we hold.
         return yield* refreshOnce(orgUuid, sameSignIn ? known.signIn : signIn, text, now)
       })

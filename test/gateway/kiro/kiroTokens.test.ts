@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Redacted } from "effect"
+import { Clock, Effect, Fiber, Layer, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { KiroTokens } from "../../../src/gateway/kiro/KiroTokens.ts"
@@ -75,7 +75,14 @@ describe("KiroTokens", () => {
       })
       yield* accessToken
       const stored = JSON.parse(Redacted.value(yield* Effect.flatMap(ProviderKeys, (v) => v.get(ORG, "kiro"))))
-      assert.deepStrictEqual(stored, { refreshToken: "rotated-1", authMethod: "social", profileArn: "arn:new" })
+      // With the token and its expiry, so another process sharing the vault uses it rather than refreshing.
+      assert.deepStrictEqual(stored, {
+        refreshToken: "rotated-1",
+        authMethod: "social",
+        profileArn: "arn:new",
+        accessToken: "access-token-1",
+        expiresAt: new Date((yield* Clock.currentTimeMillis) + 3600_000).toISOString()
+      })
       yield* TestClock.adjust("1 hour")
       assert.strictEqual(yield* accessToken, "access-token-2")
       assert.deepStrictEqual(JSON.parse(kiro.refreshes[1]!.body.toString()), { refreshToken: "rotated-1" })
