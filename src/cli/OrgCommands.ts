@@ -6,13 +6,29 @@ import { printFields, printJson, printTable } from "./Output.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print machine-readable JSON"), Flag.withDefault(false))
 const uuid = Argument.String("uuid").pipe(Argument.withDescription("Organization UUID"))
-const perMinute = Flag.Int("per-minute").pipe(
-  Flag.withDescription("Requests per minute (0 = unlimited; default 5)"),
-  Flag.optional
-)
-const perWeek = Flag.Int("per-week").pipe(
-  Flag.withDescription("Requests per ISO week (0 = unlimited; default 1000)"),
-  Flag.optional
+/**
+ * Limits and names are checked as the command line is parsed, so a refused value is refused before
+ * anything runs: without a server, the command opens the data directory itself, and a bad value
+ * used to create it (and a master key) first. The RPC schema refuses a negative limit too, but with
+ * a schema path instead of the flag's name.
+ */
+const limitFlag = (name: string, description: string) =>
+  Flag.Int(name).pipe(
+    Flag.withDescription(description),
+    Flag.filterMap(
+      (n) => Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647 ? Option.some(n) : Option.none(),
+      (n) => `--${name} must be a whole number >= 0 (0 = unlimited), got ${n}`
+    ),
+    Flag.optional
+  )
+const perMinute = limitFlag("per-minute", "Requests per minute (0 = unlimited; default 5)")
+const perWeek = limitFlag("per-week", "Requests per ISO week (0 = unlimited; default 1000)")
+const nameFlag = Flag.String("name").pipe(
+  Flag.withDescription("Organization name: printable text, 1 to 200 characters"),
+  Flag.filterMap(
+    (raw) => orgNameProblem(raw) === undefined ? Option.some(raw.trim()) : Option.none(),
+    (raw) => `--name: ${orgNameProblem(raw)}`
+  )
 )
 
 const limitText = (n: number) => n === 0 ? "unlimited" : String(n)
@@ -46,37 +62,16 @@ const printCredentials = (c: OrgCredentials, asJson: boolean) =>
       Console.error("The secret is shown only now; store it safely. Send the apiKey as the Authorization header.")
     )
 
-/** Input refused before it reaches the server; `message` is the one line the CLI root prints. */
-export class OrgCommandError extends Schema.TaggedError<OrgCommandError>()("OrgCommandError", {
-  message: Schema.String
-}) {}
-
-const fail = (message: string) => Effect.fail(new OrgCommandError({ message }))
-
-/** The RPC schema refuses a negative limit too, but with a schema path instead of the flag's name. */
-const validLimit = (flag: string, o: Option.Option<number>) =>
-  Option.match(o, {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (n) =>
-      Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647
-        ? Effect.succeed(n)
-        : fail(`--${flag} must be a whole number >= 0 (0 = unlimited), got ${n}`)
-  })
-
-const validName = (raw: string) => {
-  const problem = orgNameProblem(raw)
-  return problem === undefined ? Effect.succeed(raw.trim()) : fail(`--name: ${problem}`)
-}
-
 const create = Command.make(
   "create",
-  { name: Flag.String("name").pipe(Flag.withDescription("Organization name: printable text, 1 to 200 characters")), perMinute, perWeek, json },
+  { name: nameFlag, perMinute, perWeek, json },
   Effect.fn(function*(input) {
-    const name = yield* validName(input.name)
-    const perMinute = yield* validLimit("per-minute", input.perMinute)
-    const perWeek = yield* validLimit("per-week", input.perWeek)
     const admin = yield* AdminClient
-    const created = yield* admin.OrgCreate({ name, perMinute, perWeek })
+    const created = yield* admin.OrgCreate({
+      name: input.name,
+      perMinute: Option.getOrUndefined(input.perMinute),
+      perWeek: Option.getOrUndefined(input.perWeek)
+    })
     yield* printCredentials(created, input.json)
   })
 ).pipe(Command.withDescription("Create an organization; prints its UUID, secret (once) and API key"))
@@ -136,8 +131,8 @@ const limits = Command.make(
   "limits",
   { uuid, perMinute, perWeek, json },
   Effect.fn(function*(input) {
-    const perMinute = yield* validLimit("per-minute", input.perMinute)
-    const perWeek = yield* validLimit("per-week", input.perWeek)
+    const perMinute = Option.getOrUndefined(input.perMinute)
+    const perWeek = Option.getOrUndefined(input.perWeek)
     const admin = yield* AdminClient
     const org = yield* admin.OrgSetLimits({ uuid: input.uuid, limits: { perMinute, perWeek } })
     yield* printOrg(org, input.json)

@@ -1,7 +1,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Logger, References } from "effect"
-import { CliOutput, Command } from "effect/cli"
+import { type CliError, CliOutput, Command } from "effect/cli"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { LogLevel } from "../config/AppConfig.ts"
 import { bugStack, describeCause, kindsOf } from "./FailureMessage.ts"
@@ -67,6 +67,22 @@ const vdb = (commands: ReadonlyArray<TopCommand>) =>
     Command.withSubcommands(commands)
   )
 
+/** A value short and printable enough to quote back in one line; anything else is not shown. */
+const QUOTABLE = /^[\x20-\x7e]{1,64}$/
+
+/**
+ * What a refused value is, without echoing a value that would break the line (a newline) or
+ * flood it: the library quotes any value whole. A check of our own words its expectation as
+ * `--flag: …` (`Flag.filterMap`), and is shown as it is.
+ */
+const invalidValueLine = (error: CliError.InvalidValue) => {
+  const name = error.kind === "flag" ? `--${error.option}` : `<${error.option}>`
+  if (error.expected.startsWith(`${name}`)) return error.expected
+  const expected = error.expected.replace(/^Expected:? /, "")
+  if (error.value.length === 0) return `${name}: missing value; expected ${expected}`
+  return `${name}: invalid value${QUOTABLE.test(error.value) ? ` "${error.value}"` : ""}; expected ${expected}`
+}
+
 /**
  * A command line that does not parse (a missing flag, `--per-minute abc`) is one line on stderr
  * naming what is wrong and where the help is, like every other refusal; the library's default
@@ -76,7 +92,9 @@ const OneLineErrors = CliOutput.layerPresenter({
   present: (event) =>
     event._tag === "InvalidInvocation"
       ? Console.error(
-        `vdb: ${event.errors.map((error) => error.message).join("; ")} (see: ${event.commandPath.join(" ")} --help)`
+        `vdb: ${
+          event.errors.map((error) => error._tag === "InvalidValue" ? invalidValueLine(error) : error.message).join("; ")
+        } (see: ${event.commandPath.join(" ")} --help)`
       )
       : CliOutput.defaultPresenter.present(event)
 })

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -48,6 +48,21 @@ describe.concurrent("messages that need no database", () => {
     }
   })
 
+  it("a refused organization name or limit, with no server, is refused as the line is parsed: nothing is created", async () => {
+    const dataDir = tempDataDir()
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [["org", "create", "--name", ""], "vdb: --name: the organization name is empty (see: vdb org create --help)"],
+      [["org", "create", "--name", "two\nlines"], "vdb: --name: the organization name must be printable text"],
+      [["org", "create", "--name", "ok", "--per-week", "-1"], "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got -1"],
+      [["org", "limits", "00000000-0000-4000-8000-000000000000", "--per-minute", "abc"], `vdb: --per-minute: invalid value "abc"; expected `]
+    ]
+    for (const [args, start] of cases) {
+      expect(expectOneHumanLine(await runVdb(args, { VDB_DATA_DIR: dataDir }))).toContain(start)
+    }
+    // Before: the data directory, its master key and the embedded database were made first.
+    expect(existsSync(dataDir)).toBe(false)
+  })
+
   it("a malformed setting names the variable", async () => {
     const port = expectOneHumanLine(await runVdb(["serve"], { VDB_DATA_DIR: tempDataDir(), VDB_API_PORT: "abc" }))
     expect(port).toMatch(/^vdb: invalid VDB_API_PORT: /)
@@ -89,7 +104,9 @@ describe.concurrent("messages that need no database", () => {
 
   it("a command line that does not parse is one line naming the problem and the help, not the whole help", async () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-      [["org", "limits", "x", "--per-minute", "abc"], "vdb: Invalid value for flag --per-minute: \"abc\". Expected a string representing a finite number (see: vdb org limits --help)"],
+      [["org", "limits", "x", "--per-minute", "abc"], "vdb: --per-minute: invalid value \"abc\"; expected a string representing a finite number (see: vdb org limits --help)"],
+      // A value that would break the line (or flood it) is not quoted back: the library quoted any value whole.
+      [["org", "limits", "x", "--per-minute", "1\n2"], "vdb: --per-minute: invalid value; expected a string representing a finite number (see: vdb org limits --help)"],
       [["org", "create"], "vdb: Missing required flag: --name (see: vdb org create --help)"],
       [["org", "nosuch"], "vdb: Unknown subcommand \"nosuch\" for \"vdb org\" (see: vdb org --help)"]
     ]
@@ -157,7 +174,7 @@ describe("with a running server", () => {
     const list = await runVdb(["org", "list"], env)
     expect(list.stdout.trim().split("\n")).toHaveLength(2)
     const line = expectOneHumanLine(await runVdb(["org", "limits", JSON.parse(created.stdout).uuid, "--per-minute", "-3"], env))
-    expect(line).toBe("vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got -3")
+    expect(line).toBe("vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got -3 (see: vdb org limits --help)")
   })
 
   it("after a restart with an organization, the first-organization hint is gone", async () => {
