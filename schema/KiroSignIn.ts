@@ -13,6 +13,14 @@ const Region = Schema.String.check(Schema.isPattern(/^[a-z]{2}(-[a-z]+)+-[0-9]{1
 /** A refresh token with something in it: only spaces was accepted, and failed at the first request. */
 const RefreshToken = Schema.NonEmptyString.check(Schema.makeFilter((s: string) => s.trim() !== "" || "the refreshToken is blank"))
 
+/**
+ * An access token is sent as `Authorization: Bearer <token>`: visible ASCII only. One that is not
+ * could never be sent, and stored with a far expiry it kept a working sign-in from refreshing.
+ */
+export const KiroAccessToken = Schema.NonEmptyString.check(
+  Schema.makeFilter((s: string) => /^[\x21-\x7e]+$/.test(s) || "the accessToken must be visible ASCII characters")
+)
+
 export const KiroSignIn = Schema.Struct({
   refreshToken: RefreshToken,
   authMethod: Schema.Literals(["social", "idc"]),
@@ -26,7 +34,7 @@ export const KiroSignIn = Schema.Struct({
    * sharing the database uses that token instead of refreshing again; one given with the sign-in is
    * used until it expires. An `expiresAt` that is no date leaves the token unused.
    */
-  accessToken: Schema.optionalKey(Schema.NonEmptyString),
+  accessToken: Schema.optionalKey(KiroAccessToken),
   expiresAt: Schema.optionalKey(Schema.String)
 })
 export type KiroSignIn = typeof KiroSignIn.Type
@@ -35,7 +43,7 @@ const decodeSignIn = Schema.decodeUnknownExit(Schema.fromJsonString(KiroSignIn))
 
 /** One line, and never the value: a sign-in is a secret, so no decoder message (which quotes input) is shown. */
 export const KIRO_SIGN_IN_EXPECTED =
-  `the kiro key must be the sign-in as JSON: {"refreshToken": "...", "authMethod": "social" | "idc", "clientId"?, "clientSecret"?, "profileArn"?, "region"?}`
+  `the kiro key must be the sign-in as JSON: {"refreshToken": "...", "authMethod": "social" | "idc", "clientId"?, "clientSecret"?, "profileArn"?, "region"?, "accessToken"?, "expiresAt"? (strings)}`
 export const KIRO_IDC_NEEDS_CLIENT = `a kiro "idc" sign-in needs "clientId" and "clientSecret"`
 
 /** The sign-in, or the one-line reason it is refused. */

@@ -6,7 +6,6 @@ import type { SqlClient } from "effect/sql"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
 import { openPglite } from "./PgliteTemplate.ts"
-import { SharedDatabase } from "./SharedDatabase.ts"
 import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -25,10 +24,8 @@ const sqlFailure = (what: string) => <A, E extends { readonly message: string },
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): SqlLayer =>
   PgClient.layer({ url, maxConnections, applicationName: "vdb" }).pipe(
     sqlFailure("cannot connect to PostgreSQL (DATABASE_URL)"),
-    // Several processes may share this database: cache invalidations travel over LISTEN/NOTIFY, and
-    // locks that must hold across processes are advisory locks.
-    (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerPostgres), sql),
-    Layer.provideMerge(Layer.succeed(SharedDatabase, true))
+    // Several processes may share this database: cache invalidations travel over LISTEN/NOTIFY.
+    (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerPostgres), sql)
   )
 
 /**

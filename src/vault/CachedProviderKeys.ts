@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { Duration, Effect, Redacted } from "effect"
 import type { InvalidationBus } from "../db/Invalidation.ts"
 import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
@@ -10,6 +11,14 @@ import { openProviderKey, sealProviderKey } from "./SealedProviderKey.ts"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 const unavailable = new BackendUnavailable({ backend: "provider" })
+
+/**
+ * How long a lease holds without being ended: longer than the call made under it (a Kiro refresh is
+ * cut at 30 s), so it expires only when its holder stopped.
+ */
+const LEASE_MS = 60_000
+/** How often a process waiting for a lease looks again. */
+const LEASE_POLL = "100 millis"
 
 /** What one process holds about an (organization, provider) pair until it changes (at most one TTL if that news is lost). */
 type VaultEntry = Redacted.Redacted<string> | "missing" | "unreadable"
@@ -87,43 +96,52 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
 
   const list = Effect.fn("ProviderKeys.list")((orgUuid: string) => store.list(orgUuid.toLowerCase()))
 
+  /**
+   * A lease, not a lock held in the database: the holder calls the provider while holding no
+   * session or transaction (a pool of 10 held by slow refreshes stalled every request), and its
+   * write-back is a compare-and-set against the value it read, so a key deleted or replaced during
+   * the call stays deleted or replaced. Others poll until the lease ends, or expires if its holder
+   * stopped.
+   */
   const exclusive = <A, E>(
     orgUuid: string,
     provider: string,
     f: (stored: Redacted.Redacted<string> | undefined) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
   ): Effect.Effect<A, E | ProviderKeyUnreadable | BackendUnavailable> => {
     const org = orgUuid.toLowerCase()
-    const key = cacheKey(org, provider)
-    // Where a defect came from decides what it means: the database before `f` (unavailable), `f`
-    // itself (a defect), or the write after it (logged: `f`'s result stands, as it would had the
-    // write been lost a moment later).
-    let phase: "read" | "run" | "write" = "read"
-    let outcome: { readonly value: A; readonly written: boolean } | undefined
-    const locked = Effect.gen(function*() {
-      const entry = yield* readEntry(key)
-      if (entry === "unreadable") return yield* new ProviderKeyUnreadable({ provider })
-      phase = "run"
-      const [value, write] = yield* f(entry === "missing" ? undefined : entry)
-      outcome = { value, written: write !== undefined }
-      if (write === undefined) return
-      phase = "write"
-      yield* store.put(org, provider, yield* sealProviderKey(box, org, provider, Redacted.value(write)), box.keyId)
+    const holder = randomUUID()
+    const end = store.release(org, provider, holder).pipe(Effect.ignoreCause({ log: "Warn" }))
+    const claimed = Effect.gen(function*() {
+      while (true) {
+        const claim = yield* store.claim(org, provider, holder, LEASE_MS)
+        if (claim !== "held") return claim
+        yield* Effect.sleep(LEASE_POLL)
+      }
+    }).pipe(Effect.catchDefect(() => Effect.fail(unavailable)))
+    return Effect.gen(function*() {
+      const claim = yield* claimed
+      if (claim === "missing") {
+        // Nothing to lease, and nothing to write back over: a deleted key stays deleted.
+        const [value] = yield* f(undefined)
+        return value
+      }
+      const opened = yield* openProviderKey(box, claim.sealed, org, provider).pipe(
+        Effect.mapError(() => new ProviderKeyUnreadable({ provider })),
+        Effect.tapError(() => end)
+      )
+      const [value, write] = yield* f(Redacted.make(opened, { label: `${provider} key` })).pipe(Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : end))
+      if (write === undefined) {
+        yield* end
+        return value
+      }
+      const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(write))
+      const stored = yield* store.release(org, provider, holder, { expected: claim.sealed, sealed, keyId: box.keyId }).pipe(
+        // The holder's result stands, as it would had the write been lost a moment later.
+        Effect.catchDefect(() => Effect.as(Effect.logError(`${provider} key: the new value could not be stored`), false))
+      )
+      if (stored) yield* bus.publish("provider-key", cacheKey(org, provider))
+      return value
     })
-    return store.exclusive(org, provider, locked).pipe(
-      Effect.catchDefect((defect) =>
-        phase === "read"
-          ? Effect.fail(unavailable)
-          : phase === "run" || outcome === undefined
-          ? Effect.die(defect)
-          : Effect.logError(`${provider} key: the value the lock holder produced could not be stored`).pipe(
-            Effect.andThen(Effect.sync(() => (outcome = { value: outcome!.value, written: false })))
-          )
-      ),
-      Effect.andThen(Effect.suspend(() => {
-        const done = outcome!
-        return done.written ? Effect.as(bus.publish("provider-key", key), done.value) : Effect.succeed(done.value)
-      }))
-    )
   }
 
   return { get, set, remove, list, exclusive }

@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeLocalLocks, SharedDatabase } from "../db/SharedDatabase.ts"
 
 export interface ProviderKeyEntry {
   readonly provider: string
@@ -15,16 +14,25 @@ export interface ProviderKeyStore {
   remove(orgUuid: string, provider: string): Effect.Effect<boolean>
   list(orgUuid: string): Effect.Effect<ReadonlyArray<ProviderKeyEntry>>
   /**
-   * Runs `effect` holding the (organization, provider) lock that every process of the database takes
-   * (on a shared PostgreSQL, an advisory lock in a transaction the reads and writes inside join).
+   * Takes the row's lease for `holder` for `ttlMs` when no other lease runs (none, ended or
+   * expired): the sealed value then; `"held"` while another holder's lease runs; `"missing"`
+   * when there is no row.
    */
-  exclusive<A, E>(orgUuid: string, provider: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E>
+  claim(orgUuid: string, provider: string, holder: string, ttlMs: number): Effect.Effect<{ readonly sealed: string } | "held" | "missing">
+  /**
+   * Ends `holder`'s lease (if it still runs). With `write`, first stores `write.sealed` if the row
+   * still holds `write.expected` (whoever holds the lease by then): whether it was stored.
+   */
+  release(
+    orgUuid: string,
+    provider: string,
+    holder: string,
+    write?: { readonly expected: string; readonly sealed: string; readonly keyId: string }
+  ): Effect.Effect<boolean>
 }
 
 export const sqlProviderKeyStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const shared = yield* SharedDatabase
-  const local = makeLocalLocks()
 
   const sealedOf = (orgUuid: string, provider: string) =>
     sql<{ readonly sealed: string }>`
@@ -57,32 +65,74 @@ export const sqlProviderKeyStore = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const exclusive = <A, E>(orgUuid: string, provider: string, effect: Effect.Effect<A, E>) =>
-    shared
-      ? sql.withTransaction(
-        Effect.andThen(
-          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`provider_keys:${orgUuid}/${provider}`}, 0))`.pipe(Effect.orDie),
-          effect
-        )
-      ).pipe(Effect.catchTag("SqlError", Effect.die))
-      // One process: no transaction, so PGlite's single session is not held while `effect` waits on the network.
-      : local(`${orgUuid}/${provider}`, effect)
+  const claim = (orgUuid: string, provider: string, holder: string, ttlMs: number) =>
+    Effect.gen(function*() {
+      const claimed = yield* sql<{ readonly sealed: string }>`
+        UPDATE provider_keys SET lease_holder = ${holder}, lease_until = now() + ${ttlMs} * interval '1 millisecond'
+        WHERE org_uuid = ${orgUuid} AND provider = ${provider} AND (lease_until IS NULL OR lease_until < now())
+        RETURNING sealed`
+      if (claimed.length > 0) return { sealed: claimed[0]!.sealed }
+      const present = yield* sql`SELECT 1 FROM provider_keys WHERE org_uuid = ${orgUuid} AND provider = ${provider}`
+      return present.length > 0 ? "held" as const : "missing" as const
+    }).pipe(Effect.orDie)
 
-  return { sealedOf, put, remove, list, exclusive } satisfies ProviderKeyStore
+  const release = (
+    orgUuid: string,
+    provider: string,
+    holder: string,
+    write?: { readonly expected: string; readonly sealed: string; readonly keyId: string }
+  ) =>
+    Effect.gen(function*() {
+      if (write !== undefined) {
+        // Every SET expression reads the row as it was: the lease ends only if it is still this holder's.
+        const stored = yield* sql`
+          UPDATE provider_keys SET sealed = ${write.sealed}, key_id = ${write.keyId}, updated_at = now(),
+            lease_holder = CASE WHEN lease_holder = ${holder} THEN NULL ELSE lease_holder END,
+            lease_until = CASE WHEN lease_holder = ${holder} THEN NULL ELSE lease_until END
+          WHERE org_uuid = ${orgUuid} AND provider = ${provider} AND sealed = ${write.expected}
+          RETURNING 1`
+        if (stored.length > 0) return true
+      }
+      yield* sql`UPDATE provider_keys SET lease_holder = NULL, lease_until = NULL
+        WHERE org_uuid = ${orgUuid} AND provider = ${provider} AND lease_holder = ${holder}`
+      return false
+    }).pipe(Effect.orDie)
+
+  return { sealedOf, put, remove, list, claim, release } satisfies ProviderKeyStore
 })
 
 export const memoryProviderKeyStore = (): ProviderKeyStore => {
-  const rows = new Map<string, { sealed: string; entry: ProviderKeyEntry }>()
+  const rows = new Map<string, { sealed: string; entry: ProviderKeyEntry; lease?: { holder: string; until: number } }>()
   const id = (orgUuid: string, provider: string) => `${orgUuid}/${provider}`
-  const local = makeLocalLocks()
   return {
-    exclusive: (orgUuid, provider, effect) => local(id(orgUuid, provider), effect),
+    claim: (orgUuid, provider, holder, ttlMs) =>
+      Effect.sync(() => {
+        const row = rows.get(id(orgUuid, provider))
+        if (row === undefined) return "missing" as const
+        const now = Date.now()
+        if (row.lease !== undefined && row.lease.until >= now) return "held" as const
+        row.lease = { holder, until: now + ttlMs }
+        return { sealed: row.sealed }
+      }),
+    release: (orgUuid, provider, holder, write) =>
+      Effect.sync(() => {
+        const row = rows.get(id(orgUuid, provider))
+        if (row === undefined) return false
+        const ours = row.lease?.holder === holder
+        if (ours) delete row.lease
+        if (write === undefined || row.sealed !== write.expected) return false
+        row.sealed = write.sealed
+        row.entry = { ...row.entry, updatedAt: new Date() }
+        return true
+      }),
     sealedOf: (orgUuid, provider) => Effect.sync(() => rows.get(id(orgUuid, provider))?.sealed),
     put: (orgUuid, provider, sealed) =>
       Effect.sync(() => {
         const now = new Date()
-        const createdAt = rows.get(id(orgUuid, provider))?.entry.createdAt ?? now
-        rows.set(id(orgUuid, provider), { sealed, entry: { provider, createdAt, updatedAt: now } })
+        const existing = rows.get(id(orgUuid, provider))
+        const createdAt = existing?.entry.createdAt ?? now
+        // As the SQL upsert: a running lease stays (its holder's write-back then finds another value).
+        rows.set(id(orgUuid, provider), { sealed, entry: { provider, createdAt, updatedAt: now }, ...(existing?.lease ? { lease: existing.lease } : {}) })
       }),
     remove: (orgUuid, provider) => Effect.sync(() => rows.delete(id(orgUuid, provider))),
     list: (orgUuid) =>

@@ -31,10 +31,11 @@ export class ProviderKeys extends Context.Service<ProviderKeys, {
   list(orgUuid: string): Effect.Effect<ReadonlyArray<ProviderKeyEntry>>
   /**
    * For a value that changes as it is used (a Kiro sign-in, whose refresh token the provider
-   * rotates): runs `f` with the value stored now, read past this process's cache, holding a lock
-   * every process of the database takes for this (organization, provider). What `f` asks to store
-   * is written before the lock is released and published once it is; if that write fails, `f`'s
-   * result still stands and the failure is logged.
+   * rotates): runs `f` with the value stored now, read past this process's cache, holding the
+   * row's lease, which every process of the database respects (one holder at a time; others wait
+   * for it to end, or to expire if its holder stopped). What `f` asks to store is written only if
+   * the row still holds the value `f` was given, so a key deleted or replaced meanwhile stays so,
+   * and is then published. If that write fails, `f`'s result still stands and the failure is logged.
    */
   exclusive<A, E>(
     orgUuid: string,

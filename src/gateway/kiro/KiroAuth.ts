@@ -1,6 +1,6 @@
 import { Config, Effect, Exit, Redacted, Schema } from "effect"
 import { UpstreamAuthFailed } from "../../../schema/GatewayError.ts"
-import type { KiroSignIn } from "../../../schema/KiroSignIn.ts"
+import { KiroAccessToken, type KiroSignIn } from "../../../schema/KiroSignIn.ts"
 import type { UpstreamClient } from "../relay/UpstreamClient.ts"
 
 /** Where sign-ins are refreshed; each override replaces the whole URL (tests, other regions). */
@@ -31,12 +31,20 @@ export interface MintedToken {
 
 /** Both services answer with these fields (others, e.g. `tokenType`, are ignored). */
 const TokenAnswer = Schema.Struct({
-  accessToken: Schema.NonEmptyString,
+  accessToken: KiroAccessToken,
   expiresIn: Schema.Finite.check(Schema.isGreaterThan(0)),
   refreshToken: Schema.optionalKey(Schema.NonEmptyString),
   profileArn: Schema.optionalKey(Schema.NonEmptyString)
 })
 const decodeAnswer = Schema.decodeUnknownExit(Schema.fromJsonString(TokenAnswer))
+
+/** A sign-in service answers in well under a second; past this the refresh is `unreachable`. */
+const REFRESH_TIMEOUT = "30 seconds"
+/**
+ * The longest token life taken from an answer (a year): `expiresIn` is only checked to be a positive
+ * number, and a huge one made no date (a rotated refresh token was then lost with the answer).
+ */
+const MAX_EXPIRES_IN_SECONDS = 365 * 24 * 3600
 
 const refusedBy = new UpstreamAuthFailed({ provider: "kiro", reason: "refused" })
 const unreachable = new UpstreamAuthFailed({ provider: "kiro", reason: "unreachable" })
@@ -74,6 +82,9 @@ export const refreshSignIn = (
     headers: { "content-type": "application/json", accept: "application/json" },
     body: new TextEncoder().encode(body)
   }).pipe(
+    // The refresh runs under the vault's lease for the sign-in (src/vault/CachedProviderKeys.ts), which
+    // outlives it: cut here rather than at the upstream client's timeout for model calls.
+    Effect.timeout(REFRESH_TIMEOUT),
     Effect.mapError(() => unreachable),
     Effect.flatMap((response) => {
       if (response.status < 200 || response.status > 299) {
@@ -90,7 +101,7 @@ export const refreshSignIn = (
       if (Exit.isFailure(answer)) return Effect.fail(malformed)
       return Effect.succeed<MintedToken>({
         accessToken: Redacted.make(answer.value.accessToken),
-        expiresInSeconds: answer.value.expiresIn,
+        expiresInSeconds: Math.min(answer.value.expiresIn, MAX_EXPIRES_IN_SECONDS),
         refreshToken: answer.value.refreshToken,
         profileArn: answer.value.profileArn
       })

@@ -62,14 +62,15 @@ const storedTokenRefreshAt = (signIn: KiroSignIn, now: number): number | undefin
  * the vault and kept until shortly before they expire. One refresh per
  * organization at a time, across processes: concurrent requests here wait for
  * the same call (it runs detached, so a client that goes away does not abort
- * it for the others), and the call runs under the vault's lock for the
- * sign-in (`ProviderKeys.exclusive`, shared by every process of a PostgreSQL
+ * it for the others), and the call runs under the vault's lease on the
+ * sign-in (`ProviderKeys.exclusive`, respected by every process of the
  * database), after reading the sign-in as stored then. Every refresh writes
  * the sign-in back with the new access token and its expiry (and a rotated
  * refresh token: the old one no longer works), so another process uses that
- * token rather than refreshing again, and one that was waiting for the lock
- * finds it there. Tokens stay `Redacted`; neither they nor the sign-in reach a
- * log or an error.
+ * token rather than refreshing again, and one that was waiting for the lease
+ * finds it there; unless the sign-in was deleted or replaced during the call,
+ * which then stands. Tokens stay `Redacted`; neither they nor the sign-in
+ * reach a log or an error.
  */
 export class KiroTokens extends Context.Service<KiroTokens, {
   access(orgUuid: string): Effect.Effect<KiroAccess, KiroTokenFailure>
@@ -105,7 +106,7 @@ export class KiroTokens extends Context.Service<KiroTokens, {
         return access
       }
 
-      /** One refresh, under the vault's lock for the sign-in; `signIn` (stored as `text`) is what this process holds. */
+      /** One refresh, under the vault's lease on the sign-in; `signIn` (stored as `text`) is what this process holds. */
       const mint = (orgUuid: string, signIn: KiroSignIn, text: string, now: number) =>
         providerKeys.exclusive(orgUuid, KIRO, (stored) =>
           Effect.gen(function*() {

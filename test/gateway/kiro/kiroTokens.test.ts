@@ -90,6 +90,24 @@ describe("KiroTokens", () => {
       assert.strictEqual(again.refreshToken, "rotated-2")
     }).pipe(Effect.provide(tokens())))
 
+  it.effect("an answer's expiresIn past a year is taken as a year: the token is used and a rotated refresh token kept", () =>
+    Effect.gen(function*() {
+      yield* withSignIn(social)
+      // Before: no date could be made of it, the request failed with a defect and the rotated token was lost.
+      kiro.auth = (n) => ({ status: 200, body: { accessToken: `access-token-${n}`, expiresIn: 1e13, refreshToken: `rotated-${n}` } })
+      assert.strictEqual(yield* accessToken, "access-token-1")
+      const stored = JSON.parse(Redacted.value(yield* Effect.flatMap(ProviderKeys, (v) => v.get(ORG, "kiro"))))
+      assert.strictEqual(stored.refreshToken, "rotated-1")
+      assert.strictEqual(stored.expiresAt, new Date((yield* Clock.currentTimeMillis) + 365 * 24 * 3600_000).toISOString())
+    }).pipe(Effect.provide(tokens())))
+
+  it.effect("an answer whose accessToken could not be sent as a header is malformed", () =>
+    Effect.gen(function*() {
+      yield* withSignIn(social)
+      kiro.auth = () => ({ status: 200, body: { accessToken: "at-user\r\nx: 1", expiresIn: 3600 } })
+      assert.strictEqual(((yield* Effect.flip(accessToken)) as any).reason, "malformed")
+    }).pipe(Effect.provide(tokens())))
+
   it.effect("a refused refresh is UpstreamAuthFailed, shared by concurrent callers, without the provider's answer", () =>
     Effect.gen(function*() {
       yield* withSignIn(social)

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { layerPostgres } from "../../../src/db/Database.ts"
 import { MigrationsLayer } from "../../../src/db/Migrations.ts"
@@ -45,6 +46,8 @@ const upstream = UpstreamClient.layerWith({ timeout: "10 seconds" })
 interface Process {
   readonly tokens: KiroTokens["Service"]
   readonly vault: ProviderKeys["Service"]
+  /** Sessions of this database sitting in an open transaction (PostgreSQL only). */
+  readonly inTransaction?: Effect.Effect<number>
 }
 
 /** Two processes in one: two token caches over one in-memory vault. */
@@ -75,7 +78,13 @@ const onPostgres = Effect.gen(function*() {
         Layer.orDie
       ))
       const tokens = yield* Effect.provide(KiroTokens.makeWith(endpoints()), context)
-      return { tokens, vault: Context.get(context, ProviderKeys) } satisfies Process
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const inTransaction = sql<{ readonly n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`.pipe(
+          Effect.map((rows) => rows[0]!.n),
+          Effect.orDie
+        )
+      return { tokens, vault: Context.get(context, ProviderKeys), inTransaction } satisfies Process
     })
   // One after the other: the first migrates the database.
   return [yield* make(), yield* make()] as const
@@ -121,9 +130,52 @@ describe.each([
       // Both are asking (one at the sign-in service, the other waiting for it); then it answers.
       while (kiro.refreshes.length < 2) yield* Effect.sleep("5 millis")
       yield* Effect.sleep("100 millis")
+      // Waiting on the network holds no database session: a pool held by slow refreshes stalls every request.
+      if (a.inTransaction !== undefined) assert.strictEqual(yield* a.inTransaction, 0)
       open()
       assert.deepStrictEqual(yield* Fiber.join(both), ["access-token-2", "access-token-2"])
       assert.strictEqual(kiro.refreshes.length, 2)
       assert.deepStrictEqual(kiro.refreshes.map((r) => JSON.parse(r.body.toString()).refreshToken), ["first-refresh-token", "rotated-1"])
+    }).pipe(Effect.scoped), 30_000)
+
+  /** A refresh held at the sign-in service while `during` runs, then answered; what the request got. */
+  const duringRefresh = (a: Process, during: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      let open!: () => void
+      kiro.gate = new Promise((resolve) => {
+        open = resolve
+      })
+      const asked = kiro.refreshes.length
+      const request = yield* Effect.forkChild(token(a))
+      while (kiro.refreshes.length === asked) yield* Effect.sleep("5 millis")
+      yield* during
+      open()
+      kiro.gate = undefined
+      return yield* Fiber.join(request)
+    })
+
+  it.live("a sign-in deleted during a refresh stays deleted: the write-back does not bring it back", () =>
+    Effect.gen(function*() {
+      rotating(3600)
+      const [a, b] = yield* processes
+      yield* a.vault.set(ORG, "kiro", Redacted.make(signIn))
+      // The request under way gets the token it waited for.
+      assert.strictEqual(yield* duringRefresh(a, Effect.asVoid(b.vault.remove(ORG, "kiro"))), "access-token-1")
+      assert.strictEqual((yield* Effect.flip(b.vault.get(ORG, "kiro")))._tag, "ProviderKeyMissing")
+      assert.strictEqual((yield* Effect.flip(a.tokens.access(ORG)))._tag, "ProviderKeyMissing")
+      assert.strictEqual((yield* Effect.flip(b.tokens.access(ORG)))._tag, "ProviderKeyMissing")
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a sign-in replaced during a refresh is the one used next, on both", () =>
+    Effect.gen(function*() {
+      rotating(3600)
+      const [a, b] = yield* processes
+      yield* a.vault.set(ORG, "kiro", Redacted.make(signIn))
+      const replacement = JSON.stringify({ refreshToken: "replacement-refresh-token", authMethod: "social" })
+      yield* duringRefresh(a, b.vault.set(ORG, "kiro", Redacted.make(replacement)))
+      assert.strictEqual(JSON.parse(Redacted.value(yield* a.vault.get(ORG, "kiro"))).refreshToken, "replacement-refresh-token")
+      assert.strictEqual(yield* token(b), "access-token-2")
+      assert.strictEqual(yield* token(a), "access-token-2")
+      assert.deepStrictEqual(kiro.refreshes.map((r) => JSON.parse(r.body.toString()).refreshToken), ["first-refresh-token", "replacement-refresh-token"])
     }).pipe(Effect.scoped), 30_000)
 })

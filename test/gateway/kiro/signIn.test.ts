@@ -35,6 +35,16 @@ describe("KiroSignIn", () => {
     expect(isRefused(parseKiroSignIn(`{"refreshToken":"r","authMethod":"idc","clientId":"c","clientSecret":"s","region":"evil.example/x"}`))).toBe(true)
     expect(KIRO_SIGN_IN_EXPECTED).not.toContain("\n")
   })
+
+  it("an accessToken given with the sign-in is one that can be sent: visible ASCII, else the sign-in is refused", () => {
+    const withToken = (accessToken: unknown) =>
+      parseKiroSignIn(JSON.stringify({ refreshToken: "r", authMethod: "social", accessToken, expiresAt: "2099-01-01T00:00:00Z" }))
+    expect(withToken("aoaAAAAAGtoken+/=.-_")).toMatchObject({ accessToken: "aoaAAAAAGtoken+/=.-_" })
+    // Before: accepted, and with a far expiry every request was 502 until then, the refresh token unused.
+    for (const bad of ["at-user\r\nx: 1", "at-€", "at\u0000user", "two words", "", 42, null]) {
+      expect(withToken(bad)).toEqual({ refused: KIRO_SIGN_IN_EXPECTED })
+    }
+  })
 })
 
 const Client = Layer.effect(GatewayAdminClient, RpcTest.makeClient(GatewayAdminRpcs)).pipe(
