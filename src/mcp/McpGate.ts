@@ -93,6 +93,12 @@ const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
 const OPEN_BRACKET = 0x5b
 const OPEN_BRACE = 0x7b
 
+/** The JSON-RPC codes of a message the server could not take at all: not JSON, or not a JSON-RPC message. */
+const PARSE_ERROR = -32700
+const INVALID_REQUEST = -32600
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
 const isRequest = (message: unknown) =>
   typeof message === "object" && message !== null && "method" in message && "id" in message
 
@@ -102,10 +108,25 @@ const isRequest = (message: unknown) =>
  * Anything else is one, a body that does not parse included (the MCP server answers it), and no
  * POST is free. Only a body that starts as an array is parsed here.
  */
-export const requestsIn = (body: ArrayBuffer): number => {
-  if (firstByte(body) !== OPEN_BRACKET) return 1
+export const requestsIn = (body: ArrayBuffer): number => batchIn(body).units
+
+/** The most messages one batch may hold. The MCP library failed a batch of 4,001 or more with an empty 500. */
+export const MAX_BATCH_MESSAGES = 1000
+
+/**
+ * A POST body as a batch: what it costs (`requestsIn`) and, for a batch the MCP library would
+ * answer with no JSON-RPC at all, why it is refused. The library answered a batch holding
+ * something other than messages (`[5]`, `[null]`, `[[…]]`) with an empty 200, and one of more
+ * than 4,000 messages with an empty 500.
+ */
+export const batchIn = (body: ArrayBuffer): { readonly units: number; readonly problem?: string } => {
+  if (firstByte(body) !== OPEN_BRACKET) return { units: 1 }
   const parsed = parsedOrUndefined(body)
-  return Array.isArray(parsed) ? Math.max(1, parsed.filter(isRequest).length) : 1
+  if (!Array.isArray(parsed)) return { units: 1 }
+  const units = Math.max(1, parsed.filter(isRequest).length)
+  if (parsed.length > MAX_BATCH_MESSAGES) return { units, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
+  if (parsed.some((message) => !isRecord(message))) return { units, problem: "Invalid Request: every element of a batch must be a JSON-RPC message (an object)" }
+  return { units }
 }
 
 /**
@@ -174,14 +195,8 @@ const withErrorBody = (response: HttpServerResponse.HttpServerResponse, method: 
   return refusal === undefined ? jsonRpcRefusal(response) : errorBody(response.status, refusal[0], refusal[1], response.headers)
 }
 
-/** The JSON-RPC codes of a message the server could not take at all: not JSON, or not a JSON-RPC message. */
-const PARSE_ERROR = -32700
-const INVALID_REQUEST = -32600
-/** The library's refusals are about 150 bytes; a response past this is a handler's answer, never read here. */
-const MAX_REFUSAL_BYTES = 1024
 const TAG = Buffer.from('"_tag"')
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The MCP library's own JSON-RPC refusals of a message, sent before any handler runs, in the JSON-RPC
@@ -191,12 +206,13 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * - HTTP 200 for a body that is not JSON (-32700) or not a JSON-RPC message (-32600). The MCP
  *   transport says a server that cannot accept a POSTed message answers an HTTP error status, and
  *   the MCP SDKs answer 400, so these are 400 (the library already answers 400 for an empty batch).
- * Handlers' errors (unknown method, unknown tool, invalid arguments) are 200 and carry no tag: they
- * pass as they are, as does anything that is not a small JSON body holding `"_tag"`.
+ * Handlers' errors (unknown method, unknown tool, invalid arguments) carry no tag: they pass as
+ * they are, as does any body without `"_tag"` (found by a byte search; only a body holding it is parsed).
  */
 const jsonRpcRefusal = (response: HttpServerResponse.HttpServerResponse) => {
   const body = response.body
-  if (body._tag !== "Uint8Array" || body.body.byteLength > MAX_REFUSAL_BYTES || !body.contentType.startsWith("application/json")) return response
+  // No size bound: a refusal quotes the request's id, which the client may make as long as the body cap allows.
+  if (body._tag !== "Uint8Array" || !body.contentType.startsWith("application/json")) return response
   if (Buffer.from(body.body.buffer, body.body.byteOffset, body.body.byteLength).indexOf(TAG) === -1) return response
   let message: unknown
   try {
@@ -342,7 +358,8 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
     if (isOversizedInitialize(read.value)) {
       return { refusal: errorBody(413, "payload_too_large", `an initialize request over ${MAX_INITIALIZE_BYTES} bytes`), headers: {} }
     }
-    const decision = yield* limiter.consume(orgUuid, limits, requestsIn(read.value))
+    const batch = batchIn(read.value)
+    const decision = yield* limiter.consume(orgUuid, limits, batch.units)
     if (!decision.admitted) {
       return {
         refusal: errorBody(429, "rate_limited", "rate limit exceeded: retry after the Retry-After seconds", {
@@ -351,6 +368,11 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
         }),
         headers: {}
       }
+    }
+    if (batch.problem !== undefined) {
+      // As the library answers an empty batch: one JSON-RPC error, HTTP 400.
+      const refusal = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: batch.problem } }, { status: 400 })
+      return { refusal, headers: rateLimitHeaders(decision) }
     }
     return { refusal: null, headers: rateLimitHeaders(decision) }
   })

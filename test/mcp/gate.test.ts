@@ -241,5 +241,33 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
     const unknown = await post(org.apiKey, { jsonrpc: "2.0", id: 9, method: "no/such/method" }, session)
     expect(unknown.status).toBe(200)
     expect(await unknown.json()).toEqual({ jsonrpc: "2.0", id: 9, error: { code: -32601, message: "Method not found: no/such/method" } })
+
+    // However long the id the refusal quotes (a 1 KiB cap on what was read let the tag and the 200 through).
+    const longId = "a".repeat(1100)
+    const long = await post(org.apiKey, { jsonrpc: "2.0", id: longId }, session)
+    expect(long.status).toBe(400)
+    expect(await long.json()).toEqual({ jsonrpc: "2.0", id: longId, error: { code: -32600, message: "Invalid Request" } })
+  })
+
+  it("a batch holding something other than messages, or more than 1,000, is 400 -32600 (the library answered an empty 200 or 500)", async () => {
+    const org = await newOrg("gate-batches")
+    const session = await initialize(org.apiKey, "2025-03-26")
+    for (const batch of [[5], [null], ["x"], [[toolCall(1)]], [toolCall(1), 2]]) {
+      const refused = await post(org.apiKey, batch, session)
+      expect(refused.status, JSON.stringify(batch)).toBe(400)
+      expect(await refused.json()).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "Invalid Request: every element of a batch must be a JSON-RPC message (an object)" }
+      })
+    }
+    const notifications = Array.from({ length: 4001 }, () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }))
+    const big = await post(org.apiKey, notifications, session)
+    expect(big.status).toBe(400)
+    expect(((await big.json()) as { error: { message: string } }).error.message).toBe("Invalid Request: a batch holds at most 1000 messages")
+    // A batch of messages is served as before.
+    const served = await post(org.apiKey, batchOf(2), session)
+    expect(served.status).toBe(200)
+    expect(((await served.json()) as Array<unknown>)).toHaveLength(2)
   })
 })
