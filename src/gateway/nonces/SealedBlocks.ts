@@ -124,9 +124,15 @@ export interface SealedBlockOutcome {
   readonly body: Json | undefined
   /** The rewritten strings of `body`, for a byte-faithful splice of the original bytes. */
   readonly edits: ReadonlyArray<{ readonly path: JsonPath; readonly text: string }>
+  /**
+   * In enforce mode, the unknown and tampered blocks that could not be removed: those in an object
+   * key (a property name in a tool schema), which no string edit renames. The firewall refuses such
+   * a request rather than send a block enforce mode is there to remove.
+   */
+  readonly unremovable: number
 }
 
-const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [] }
+const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [], unremovable: 0 }
 
 // The word alone, as `findSealedBlocks` reads it: the attribute may be `nonce = "…"` (spaces around
 // `=`), and `nonce=` let such a block past an enforce-mode walk and a delimiter_integrity rule.
@@ -159,10 +165,12 @@ export const inspectSealedBlocks = <E>(options: {
   return Effect.map(options.checkAll(nonces), (checks) => {
     const counts = { verified: 0, unknown: 0, tampered: 0 }
     let stripped = 0
+    let unremovable = 0
     const rewrites: Array<{ readonly path: JsonPath; readonly text: string }> = []
     for (const { blocks, segment } of found) {
       // An object key (a property name in a tool schema) is counted but cannot be rewritten: its path
-      // is that of its value, and a string edit renames no key. It stays, and `stripped` says so.
+      // is that of its value, and a string edit renames no key. It stays (`stripped` says so), and in
+      // enforce mode `unremovable` counts it.
       const removable = options.mode === "enforce" && segment.key !== true
       let text = ""
       let from = 0
@@ -173,6 +181,8 @@ export const inspectSealedBlocks = <E>(options: {
           text += segment.text.slice(from, block.start)
           from = block.end
           stripped++
+        } else if (options.mode === "enforce" && state !== "verified") {
+          unremovable++
         }
       }
       if (from > 0) rewrites.push({ path: segment.path, text: text + segment.text.slice(from) })
@@ -183,7 +193,7 @@ export const inspectSealedBlocks = <E>(options: {
       body = structuredClone(options.body)
       for (const rewrite of rewrites) setAt(body, rewrite.path, rewrite.text)
     }
-    return { summary: { mode: options.mode, ...counts, stripped }, body, edits: rewrites }
+    return { summary: { mode: options.mode, ...counts, stripped }, body, edits: rewrites, unremovable }
   })
 }
 

@@ -35,6 +35,13 @@ const caseVariant = () => new PolicyRefusal({
     "which some providers read as that field; send it in lower case"
 })
 
+// Enforce mode is there to keep forged blocks from the model; one it cannot remove is not sent.
+const unremovableBlock = () => new PolicyRefusal({
+  refusal: "request_uninspectable",
+  detail: "in nonce enforce mode, an unknown or tampered sealed block sits in an object key (a property name), " +
+    "which the gateway cannot remove; send the request without it"
+})
+
 const uninspectable = () => new PolicyRefusal({
   refusal: "request_uninspectable",
   detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
@@ -94,6 +101,8 @@ export const makeFirewall = Effect.gen(function*() {
         violations.push(tampered.violation)
       }
     }
+
+    if (sealed.unremovable > 0) return yield* refuse(unremovableBlock())
 
     const snapshot = yield* policies.snapshot(orgUuid)
     const providerRefused = providerRefusal(snapshot, provider.slug, disabled, false)

@@ -285,16 +285,15 @@ describe("where sealed blocks are found", () => {
         messages: [{ role: "user", content: "hi" }],
         tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { [FORGED_TEXT]: "plain" } } } }]
       }
-      const outcome = yield* inspectSealedBlocks({
-        surface: "chat",
-        raw: Buffer.from(JSON.stringify(body)),
-        body,
-        mode: "enforce",
-        checkAll: (list) => nonces.checkAll(ORG, list)
-      })
+      const inspect = (mode: "enforce" | "observe") =>
+        inspectSealedBlocks({ surface: "chat", raw: Buffer.from(JSON.stringify(body)), body, mode, checkAll: (list) => nonces.checkAll(ORG, list) })
+      const outcome = yield* inspect("enforce")
       assert.deepStrictEqual(outcome.summary, { mode: "enforce", verified: 0, unknown: 1, tampered: 0, stripped: 0 })
       assert.isUndefined(outcome.body)
       assert.deepStrictEqual(outcome.edits, [])
+      // Counted as one enforce mode could not remove: the firewall refuses the request (firewall.test.ts).
+      assert.strictEqual(outcome.unremovable, 1)
+      assert.strictEqual((yield* inspect("observe")).unremovable, 0)
     }))
 
   it.effect("in exactly the segments the guardrails inspect, never in tool-call arguments", () =>
