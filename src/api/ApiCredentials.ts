@@ -2,10 +2,24 @@ import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { Config, Effect, Option, Redacted, Schema } from "effect"
+import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import type { ClientCredentials, OrgSecretCredentials } from "./ApiClient.ts"
 
-/** The API base address; it ends in the version segment like the spec's `{base_url}`. */
-export const ApiUrl = Config.String("VDB_API_URL").pipe(Config.withDefault("http://127.0.0.1:8080/v1"))
+const ExplicitApiUrl = Config.option(Config.String("VDB_API_URL"))
+
+/** The API of a server started in this environment: `http://VDB_HOST:VDB_API_PORT/v1` (defaults 127.0.0.1, 8080). */
+const LocalApiUrl = Config.all({ host: Host, ports: ServicePorts }).pipe(
+  Config.map(({ host, ports }) => `http://${urlHostOf(host)}:${ports.api}/v1`)
+)
+
+/**
+ * The API base address; it ends in the version segment like the spec's `{base_url}`. `VDB_API_URL`,
+ * else the local server's, from the same `VDB_HOST` and `VDB_API_PORT` `bin/vdb serve` listens on:
+ * a user who moved the server's port in this shell is not sent to 8080.
+ */
+export const ApiUrl = Config.all({ explicit: ExplicitApiUrl, local: LocalApiUrl }).pipe(
+  Config.map(({ explicit, local }) => Option.getOrElse(explicit, () => local))
+)
 
 const EnvCredentials = Config.all({
   orgUuid: Config.option(Config.String("VDB_ORG_UUID")),
@@ -43,6 +57,29 @@ export const credentialsFromFile = (path: string): ClientCredentials | undefined
     return undefined
   }
 }
+
+/** The `api` a sign-in stored beside its credential (`auth login --api`), if any. */
+const storedApiOf = (path: string): string | undefined => {
+  try {
+    const api = (JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>).api
+    return typeof api === "string" && api !== "" ? api : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The credentials (`loadCredentials`) and the API to send them to: `VDB_API_URL` when set, else
+ * the API a sign-in stored with the credential it came from, else the local server's (`ApiUrl`).
+ */
+export const loadCredentialsAndApi: Effect.Effect<{ readonly credentials: ClientCredentials; readonly api: string }, CredentialsMissing> =
+  Effect.gen(function*() {
+    const credentials = yield* loadCredentials
+    const explicit = yield* Effect.orDie(ExplicitApiUrl)
+    if (Option.isSome(explicit)) return { credentials, api: explicit.value }
+    const stored = "apiKey" in credentials ? storedApiOf(yield* credentialsPath) : undefined
+    return { credentials, api: stored ?? (yield* Effect.orDie(LocalApiUrl)) }
+  })
 
 /** `VDB_ORG_UUID` + `VDB_ORG_SECRET`, else the credentials file (`credentialsPath`). */
 export const loadCredentials: Effect.Effect<ClientCredentials, CredentialsMissing> = Effect.gen(function*() {

@@ -4,11 +4,14 @@ import { FetchHttpClient } from "effect/http"
 import { printFields, printJson, printTable } from "./Output.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { ApiClient, type CredentialMode, hasSecret } from "../api/ApiClient.ts"
-import { ApiUrl, loadCredentials } from "../api/ApiCredentials.ts"
+import { loadCredentialsAndApi } from "../api/ApiCredentials.ts"
 import { identifierProblem } from "../api/Identifier.ts"
+import { isOurs } from "../vulns/EnrichmentContainer.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print the response as JSON"), Flag.withDefault(false))
-const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., ..."))
+const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., PYSEC-..., EUVD-..., ..."))
+/** `/info` takes the CVE forms only (any other is not known there: docs/api.md, "Identifiers"). */
+const cveIdentifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228 or 2021-44228 (a CVE id; `vuln` also takes GHSA-... and other ids)"))
 const jwt = Flag.Boolean("jwt").pipe(
   Flag.withDescription("Sign in for a short-lived token instead of sending the static API key"),
   Flag.withDefault(false)
@@ -17,8 +20,7 @@ const jwt = Flag.Boolean("jwt").pipe(
 /** The typed client with credentials from the environment or the credentials file. */
 const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const baseUrl = yield* Effect.orDie(ApiUrl)
-    const credentials = yield* loadCredentials
+    const { api: baseUrl, credentials } = yield* loadCredentialsAndApi
     if (mode === "jwt" && !hasSecret(credentials)) {
       return yield* new ApiCommandError({
         message: "--jwt signs in with the organization secret (VDB_ORG_UUID and VDB_ORG_SECRET); " +
@@ -52,7 +54,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const validOrg = (raw: string) =>
   UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw.slice(0, 60))}`)
 
-const info = Command.make("info", { identifier, json, jwt }, (input) =>
+const info = Command.make("info", { identifier: cveIdentifier, json, jwt }, (input) =>
   withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
     const s = yield* client.vulns.info({ params: { identifier: yield* validIdentifier(input.identifier) } })
@@ -77,7 +79,8 @@ const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
     yield* printTable(
       ["source", "id", "title"],
       records.map((r: any) => [
-        String(r.containers?.adp?.[0]?.x_dataSource ?? "-"),
+        // This service's enrichment container names the source; it is not always the first ADP container.
+        String((Array.isArray(r.containers?.adp) ? r.containers.adp : []).find(isOurs)?.x_dataSource ?? "-"),
         String(r.cveMetadata?.cveId ?? "-"),
         String(r.containers?.cna?.title ?? "").slice(0, 80)
       ])
@@ -90,7 +93,10 @@ const exploits = Command.make("exploits", {
   jwt,
   limit: Flag.Int("limit").pipe(Flag.withDescription("1..1000 (default 100)"), Flag.optional),
   offset: Flag.Int("offset").pipe(Flag.withDescription(">= 0 (default 0)"), Flag.optional),
-  includeContent: Flag.Boolean("include-content").pipe(Flag.withDefault(false))
+  includeContent: Flag.Boolean("include-content").pipe(
+    Flag.withDescription("Include each exploit's raw body (source code, template) where stored"),
+    Flag.withDefault(false)
+  )
 }, (input) =>
   withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient

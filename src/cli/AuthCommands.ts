@@ -5,6 +5,7 @@ import { Clock, Config, Console, Duration, Effect, Option, Schema } from "effect
 import { Command, Flag } from "effect/cli"
 import { ApiUrl, credentialsFromFile, credentialsPath } from "../api/ApiCredentials.ts"
 import { parseApiKey } from "../auth/ApiKey.ts"
+import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { DEVICE_CODE_GRANT_TYPE } from "../site/Api.ts"
 import { printJson } from "./Output.ts"
 
@@ -18,7 +19,10 @@ const fail = (message: string) => Effect.fail(new AuthCommandError({ message }))
 const VERSION = "0.1.0"
 const USER_AGENT = `vdb-cli/${VERSION} (${process.platform})`
 
-const SiteUrl = Config.String("VDB_SITE_URL").pipe(Config.withDefault("http://127.0.0.1:8082"))
+/** `VDB_SITE_URL`, else the local server's site (`VDB_HOST`, `VDB_SITE_PORT`), as `ApiUrl` does for the API. */
+const SiteUrl = Config.all({ explicit: Config.option(Config.String("VDB_SITE_URL")), host: Host, ports: ServicePorts }).pipe(
+  Config.map(({ explicit, host, ports }) => Option.getOrElse(explicit, () => `http://${urlHostOf(host)}:${ports.site}`))
+)
 /** What `auth login` writes: never the device code. */
 export interface StoredCredential {
   readonly type: "apikey"
@@ -107,8 +111,8 @@ const expiresText = (seconds: number) => seconds < 90 ? `${Math.max(1, Math.roun
 const login = Command.make(
   "login",
   {
-    site: Flag.String("site").pipe(Flag.withDescription("The vdb site (default $VDB_SITE_URL or http://127.0.0.1:8082)"), Flag.optional),
-    api: Flag.String("api").pipe(Flag.withDescription("The API the credential is for (default $VDB_API_URL)"), Flag.optional)
+    site: Flag.String("site").pipe(Flag.withDescription("The vdb site (default $VDB_SITE_URL, else http://$VDB_HOST:$VDB_SITE_PORT, i.e. http://127.0.0.1:8082)"), Flag.optional),
+    api: Flag.String("api").pipe(Flag.withDescription("The API the credential is for (default $VDB_API_URL, else http://$VDB_HOST:$VDB_API_PORT/v1)"), Flag.optional)
   },
   Effect.fn(function*(input) {
     const site = trimSlash(Option.getOrElse(input.site, () => "") || (yield* Effect.orDie(SiteUrl)))
@@ -133,7 +137,8 @@ const login = Command.make(
     }
 
     yield* Console.log(`! First copy your one-time code: ${userCode}`)
-    yield* Console.log(`Open ${verifyAt} in your browser, sign in and approve.`)
+    yield* Console.log(`Open ${verifyAt} in your browser, sign in as a member of the organization and approve.`)
+    yield* Console.log("(No member yet? An administrator adds one: bin/vdb member create --org UUID --email E, the password on stdin.)")
     yield* Console.log(`Waiting for approval (the code expires in ${expiresText(expiresIn)})...`)
 
     const deadline = (yield* Clock.currentTimeMillis) + expiresIn * 1000

@@ -17,6 +17,12 @@ export const RetiredMasterKeysB64 = Config.option(Config.Redacted("VDB_MASTER_KE
 
 export const Host = Config.String("VDB_HOST").pipe(Config.withDefault("127.0.0.1"))
 
+/** `VDB_HOST` as a URL's host for a client on this machine: a wildcard listen address as loopback, IPv6 in brackets. */
+export const urlHostOf = (host: string) => {
+  const reachable = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+  return reachable.includes(":") ? `[${reachable}]` : reachable
+}
+
 export const ServicePorts = Config.all({
   api: Config.Port("VDB_API_PORT").pipe(Config.withDefault(8080)),
   gateway: Config.Port("VDB_GATEWAY_PORT").pipe(Config.withDefault(8081)),

@@ -1,7 +1,7 @@
 import { ByteSize, Clock, Config, Duration, Effect, Exit, Option, Redacted, Schedule, Schema } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
-import { Host, ServicePorts } from "../config/AppConfig.ts"
+import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { type Limits, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { declaresOver } from "../server/BodyCap.ts"
@@ -61,10 +61,10 @@ export interface ServiceAddress {
 
 /** Where the MCP service is: what its answers name. */
 export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Host, ports: ServicePorts, publicOrigin: PublicOrigin })
-  .pipe(Config.map(({ host, ports, publicOrigin }) => {
-    const own = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
-    return { own: `${own.includes(":") ? `[${own}]` : own}:${ports.mcp}`, publicOrigin: Option.getOrUndefined(publicOrigin) }
-  }))
+  .pipe(Config.map(({ host, ports, publicOrigin }) => ({
+    own: `${urlHostOf(host)}:${ports.mcp}`,
+    publicOrigin: Option.getOrUndefined(publicOrigin)
+  })))
 
 /**
  * The origin a response names: `VDB_MCP_URL` when set; else `http://` and the request's Host when it

@@ -57,7 +57,8 @@ ${csrfField(options.csrf)}
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`,
+</form>
+<p class="note">Members of an organization sign in here; an administrator adds one with <code>bin/vdb member create</code>.</p>`,
     options.status
   )
 

@@ -400,6 +400,22 @@ describe("CLI", () => {
     assert.include(after.stderr, "not signed in")
   }, 60_000)
 
+  it("without VDB_SITE_URL or VDB_API_URL the CLI finds the server by its ports, and info uses the API a sign-in stored", async () => {
+    const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+    // The ports `bin/vdb serve` was started with in this shell, no URL: before, login went to 8082 and info to 8080.
+    const cliEnv = { XDG_CONFIG_HOME: xdg, VDB_SITE_PORT: String(site), VDB_API_PORT: String(server.ports.api) }
+    const login = startLogin([], cliEnv)
+    const userCode = await login.userCode()
+    assert.include(login.output().stdout, `http://127.0.0.1:${site}/device?code=${userCode}`)
+    const cookie = await signIn(member.email)
+    assert.strictEqual((await postJson(site, APPROVE, { user_code: userCode }, { headers: { cookie } })).status, 200)
+    assert.strictEqual(await login.exited, 0, login.output().stderr)
+    assert.strictEqual(JSON.parse(readFileSync(join(xdg, "vdb", "credentials.json"), "utf8")).api, `http://127.0.0.1:${server.ports.api}/v1`)
+    // Another VDB_API_PORT now (a server elsewhere in this shell): the stored API is the one the credential is for.
+    const info = await runVdb(["info", "CVE-1999-0001"], { XDG_CONFIG_HOME: xdg, VDB_API_PORT: "1" })
+    assert.include(info.stderr, "is not known")
+  }, 60_000)
+
   it("auth verify fails with a clear message when the key was rotated", async () => {
     const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
     const other = JSON.parse((await runVdb(["org", "create", "--name", "rotated", "--json"], env)).stdout)
