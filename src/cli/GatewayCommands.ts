@@ -1,5 +1,6 @@
 import { Console, DateTime, Effect, Redacted, Result, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
+import { readHidden } from "./HiddenInput.ts"
 import { printJson, printTable } from "./Output.ts"
 import { GatewayAdminClient, GatewayAdminError } from "../gateway/GatewayAdminRpcs.ts"
 import { checkCommand, ruleCommand } from "./RuleCommands.ts"
@@ -40,10 +41,20 @@ const refusal = refusalsAs(GatewayAdminError, fail)
 
 const MAX_STDIN_BYTES = 64 * 1024
 
+/** At a terminal: pasted with the echo off (a sign-in may span lines), Ctrl-D ends it. */
+const pastedKey = Effect.gen(function*() {
+  const pasted = yield* readHidden("Paste the provider key (not shown), then press Ctrl-D:", "ctrl-d", MAX_STDIN_BYTES)
+  if (pasted._tag === "Cancelled") return yield* fail("cancelled: no provider key was read")
+  if (pasted._tag === "TooLong") return yield* fail(`the provider key is larger than ${MAX_STDIN_BYTES} bytes`)
+  const key = pasted.text.trim()
+  if (key.length === 0) return yield* fail("no provider key pasted")
+  return Redacted.make(key)
+})
+
 /** The key is read from stdin (never argv, which other users can see in the process list). */
 const readKeyFromStdin = Effect.gen(function*() {
   const stdio = yield* Stdio.Stdio
-  if (yield* stdio.stdinIsTerminal) yield* Console.error("Paste the provider key, then press Ctrl-D:")
+  if (yield* stdio.stdinIsTerminal) return yield* pastedKey
   const bytes = yield* stdio.stdin.pipe(
     Stream.runFold(() => [] as Array<Uint8Array>, (chunks, chunk) => {
       chunks.push(chunk)

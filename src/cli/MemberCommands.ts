@@ -3,6 +3,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { AdminClient } from "../admin/AdminClient.ts"
 import type { Member } from "../members/Member.ts"
 import { MemberError } from "../members/MemberError.ts"
+import { readHidden } from "./HiddenInput.ts"
 import { printFields, printJson, printTable } from "./Output.ts"
 import { refusalsAs } from "./Refusals.ts"
 
@@ -17,10 +18,19 @@ const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.
 
 const MAX_STDIN_BYTES = 4096
 
+/** At a terminal: typed with the echo off, Enter ends it. */
+const typedPassword = Effect.gen(function*() {
+  const typed = yield* readHidden("Password (not shown), then Enter:", "enter", MAX_STDIN_BYTES)
+  if (typed._tag === "Cancelled") return yield* fail("cancelled: no password was read")
+  if (typed._tag === "TooLong") return yield* fail(`the password is larger than ${MAX_STDIN_BYTES} bytes`)
+  if (typed.text.length === 0) return yield* fail("no password typed")
+  return typed.text
+})
+
 /** The password comes from stdin (never argv, which other users can see); only the line ending is removed. */
 const readPassword = Effect.gen(function*() {
   const stdio = yield* Stdio.Stdio
-  if (yield* stdio.stdinIsTerminal) yield* Console.error("Type the password, then press Enter and Ctrl-D:")
+  if (yield* stdio.stdinIsTerminal) return yield* typedPassword
   const chunks = yield* stdio.stdin.pipe(
     Stream.runCollect,
     Effect.mapError(() => new MemberCommandError({ message: "could not read the password from stdin" }))
