@@ -10,8 +10,21 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 
-const portFlag = process.argv.indexOf("--port")
-const port = portFlag >= 0 ? Number(process.argv[portFlag + 1]) : 9000
+const USAGE = `usage: bin/stand-in-provider [--port PORT]   (default 9000; loopback only)
+A stand-in OpenAI chat-completions and Anthropic messages provider for trying the gateway:
+  VDB_PROVIDER_OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 VDB_PROVIDER_ANTHROPIC_BASE_URL=http://127.0.0.1:PORT make start`
+const args = process.argv.slice(2)
+if (args.includes("--help") || args.includes("-h")) {
+  console.log(USAGE)
+  process.exit(0)
+}
+const portFlag = args.indexOf("--port")
+const port = portFlag >= 0 ? Number(args[portFlag + 1]) : 9000
+const unknown = args.filter((arg, i) => arg !== "--port" && (portFlag < 0 || i !== portFlag + 1))
+if (unknown.length > 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+  console.error(`stand-in-provider: ${unknown.length > 0 ? `unknown argument ${JSON.stringify(unknown[0])}` : "--port must be 1..65535"}\n${USAGE}`)
+  process.exit(2)
+}
 
 const readJson = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
   const chunks: Array<Buffer> = []

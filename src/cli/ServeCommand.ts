@@ -10,7 +10,7 @@ export const serveCommand = Command.make(
   "serve",
   {
     services: Argument.Literals("service", SERVICE_NAMES).pipe(
-      Argument.withDescription("Services to run (default: all four)"),
+      Argument.withDescription("Services to run: api, gateway, site, mcp (default: all four)"),
       Argument.variadic()
     )
   },

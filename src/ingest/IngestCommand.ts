@@ -18,7 +18,8 @@ export class IngestClient extends Context.Service<
 
 export class ItemsSkipped extends Schema.TaggedError<ItemsSkipped>()("ItemsSkipped", { skipped: Schema.Int }) {
   override get message() {
-    return `${this.skipped} item(s) skipped (see the problems above; \`vdb ingest --failed\` lists failed normalisations)`
+    // Most skips are items that could not be read, which nothing stores; only one stored whose normalisation failed is kept for --failed.
+    return `${this.skipped} item(s) skipped (see the problems above; those stored but not normalised are also kept: \`vdb ingest --failed\`)`
   }
 }
 
@@ -57,7 +58,7 @@ const args = Argument.String("args").pipe(
   Argument.variadic()
 )
 const all = Flag.String("all").pipe(
-  Flag.withDescription("Ingest a folder laid out like ../shared/data (sources/<source>/…, corpus/<source>/…)"),
+  Flag.withDescription("Ingest a folder of sources/<source>/… and corpus/<source>/… files, as test/fixtures/data is laid out"),
   Flag.optional
 )
 const failed = Flag.Boolean("failed").pipe(Flag.withDescription("List items whose normalisation failed"), Flag.withDefault(false))
