@@ -89,7 +89,7 @@ export const renderDocs = (): string => {
     "session). JSON-RPC errors keep the JSON-RPC form (`code`, `message`, `data`): a body",
     "that is not JSON is HTTP 400 with error -32700, a message that is not JSON-RPC (no",
     "`method`, no `result` or `error`) 400 with -32600, as is a batch holding anything but",
-    "messages or more than 1,000 of them; a request the handlers refuse is HTTP 200 (an",
+    "JSON-RPC 2.0 messages or more than 1,000 of them; a request the handlers refuse is HTTP 200 (an",
     "unknown tool -32602; an unknown method -32601, which the stateless `2026-07-28`",
     "revision answers with 404).",
     "",

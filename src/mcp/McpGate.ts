@@ -125,8 +125,23 @@ export const batchIn = (body: ArrayBuffer): { readonly units: number; readonly p
   if (!Array.isArray(parsed)) return { units: 1 }
   const units = Math.max(1, parsed.filter(isRequest).length)
   if (parsed.length > MAX_BATCH_MESSAGES) return { units, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
-  if (parsed.some((message) => !isRecord(message))) return { units, problem: "Invalid Request: every element of a batch must be a JSON-RPC message (an object)" }
+  if (!parsed.every(isJsonRpcMessage)) return { units, problem: BATCH_ELEMENT_PROBLEM }
   return { units }
+}
+
+const BATCH_ELEMENT_PROBLEM = "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
+
+const isId = (id: unknown) => typeof id === "string" || typeof id === "number"
+
+/**
+ * A JSON-RPC 2.0 message as the MCP library reads a single one: a request or notification (a
+ * string `method`, an id if any a string or number), or a response (an id, and exactly one of
+ * `result` and `error`). In a batch it dropped anything else without a word.
+ */
+const isJsonRpcMessage = (message: unknown): boolean => {
+  if (!isRecord(message) || message.jsonrpc !== "2.0") return false
+  if (typeof message.method === "string") return !("id" in message) || isId(message.id)
+  return "id" in message && (isId(message.id) || message.id === null) && ("result" in message) !== ("error" in message)
 }
 
 /**

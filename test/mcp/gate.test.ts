@@ -249,16 +249,21 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
     expect(await long.json()).toEqual({ jsonrpc: "2.0", id: longId, error: { code: -32600, message: "Invalid Request" } })
   })
 
-  it("a batch holding something other than messages, or more than 1,000, is 400 -32600 (the library answered an empty 200 or 500)", async () => {
+  it("a batch holding something other than messages, or more than 1,000, is 400 -32600 (the library answered an empty 200 or 500, or dropped them)", async () => {
     const org = await newOrg("gate-batches")
     const session = await initialize(org.apiKey, "2025-03-26")
-    for (const batch of [[5], [null], ["x"], [[toolCall(1)]], [toolCall(1), 2]]) {
+    const notMessages = [
+      [5], [null], ["x"], [[toolCall(1)]], [toolCall(1), 2],
+      // Objects, but no JSON-RPC 2.0 message: the library served the rest and dropped these without a word.
+      [{ a: 1 }, toolCall(2)], [{ ...toolCall(3), jsonrpc: "1.0" }], [{ jsonrpc: "2.0", id: 4 }], [{ jsonrpc: "2.0", id: 5, result: {}, error: {} }]
+    ]
+    for (const batch of notMessages) {
       const refused = await post(org.apiKey, batch, session)
       expect(refused.status, JSON.stringify(batch)).toBe(400)
       expect(await refused.json()).toEqual({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32600, message: "Invalid Request: every element of a batch must be a JSON-RPC message (an object)" }
+        error: { code: -32600, message: "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response" }
       })
     }
     const notifications = Array.from({ length: 4001 }, () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }))
