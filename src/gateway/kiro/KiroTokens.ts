@@ -107,17 +107,28 @@ export class KiroTokens extends Context.Service<KiroTokens, {
       }
 
       /** One refresh, under the vault's lease on the sign-in; `signIn` (stored as `text`) is what this process holds. */
-      const mint = (orgUuid: string, signIn: KiroSignIn, text: string, now: number) =>
+      const mint = (orgUuid: string, signIn: KiroSignIn, text: string) =>
         providerKeys.exclusive(orgUuid, KIRO, (stored) =>
           Effect.gen(function*() {
             if (stored === undefined) return yield* new ProviderKeyMissing({ provider: KIRO })
             const storedText = Redacted.value(stored)
+            // Now, not when the request asked: it may have waited for the lease.
+            const now = yield* Clock.currentTimeMillis
             const previous = minted.get(orgUuid)
             let from = signIn
             let fromText = text
-            // Stored since this process read it, by another process's refresh or as a new sign-in: that
-            // is the sign-in now, and a token it carries is used instead of refreshing again.
-            if (storedText !== text && previous?.stored.has(storedText) !== true) {
+            if (previous !== undefined && previous.stored.has(storedText)) {
+              // What this process already holds for the stored value, minted or taken from the store by
+              // another request while this one waited for the lease: still good, it is used; due, the
+              // refresh goes from the newest sign-in held for it (a rotated refresh token included),
+              // never from the older one this request read. (An attack found the latter: a request that
+              // had waited refreshed with a refresh token the other process had already spent.)
+              if (now < previous.refreshAt) return [previous.access, undefined] as const
+              from = previous.signIn
+              fromText = storedText
+            } else if (storedText !== text) {
+              // Stored since this process read it, by another process's refresh or as a new sign-in: that
+              // is the sign-in now, and a token it carries is used instead of refreshing again.
               const current = parseKiroSignIn(storedText)
               if (isRefused(current)) return yield* credentialInvalid
               const adopted = adopt(orgUuid, current, storedText, now)
@@ -144,12 +155,12 @@ export class KiroTokens extends Context.Service<KiroTokens, {
           }))
 
       /** Joins the refresh in flight for this organization, or starts one. */
-      const refreshOnce = (orgUuid: string, signIn: KiroSignIn, text: string, now: number) => {
+      const refreshOnce = (orgUuid: string, signIn: KiroSignIn, text: string) => {
         const running = inflight.get(orgUuid)
         if (running !== undefined) return Deferred.await(running)
         const deferred = Deferred.makeUnsafe<KiroAccess, KiroTokenFailure>()
         inflight.set(orgUuid, deferred)
-        const settle = Effect.exit(mint(orgUuid, signIn, text, now)).pipe(
+        const settle = Effect.exit(mint(orgUuid, signIn, text)).pipe(
           Effect.flatMap((exit) =>
             Effect.sync(() => {
               inflight.delete(orgUuid)
@@ -172,7 +183,7 @@ export class KiroTokens extends Context.Service<KiroTokens, {
           if (adopted !== undefined) return adopted
         }
         // A vault that still shows the refresh token we rotated away from: refresh with the new one we hold.
-        return yield* refreshOnce(orgUuid, sameSignIn ? known.signIn : signIn, text, now)
+        return yield* refreshOnce(orgUuid, sameSignIn ? known.signIn : signIn, text)
       })
 
       const invalidate = (orgUuid: string, token: Redacted.Redacted<string>) =>

@@ -154,6 +154,29 @@ describe.each([
       return yield* Fiber.join(request)
     })
 
+  it.live("a request waiting for the lease uses the token another request of its process took meanwhile", () =>
+    Effect.gen(function*() {
+      rotating(3600)
+      const [a, b] = yield* processes
+      yield* a.vault.set(ORG, "kiro", Redacted.make(signIn))
+      let open!: () => void
+      kiro.gate = new Promise((resolve) => {
+        open = resolve
+      })
+      const first = yield* Effect.forkChild(token(a))
+      while (kiro.refreshes.length === 0) yield* Effect.sleep("5 millis")
+      // b's request finds the lease held and waits for it.
+      const waiting = yield* Effect.forkChild(token(b))
+      yield* Effect.sleep("150 millis")
+      open()
+      assert.strictEqual(yield* Fiber.join(first), "access-token-1")
+      // Another request on b, before the waiting one looks again: it takes the token a stored.
+      assert.strictEqual(yield* token(b), "access-token-1")
+      // Before: the waiting request then refreshed with the refresh token it had read, which a had spent (400).
+      assert.strictEqual(yield* Fiber.join(waiting), "access-token-1")
+      assert.strictEqual(kiro.refreshes.length, 1)
+    }).pipe(Effect.scoped), 30_000)
+
   it.live("a sign-in deleted during a refresh stays deleted: the write-back does not bring it back", () =>
     Effect.gen(function*() {
       rotating(3600)
