@@ -99,7 +99,7 @@ const INVALID_REQUEST = -32600
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
-const isRequest = (message: unknown) =>
+const isRequest = (message: unknown): message is { readonly method: unknown; readonly id: unknown } =>
   typeof message === "object" && message !== null && "method" in message && "id" in message
 
 /**
@@ -123,15 +123,21 @@ export const batchIn = (body: ArrayBuffer): { readonly units: number; readonly p
   if (firstByte(body) !== OPEN_BRACKET) return { units: 1 }
   const parsed = parsedOrUndefined(body)
   if (!Array.isArray(parsed)) return { units: 1 }
-  const units = Math.max(1, parsed.filter(isRequest).length)
-  if (parsed.length > MAX_BATCH_MESSAGES) return { units, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
-  if (!parsed.every(isJsonRpcMessage)) return { units, problem: BATCH_ELEMENT_PROBLEM }
-  return { units }
+  // A refused batch starts no work: it costs what any POST costs, one unit, not one per request in it.
+  if (parsed.length > MAX_BATCH_MESSAGES) return { units: 1, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
+  if (!parsed.every(isJsonRpcMessage)) return { units: 1, problem: BATCH_ELEMENT_PROBLEM }
+  const requests = parsed.filter(isRequest)
+  // The library keys its answers by id: two requests with one id got one answer, or an empty 503.
+  if (new Set(requests.map((message) => `${typeof message.id}:${message.id}`)).size < requests.length) {
+    return { units: 1, problem: "Invalid Request: the requests of a batch need distinct ids" }
+  }
+  return { units: Math.max(1, requests.length) }
 }
 
 const BATCH_ELEMENT_PROBLEM = "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
 
-const isId = (id: unknown) => typeof id === "string" || typeof id === "number"
+/** A string, or a number JSON can carry back (a 5,000-digit one parses as Infinity, and came back null). */
+const isId = (id: unknown) => typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
 
 /**
  * A JSON-RPC 2.0 message as the MCP library reads a single one: a request or notification (a

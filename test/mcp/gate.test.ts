@@ -91,6 +91,14 @@ describe("MCP gate: a POST costs one unit per JSON-RPC request", () => {
     expect(answered.every((m) => m.result !== undefined)).toBe(true)
   })
 
+  it("a refused batch costs one unit, not one per request in it", async () => {
+    const { org, session } = await limitedSession("gate-refused-batch")
+    // Five requests, two with one id: counted per request it would be 429 (limit 3); refused, it is one POST.
+    const refused = await post(org.apiKey, [...batchOf(4), toolCall(1)], session)
+    expect(refused.status).toBe(400)
+    expect(refused.headers.get("x-ratelimit-remaining-minute")).toBe("2")
+  })
+
   it("a single request costs 1, and a batch's notifications cost nothing", async () => {
     const { org, session } = await limitedSession("gate-single")
 
@@ -255,7 +263,8 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
     const notMessages = [
       [5], [null], ["x"], [[toolCall(1)]], [toolCall(1), 2],
       // Objects, but no JSON-RPC 2.0 message: the library served the rest and dropped these without a word.
-      [{ a: 1 }, toolCall(2)], [{ ...toolCall(3), jsonrpc: "1.0" }], [{ jsonrpc: "2.0", id: 4 }], [{ jsonrpc: "2.0", id: 5, result: {}, error: {} }]
+      [{ a: 1 }, toolCall(2)], [{ ...toolCall(3), jsonrpc: "1.0" }], [{ jsonrpc: "2.0", id: 4 }], [{ jsonrpc: "2.0", id: 5, result: {}, error: {} }],
+      [toolCall(6), { jsonrpc: "2.0", id: { a: 1 }, method: "ping" }], [{ jsonrpc: "2.0", id: 9, method: 5 }]
     ]
     for (const batch of notMessages) {
       const refused = await post(org.apiKey, batch, session)
@@ -270,6 +279,12 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
     const big = await post(org.apiKey, notifications, session)
     expect(big.status).toBe(400)
     expect(((await big.json()) as { error: { message: string } }).error.message).toBe("Invalid Request: a batch holds at most 1000 messages")
+    // Two requests with one id got one answer, or an empty 503 from the library.
+    for (const batch of [[toolCall(7), toolCall(7)], [toolCall(8), { jsonrpc: "2.0", id: 8, method: "ping" }]]) {
+      const same = await post(org.apiKey, batch, session)
+      expect(same.status).toBe(400)
+      expect(((await same.json()) as { error: { message: string } }).error.message).toBe("Invalid Request: the requests of a batch need distinct ids")
+    }
     // A batch of messages is served as before.
     const served = await post(org.apiKey, batchOf(2), session)
     expect(served.status).toBe(200)
