@@ -30,6 +30,32 @@ export class CredentialsMissing extends Schema.TaggedError<CredentialsMissing>()
   message: Schema.String
 }) {}
 
+/** An address a command would send a credential to that is not an http(s) URL. */
+export class AddressInvalid extends Schema.TaggedError<AddressInvalid>()("AddressInvalid", {
+  message: Schema.String
+}) {}
+
+const MAX_ADDRESS_LENGTH = 2048
+
+/**
+ * `value` as the base address of a vdb service, or why not: an http or https URL without user
+ * information, of a sane length. `from` names where it came from (a variable, the credentials
+ * file), since that is what the user fixes; the value itself is not quoted (it may be anything).
+ */
+export const httpAddress = (value: string, from: string): Effect.Effect<string, AddressInvalid> => {
+  const refuse = (why: string) => Effect.fail(new AddressInvalid({ message: `${from} is not usable as an address: ${why}` }))
+  if (value.length > MAX_ADDRESS_LENGTH) return refuse(`longer than ${MAX_ADDRESS_LENGTH} characters`)
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return refuse("not a URL")
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return refuse("an http or https URL is expected")
+  if (url.username !== "" || url.password !== "") return refuse("a URL without user or password is expected")
+  return Effect.succeed(value)
+}
+
 const ConfigHome = Config.option(Config.String("XDG_CONFIG_HOME"))
 
 /** `$XDG_CONFIG_HOME/vdb/credentials.json` (an absolute XDG_CONFIG_HOME only), else `~/.config/vdb/credentials.json`. */
@@ -72,14 +98,18 @@ const storedApiOf = (path: string): string | undefined => {
  * The credentials (`loadCredentials`) and the API to send them to: `VDB_API_URL` when set, else
  * the API a sign-in stored with the credential it came from, else the local server's (`ApiUrl`).
  */
-export const loadCredentialsAndApi: Effect.Effect<{ readonly credentials: ClientCredentials; readonly api: string }, CredentialsMissing> =
-  Effect.gen(function*() {
-    const credentials = yield* loadCredentials
-    const explicit = yield* Effect.orDie(ExplicitApiUrl)
-    if (Option.isSome(explicit)) return { credentials, api: explicit.value }
-    const stored = "apiKey" in credentials ? storedApiOf(yield* credentialsPath) : undefined
-    return { credentials, api: stored ?? (yield* Effect.orDie(LocalApiUrl)) }
-  })
+export const loadCredentialsAndApi: Effect.Effect<
+  { readonly credentials: ClientCredentials; readonly api: string },
+  CredentialsMissing | AddressInvalid
+> = Effect.gen(function*() {
+  const credentials = yield* loadCredentials
+  const explicit = yield* Effect.orDie(ExplicitApiUrl)
+  if (Option.isSome(explicit)) return { credentials, api: yield* httpAddress(explicit.value, "VDB_API_URL") }
+  const path = yield* credentialsPath
+  const stored = "apiKey" in credentials ? storedApiOf(path) : undefined
+  if (stored !== undefined) return { credentials, api: yield* httpAddress(stored, `the api in ${path}`) }
+  return { credentials, api: yield* httpAddress(yield* Effect.orDie(LocalApiUrl), "VDB_HOST with VDB_API_PORT") }
+})
 
 /** `VDB_ORG_UUID` + `VDB_ORG_SECRET`, else the credentials file (`credentialsPath`). */
 export const loadCredentials: Effect.Effect<ClientCredentials, CredentialsMissing> = Effect.gen(function*() {

@@ -3,7 +3,7 @@ import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { Clock, Config, Console, Duration, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { ApiUrl, credentialsFromFile, credentialsPath } from "../api/ApiCredentials.ts"
+import { ApiUrl, credentialsFromFile, credentialsPath, httpAddress } from "../api/ApiCredentials.ts"
 import { parseApiKey } from "../auth/ApiKey.ts"
 import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { DEVICE_CODE_GRANT_TYPE } from "../site/Api.ts"
@@ -115,8 +115,12 @@ const login = Command.make(
     api: Flag.String("api").pipe(Flag.withDescription("The API the credential is for (default $VDB_API_URL, else http://$VDB_HOST:$VDB_API_PORT/v1)"), Flag.optional)
   },
   Effect.fn(function*(input) {
-    const site = trimSlash(Option.getOrElse(input.site, () => "") || (yield* Effect.orDie(SiteUrl)))
-    const api = trimSlash(Option.getOrElse(input.api, () => "") || (yield* Effect.orDie(ApiUrl)))
+    const site = trimSlash(yield* (Option.isSome(input.site) && input.site.value !== ""
+      ? httpAddress(input.site.value, "--site")
+      : Effect.flatMap(Effect.orDie(SiteUrl), (url) => httpAddress(url, "VDB_SITE_URL (or VDB_HOST with VDB_SITE_PORT)"))))
+    const api = trimSlash(yield* (Option.isSome(input.api) && input.api.value !== ""
+      ? httpAddress(input.api.value, "--api")
+      : Effect.flatMap(Effect.orDie(ApiUrl), (url) => httpAddress(url, "VDB_API_URL (or VDB_HOST with VDB_API_PORT)"))))
     const started = yield* request(`${site}/api/site/v1/cli/device/authorize`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -190,8 +194,10 @@ const loadStored = Effect.gen(function*() {
 
 const verify = Command.make("verify", {}, () =>
   Effect.gen(function*() {
-    const { stored } = yield* loadStored
-    const api = trimSlash(stored.api || (yield* Effect.orDie(ApiUrl)))
+    const { path, stored } = yield* loadStored
+    const api = trimSlash(yield* (stored.api
+      ? httpAddress(stored.api, `the api in ${path}`)
+      : Effect.flatMap(Effect.orDie(ApiUrl), (url) => httpAddress(url, "VDB_API_URL (or VDB_HOST with VDB_API_PORT)"))))
     // Any authenticated lookup will do: 200 or 404 both mean the key was accepted.
     const answer = yield* request(`${api}/info/CVE-2021-44228`, { headers: { authorization: stored.apiKey } }, "the API")
     if (answer.status === 200 || answer.status === 404) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -61,6 +61,22 @@ describe.concurrent("messages that need no database", () => {
     }
     // Before: the data directory, its master key and the embedded database were made first.
     expect(existsSync(dataDir)).toBe(false)
+  })
+
+  it("an address a command would send a credential to must be an http(s) URL; the line names where it came from", async () => {
+    const env = { HOME: home, ...credentials }
+    const host = expectOneHumanLine(await runVdb(["info", "CVE-2021-44228"], { ...env, VDB_HOST: "a b" }))
+    // Before: "VDB_API_URL is not a valid URL", with VDB_API_URL unset.
+    expect(host).toBe("vdb: VDB_HOST with VDB_API_PORT is not usable as an address: not a URL")
+    const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+    mkdirSync(join(xdg, "vdb"))
+    const file = join(xdg, "vdb", "credentials.json")
+    writeFileSync(file, JSON.stringify({ type: "apikey", orgUuid: credentials.VDB_ORG_UUID, apiKey: `ApiKey ${credentials.VDB_ORG_UUID}:00`, api: "file:///etc/passwd" }))
+    // Before: "cannot reach null".
+    for (const args of [["info", "CVE-2021-44228"], ["auth", "verify"]]) {
+      const line = expectOneHumanLine(await runVdb(args, { HOME: home, XDG_CONFIG_HOME: xdg }))
+      expect(line).toBe(`vdb: the api in ${file} is not usable as an address: an http or https URL is expected`)
+    }
   })
 
   it("a malformed setting names the variable", async () => {
