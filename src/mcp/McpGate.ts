@@ -110,6 +110,8 @@ const isRequest = (message: unknown): message is { readonly method: unknown; rea
  */
 export const requestsIn = (body: ArrayBuffer): number => batchIn(body).units
 
+const BATCH_ELEMENT_PROBLEM = "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
+
 /** The most messages one batch may hold. The MCP library failed a batch of 4,001 or more with an empty 500. */
 export const MAX_BATCH_MESSAGES = 1000
 
@@ -133,8 +135,6 @@ export const batchIn = (body: ArrayBuffer): { readonly units: number; readonly p
   }
   return { units: Math.max(1, requests.length) }
 }
-
-const BATCH_ELEMENT_PROBLEM = "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
 
 /** A string, or a number JSON can carry back (a 5,000-digit one parses as Infinity, and came back null). */
 const isId = (id: unknown) => typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
@@ -217,7 +217,6 @@ const withErrorBody = (response: HttpServerResponse.HttpServerResponse, method: 
 }
 
 const TAG = Buffer.from('"_tag"')
-
 
 /**
  * The MCP library's own JSON-RPC refusals of a message, sent before any handler runs, in the JSON-RPC
