@@ -20,6 +20,18 @@ const VERSION = "0.1.0"
 const USER_AGENT = `vdb-cli/${VERSION} (${process.platform})`
 
 /** `VDB_SITE_URL`, else the local server's site (`VDB_HOST`, `VDB_SITE_PORT`), as `ApiUrl` does for the API. */
+const SITE_DEFAULT = "VDB_SITE_URL (or VDB_HOST with VDB_SITE_PORT)"
+const API_DEFAULT = "VDB_API_URL (or VDB_HOST with VDB_API_PORT)"
+
+/** `given` (named `givenAs`) when set, else the configured default: checked (`httpAddress`), without a trailing slash. */
+const addressOf = (given: string | undefined, givenAs: string, fallback: Config.Config<string>, fallbackAs: string) =>
+  Effect.map(
+    given !== undefined && given !== ""
+      ? httpAddress(given, givenAs)
+      : Effect.flatMap(Effect.orDie(fallback), (url) => httpAddress(url, fallbackAs)),
+    trimSlash
+  )
+
 const SiteUrl = Config.all({ explicit: Config.option(Config.String("VDB_SITE_URL")), host: Host, ports: ServicePorts }).pipe(
   Config.map(({ explicit, host, ports }) => Option.getOrElse(explicit, () => `http://${urlHostOf(host)}:${ports.site}`))
 )
@@ -115,12 +127,8 @@ const login = Command.make(
     api: Flag.String("api").pipe(Flag.withDescription("The API the credential is for (default $VDB_API_URL, else http://$VDB_HOST:$VDB_API_PORT/v1)"), Flag.optional)
   },
   Effect.fn(function*(input) {
-    const site = trimSlash(yield* (Option.isSome(input.site) && input.site.value !== ""
-      ? httpAddress(input.site.value, "--site")
-      : Effect.flatMap(Effect.orDie(SiteUrl), (url) => httpAddress(url, "VDB_SITE_URL (or VDB_HOST with VDB_SITE_PORT)"))))
-    const api = trimSlash(yield* (Option.isSome(input.api) && input.api.value !== ""
-      ? httpAddress(input.api.value, "--api")
-      : Effect.flatMap(Effect.orDie(ApiUrl), (url) => httpAddress(url, "VDB_API_URL (or VDB_HOST with VDB_API_PORT)"))))
+    const site = yield* addressOf(Option.getOrUndefined(input.site), "--site", SiteUrl, SITE_DEFAULT)
+    const api = yield* addressOf(Option.getOrUndefined(input.api), "--api", ApiUrl, API_DEFAULT)
     const started = yield* request(`${site}/api/site/v1/cli/device/authorize`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -195,9 +203,7 @@ const loadStored = Effect.gen(function*() {
 const verify = Command.make("verify", {}, () =>
   Effect.gen(function*() {
     const { path, stored } = yield* loadStored
-    const api = trimSlash(yield* (stored.api
-      ? httpAddress(stored.api, `the api in ${path}`)
-      : Effect.flatMap(Effect.orDie(ApiUrl), (url) => httpAddress(url, "VDB_API_URL (or VDB_HOST with VDB_API_PORT)"))))
+    const api = yield* addressOf(stored.api, `the api in ${path}`, ApiUrl, API_DEFAULT)
     // Any authenticated lookup will do: 200 or 404 both mean the key was accepted.
     const answer = yield* request(`${api}/info/CVE-2021-44228`, { headers: { authorization: stored.apiKey } }, "the API")
     if (answer.status === 200 || answer.status === 404) {

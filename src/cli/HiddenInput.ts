@@ -28,10 +28,13 @@ export const readHidden = (prompt: string, end: HiddenInputEnd, maxBytes: number
     const stdin = process.stdin
     const bytes: Array<number> = []
     let afterCr = false
-    const finish = (outcome: HiddenInputOutcome) => {
+    const restore = () => {
       stdin.off("data", onData)
       stdin.setRawMode(false)
       stdin.pause()
+    }
+    const finish = (outcome: HiddenInputOutcome) => {
+      restore()
       // The Enter or Ctrl-D that ended the input was not echoed either.
       process.stderr.write("\n")
       resume(Effect.succeed(outcome))
@@ -62,9 +65,5 @@ export const readHidden = (prompt: string, end: HiddenInputEnd, maxBytes: number
     stdin.on("data", onData)
     stdin.resume()
     process.stderr.write(`${prompt}\n`)
-    return Effect.sync(() => {
-      stdin.off("data", onData)
-      stdin.setRawMode(false)
-      stdin.pause()
-    })
+    return Effect.sync(restore)
   })

@@ -27,6 +27,8 @@ export interface FakeKiro {
   auth: AuthAnswer
   /** Holds each refresh answer back until this promise settles (concurrency tests). */
   gate: Promise<void> | undefined
+  /** Holds refresh answers back (sets `gate`) until the returned function is called. */
+  hold(): () => void
   listing: unknown
   /** Status of `/generateAssistantResponse` and `/ListAvailableModels` (default 200). */
   apiStatus: number
@@ -121,6 +123,13 @@ export const startFakeKiro = async (): Promise<FakeKiro> => {
     set auth(answer) { state.auth = answer },
     get gate() { return state.gate },
     set gate(gate) { state.gate = gate },
+    hold: () => {
+      let open!: () => void
+      state.gate = new Promise((resolve) => {
+        open = resolve
+      })
+      return open
+    },
     get listing() { return state.listing },
     set listing(listing) { state.listing = listing },
     get apiStatus() { return state.apiStatus },

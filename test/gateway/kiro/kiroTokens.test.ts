@@ -53,10 +53,7 @@ describe("KiroTokens", () => {
   it.effect("20 concurrent first uses make exactly one refresh call", () =>
     Effect.gen(function*() {
       yield* withSignIn(social)
-      let open!: () => void
-      kiro.gate = new Promise((resolve) => {
-        open = resolve
-      })
+      const open = kiro.hold()
       const all = yield* Effect.forkChild(Effect.all(Array.from({ length: 20 }, () => accessToken), { concurrency: "unbounded" }))
       // Every caller is waiting once the one refresh call has arrived; then it may answer.
       while (kiro.refreshes.length === 0) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))

@@ -122,10 +122,7 @@ describe.each([
       assert.strictEqual(yield* token(a), "access-token-1")
       assert.strictEqual(yield* token(b), "access-token-1")
       yield* Effect.sleep("2500 millis")
-      let open!: () => void
-      kiro.gate = new Promise((resolve) => {
-        open = resolve
-      })
+      const open = kiro.hold()
       const both = yield* Effect.forkChild(Effect.all([token(a), token(b)], { concurrency: "unbounded" }))
       // Both are asking (one at the sign-in service, the other waiting for it); then it answers.
       while (kiro.refreshes.length < 2) yield* Effect.sleep("5 millis")
@@ -141,10 +138,7 @@ describe.each([
   /** A refresh held at the sign-in service while `during` runs, then answered; what the request got. */
   const duringRefresh = (a: Process, during: Effect.Effect<void>) =>
     Effect.gen(function*() {
-      let open!: () => void
-      kiro.gate = new Promise((resolve) => {
-        open = resolve
-      })
+      const open = kiro.hold()
       const asked = kiro.refreshes.length
       const request = yield* Effect.forkChild(token(a))
       while (kiro.refreshes.length === asked) yield* Effect.sleep("5 millis")
@@ -159,10 +153,7 @@ describe.each([
       rotating(3600)
       const [a, b] = yield* processes
       yield* a.vault.set(ORG, "kiro", Redacted.make(signIn))
-      let open!: () => void
-      kiro.gate = new Promise((resolve) => {
-        open = resolve
-      })
+      const open = kiro.hold()
       const first = yield* Effect.forkChild(token(a))
       while (kiro.refreshes.length === 0) yield* Effect.sleep("5 millis")
       // b's request finds the lease held and waits for it.
