@@ -42,6 +42,26 @@ const templateUrls = (path: string) => ({
   rawUrl: `https://raw.githubusercontent.com/projectdiscovery/nuclei-templates/main/${path}`
 })
 
+/** Top-level template keys naming a protocol, with the nuclei-templates folder of that protocol's CVE templates. */
+const PROTOCOL_FOLDERS: Readonly<Record<string, string>> = { http: "http", requests: "http", network: "network", tcp: "network", javascript: "javascript" }
+const OTHER_PROTOCOLS = ["dns", "file", "headless", "ssl", "code", "websocket", "whois"]
+
+/**
+ * Where nuclei-templates keeps a CVE template: `<protocol>/cves/<year>/<id>.yaml`, the `file_path`
+ * of all 3,105 entries of its `cves.json` (http, network and javascript). A template read from
+ * anywhere else (a per-CVE copy, the store at re-normalisation) gets its path by that rule, so its
+ * row has the URL its index line gives; one the rule does not settle (an id that is not a CVE,
+ * several or other protocols, a DAST template with `fuzzing`) gets none rather than a guess.
+ */
+const conventionalPath = (t: Record<string, unknown>): string | undefined => {
+  const id = String(t.id)
+  if (!CVE_ID.test(id) || OTHER_PROTOCOLS.some((key) => key in t)) return undefined
+  const folders = new Set(Object.keys(t).flatMap((key) => Object.hasOwn(PROTOCOL_FOLDERS, key) ? [PROTOCOL_FOLDERS[key]!] : []))
+  const fuzzing = asArray(t.http).some((request) => isRecord(request) && "fuzzing" in request)
+  if (folders.size !== 1 || fuzzing) return undefined
+  return `${[...folders][0]}/cves/${id.slice(4, 8)}/${id}.yaml`
+}
+
 const cvesOfTemplate = (t: Record<string, unknown>): Array<string> => {
   const info = isRecord(t.info) ? t.info : {}
   const cls = isRecord(info.classification) ? info.classification : {}
@@ -69,9 +89,10 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
   }
   if (isTemplate(p)) {
     const info = isRecord(p.info) ? p.info : {}
-    // Read from a nuclei-templates checkout, the file's own path is the template's: the row then holds
-    // everything its index line does, and the store (which keeps the fuller of two rows of one uuid) serves its YAML.
-    const path = templatePath(item.position.replace(/[#:][0-9]+$/, ""))
+    // Read from a nuclei-templates checkout, the file's own path is the template's; elsewhere the folder
+    // convention gives it. The row then holds everything its index line does, and the store (which keeps
+    // the fuller of two rows of one uuid, this one) serves it with its URL and its YAML.
+    const path = templatePath(item.position.replace(/[#:][0-9]+$/, "")) ?? conventionalPath(p)
     const exploits = cvesOfTemplate(p).map((cve): ExploitRecord & { raw: string } => ({
       uuid: exploitUuid("nuclei", String(p.id), cve),
       cveId: cve,
