@@ -10,7 +10,10 @@ type Json = Readonly<Record<string, unknown>>
 
 export interface McpServerRef {
   readonly name: string | undefined
+  /** The URL as sent; compare it only through `canonicalMcpUrl` (McpServerUrl.ts). */
   readonly url: string | undefined
+  /** The entry has a URL field that is not a non-empty string: a server nobody can tell apart. */
+  readonly badUrl: boolean
 }
 
 export interface SkillRef {
@@ -69,13 +72,19 @@ export const toolNameOf = (surface: Surface, tool: unknown): string | undefined 
 /** An MCP server named by a tools entry (responses `type: "mcp"`, messages `mcp_toolset`), or undefined. */
 export const mcpOfTool = (surface: Surface, tool: unknown): McpServerRef | undefined => {
   if (!isObject(tool)) return undefined
-  if (surface === "responses" && tool.type === "mcp") return { name: str(tool.server_label), url: str(tool.server_url) }
-  if (surface === "messages" && tool.type === "mcp_toolset") return { name: str(tool.mcp_server_name), url: undefined }
+  if (surface === "responses" && tool.type === "mcp") return serverRef(str(tool.server_label), tool, "server_url")
+  if (surface === "messages" && tool.type === "mcp_toolset") return { name: str(tool.mcp_server_name), url: undefined, badUrl: false }
   return undefined
 }
 
+const serverRef = (name: string | undefined, holder: Json, key: string): McpServerRef => {
+  const present = Object.hasOwn(holder, key)
+  const url = str(holder[key])
+  return { name, url, badUrl: present && url === undefined }
+}
+
 export const mcpOfServer = (server: unknown): McpServerRef | undefined =>
-  isObject(server) ? { name: str(server.name), url: str(server.url) } : undefined
+  isObject(server) ? serverRef(str(server.name), server, "url") : undefined
 
 export const declaredOf = (surface: Surface, body: Json): Declared => {
   const tools: Array<string> = []

@@ -11,6 +11,7 @@ import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
 import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
 import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
+import { canonicalMcpUrl, looksLikeUrl } from "./McpServerUrl.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"
 import { UNPRINTABLE } from "../../schema/PrintableText.ts"
@@ -130,6 +131,10 @@ const validEntry = (entry: NewPolicyEntry): Effect.Effect<PolicyEntryInput, Poli
     if (!SLUG.test(value)) return invalid(`not a provider slug: ${JSON.stringify(value)}`)
   }
   if (entry.kind === "model" && provider === "") return invalid("a model entry needs the provider it applies to")
+  // Compared in canonical form (McpServerUrl.ts): a URL that does not parse would match nothing, silently.
+  if (entry.kind === "mcp" && looksLikeUrl(value) && canonicalMcpUrl(value) === undefined) {
+    return invalid("an MCP server URL must be an http or https URL the WHATWG URL parser accepts")
+  }
   if (provider !== "" && !SLUG.test(provider)) return invalid(`not a provider slug: ${JSON.stringify(provider)}`)
   return Effect.succeed({ kind: entry.kind, effect: entry.effect, provider, value })
 }

@@ -1,7 +1,9 @@
 import { PolicyRefusal } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import { declaredOf, historyOf, type McpServerRef, type SkillRef } from "./DeclaredCapabilities.ts"
-import { admits, type KindList, type PolicySnapshot, type ProviderPolicy } from "./PolicySnapshot.ts"
+import { canonicalMcpUrl } from "./McpServerUrl.ts"
+import { type ModelRef, modelReferencesOf } from "./ModelReferences.ts"
+import { type Admission, admits, type KindList, type PolicySnapshot, type ProviderPolicy } from "./PolicySnapshot.ts"
 import type { Removal } from "../guardrails/JsonSplice.ts"
 import { stripDeclared, type Stripped } from "./ToolStrip.ts"
 
@@ -35,15 +37,76 @@ export const providerRefusal = (
   }
 }
 
-export const modelRefusal = (policy: ProviderPolicy, slug: string, model: string): PolicyRefusal | undefined => {
-  switch (admits(policy.models, model)) {
+export const modelRefusal = (policy: ProviderPolicy, slug: string, model: string): PolicyRefusal | undefined =>
+  refusalOfModel(policy, slug, { name: model, at: "", pattern: false })
+
+/**
+ * A model name with a variant suffix (OpenRouter's `openai/gpt-4o:nitro`, `:free`, `:online`; a
+ * version tag) is served by its base model: the base's entries apply to it too.
+ */
+const baseOf = (name: string): string | undefined => {
+  const colon = name.indexOf(":", name.lastIndexOf("/") + 1)
+  return colon > name.lastIndexOf("/") + 1 ? name.slice(0, colon) : undefined
+}
+
+const globOf = (pattern: string) =>
+  new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`)
+
+/**
+ * Deny wins; in allowlist mode the name or its base must be listed. A router's pattern is denied
+ * when it matches a denied model, and in allowlist mode must itself be listed: it lets the router
+ * pick any model it matches.
+ */
+const admitsModel = (list: KindList, ref: ModelRef): Admission => {
+  if (ref.pattern) {
+    const glob = globOf(ref.name)
+    const base = baseOf(ref.name)
+    // A denied model, or one of its variants (`openai/gpt-4o:*`).
+    if ([...list.deny].some((denied) => glob.test(denied) || glob.test(`${denied}:`))) return "denied"
+    if (base !== undefined && list.deny.has(base)) return "denied"
+    return list.allow.size > 0 && !list.allow.has(ref.name) ? "not_allowed" : "ok"
+  }
+  const base = baseOf(ref.name)
+  if (base === undefined) return admits(list, ref.name)
+  if (list.deny.has(ref.name) || list.deny.has(base)) return "denied"
+  return list.allow.size > 0 && !list.allow.has(ref.name) && !list.allow.has(base) ? "not_allowed" : "ok"
+}
+
+const refusalOfModel = (policy: ProviderPolicy, slug: string, ref: ModelRef): PolicyRefusal | undefined => {
+  const where = ref.at === "" ? "" : ` (named in ${ref.at})`
+  switch (admitsModel(policy.models, ref)) {
     case "denied":
-      return refuse("model_denied", `model ${model} is denied for provider ${slug}`)
+      return refuse("model_denied", `model ${ref.name}${where} is denied for provider ${slug}`)
     case "not_allowed":
-      return refuse("model_not_allowed", `model ${model} is not in the allowlist for provider ${slug}`)
+      return refuse("model_not_allowed", `model ${ref.name}${where} is not in the allowlist for provider ${slug}`)
     case "ok":
       return undefined
   }
+}
+
+/**
+ * Every model the body names (ModelReferences.ts), the request's own first;
+ * the first refused one refuses the request. A model-naming field the
+ * gateway can't read is refused too: the provider might read a denied model
+ * in it.
+ */
+export const modelsRefusal = (
+  policy: ProviderPolicy,
+  slug: string,
+  surface: Surface,
+  body: Json,
+  model: string
+): PolicyRefusal | undefined => {
+  if (policy.models.allow.size === 0 && policy.models.deny.size === 0) return undefined
+  const reading = modelReferencesOf(surface, body, model)
+  if (reading._tag === "Malformed") {
+    return refuse("request_uninspectable", `${reading.at} must be ${reading.expected}: the model policy cannot judge it otherwise`)
+  }
+  for (const ref of reading.refs) {
+    const refused = refusalOfModel(policy, slug, ref)
+    if (refused !== undefined) return refused
+  }
+  return undefined
 }
 
 /** The catalog models an organization may see. */
@@ -57,15 +120,38 @@ export const clientRefusal = (policy: ProviderPolicy, client: string): PolicyRef
     ? undefined
     : refuse("client_denied", `client ${client} is not allowed by this organization's policy`)
 
-/** Several names for one thing (an MCP server's name and URL): any denied name denies; any allowed name allows. */
+/** Several names for one thing (a skill's id and name): any denied name denies; any allowed name allows. */
 const admitsAny = (list: KindList, names: ReadonlyArray<string>) => {
   if (names.some((name) => list.deny.has(name))) return "denied"
   if (list.allow.size > 0 && !names.some((name) => list.allow.has(name))) return "not_allowed"
   return "ok"
 }
 
-const namesOf = (ref: McpServerRef | SkillRef): Array<string> =>
-  ("url" in ref ? [ref.name, ref.url] : [ref.id, ref.name]).filter((n): n is string => n !== undefined)
+const namesOf = (ref: SkillRef): Array<string> => [ref.id, ref.name].filter((n): n is string => n !== undefined)
+
+const hasEntries = (list: KindList) => list.allow.size > 0 || list.deny.size > 0 || list.strip.size > 0
+
+/**
+ * An MCP server, by its name and its URL compared in canonical form
+ * (McpServerUrl.ts). A URL that does not parse is refused whenever the
+ * organization has MCP entries: it could be any server. When the allowlist
+ * names URLs, a server with a URL is admitted by its URL only.
+ */
+const mcpServerRefusal = (policy: ProviderPolicy, server: McpServerRef): PolicyRefusal | undefined => {
+  const url = server.url === undefined ? undefined : canonicalMcpUrl(server.url)
+  // Never the URL as sent: its query or user information may hold a credential.
+  const label = server.name ?? url ?? "(unnamed)"
+  if (server.badUrl || (server.url !== undefined && url === undefined)) {
+    return refuse("mcp_denied", `MCP server ${server.name ?? "(unnamed)"} has a URL that is not an http or https URL the gateway can parse`)
+  }
+  const { mcp } = policy
+  const denied = (server.name !== undefined && mcp.deny.has(server.name)) || (url !== undefined && mcp.deny.has(url))
+  const allowed = mcp.allow.size === 0 ||
+    (url !== undefined && mcp.allow.has(url)) ||
+    (server.name !== undefined && mcp.allow.has(server.name) && !(url !== undefined && policy.mcpAllowsByUrl))
+  if (denied || !allowed) return refuse("mcp_denied", `MCP server ${label} is not allowed by this organization's policy`)
+  return undefined
+}
 
 export interface CapabilityResult {
   /** The body with stripped tools and MCP servers removed; undefined when nothing was stripped. */
@@ -107,9 +193,10 @@ export const capabilityCheck = (
     if (admission === "denied") return refuse("tool_denied", `tool ${tool} is denied by this organization's policy`)
     if (admission === "not_allowed") return refuse("tool_denied", `tool ${tool} is not in this organization's tool allowlist`)
   }
-  for (const server of declared.mcpServers) {
-    if (admitsAny(policy.mcp, namesOf(server)) !== "ok") {
-      return refuse("mcp_denied", `MCP server ${server.name ?? server.url ?? "(unnamed)"} is not allowed by this organization's policy`)
+  if (hasEntries(policy.mcp)) {
+    for (const server of declared.mcpServers) {
+      const refused = mcpServerRefusal(policy, server)
+      if (refused !== undefined) return refused
     }
   }
   for (const skill of declared.skills) {

@@ -1,4 +1,5 @@
 import type { PolicyEffect, PolicyKind } from "../../schema/GatewayPolicy.ts"
+import { canonicalMcpEntry, looksLikeUrl } from "./McpServerUrl.ts"
 
 /** One stored entry as the evaluator sees it; `provider` is "" for every provider. */
 export interface PolicyEntryView {
@@ -22,6 +23,11 @@ export interface ProviderPolicy {
   readonly mcp: KindList
   readonly skills: KindList
   readonly clients: KindList
+  /**
+   * The MCP allowlist names URLs: a server that declares a URL must then be
+   * allowed by it, not by the name the client gave it (a label is the client's to choose).
+   */
+  readonly mcpAllowsByUrl: boolean
   /** True when nothing but provider entries exist: the request path can skip the body walks. */
   readonly empty: boolean
 }
@@ -66,7 +72,8 @@ export const compileSnapshot = (version: number, entries: ReadonlyArray<PolicyEn
   // scope ("" or a slug) -> kind -> list
   const scoped = new Map<string, Map<ScopedKind, MutableList>>()
   for (const entry of entries) {
-    const value = normalise(entry.kind, entry.value)
+    // MCP server URLs are compared in their canonical form (McpServerUrl.ts), computed here once per version.
+    const value = entry.kind === "mcp" ? canonicalMcpEntry(normalise(entry.kind, entry.value)) : normalise(entry.kind, entry.value)
     if (entry.kind === "provider") {
       providers[entry.effect].add(value)
       continue
@@ -107,6 +114,7 @@ export const compileSnapshot = (version: number, entries: ReadonlyArray<PolicyEn
       mcp,
       skills,
       clients,
+      mcpAllowsByUrl: [...mcp.allow].some(looksLikeUrl),
       empty: isEmpty(models) && isEmpty(tools) && isEmpty(mcp) && isEmpty(skills) && isEmpty(clients)
     }
     perProvider.set(slug, policy)

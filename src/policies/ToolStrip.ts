@@ -1,5 +1,6 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { Removal } from "../guardrails/JsonSplice.ts"
+import { canonicalMcpUrl } from "./McpServerUrl.ts"
 import { isObject, KIRO_TOOLS_PATH, type McpServerRef, mcpOfServer, mcpOfTool, toolNameOf, valueAt } from "./DeclaredCapabilities.ts"
 
 type Json = Readonly<Record<string, unknown>>
@@ -20,10 +21,15 @@ export interface StripResult {
 
 const unchanged: StripResult = { body: undefined, stripped: [], removals: [] }
 
-const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) =>
-  (ref.name !== undefined && strip.has(ref.name)) || (ref.url !== undefined && strip.has(ref.url))
+/** By name, or by URL in its canonical form (strip entries are canonical from the snapshot). */
+const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) => {
+  if (ref.name !== undefined && strip.has(ref.name)) return true
+  const url = ref.url === undefined ? undefined : canonicalMcpUrl(ref.url)
+  return url !== undefined && strip.has(url)
+}
 
-const serverLabel = (ref: McpServerRef) => ref.name ?? ref.url ?? "(unnamed)"
+/** Never the URL as sent: its query or user information may hold a credential. */
+const serverLabel = (ref: McpServerRef) => ref.name ?? (ref.url === undefined ? undefined : canonicalMcpUrl(ref.url)) ?? "(unnamed)"
 
 /** The tool a `tool_choice` (or a tool entry of `allowed_tools`) names, if any: `function`, `custom`, or its own `name`. */
 const choiceName = (choice: unknown): string | undefined => {

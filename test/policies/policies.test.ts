@@ -45,6 +45,9 @@ describe.each(backends)("Policies ($name)", ({ layer: backend }) => {
         assert.strictEqual(yield* refused({ kind: "provider", effect: "deny", provider: "openai", value: "openai" }), 400)
         assert.strictEqual(yield* refused({ kind: "provider", effect: "deny", value: "Not a slug!" }), 400)
         assert.strictEqual(yield* refused({ kind: "tool", effect: "deny", value: "  " }), 400)
+        // An MCP URL that does not parse would match nothing: refused when written, not ignored.
+        assert.strictEqual(yield* refused({ kind: "mcp", effect: "deny", value: "https://exa mple/mcp" }), 400)
+        assert.strictEqual(yield* refused({ kind: "mcp", effect: "deny", value: "ftp://files.example/mcp" }), 400)
         assert.isTrue(Exit.isFailure(yield* Effect.exit(policies.list("not-a-uuid"))))
       }))
 

@@ -9,7 +9,7 @@ import { disabledProviders } from "../../policies/DisabledProviders.ts"
 import {
   capabilityCheck,
   clientRefusal,
-  modelRefusal,
+  modelsRefusal,
   providerRefusal,
   visibleModels
 } from "../../policies/PolicyEvaluation.ts"
@@ -108,7 +108,8 @@ export const makeFirewall = Effect.gen(function*() {
     const providerRefused = providerRefusal(snapshot, provider.slug, disabled, false)
     if (providerRefused !== undefined) return yield* refuse(providerRefused)
     const policy = snapshot.forProvider(provider.slug)
-    const modelRefused = modelRefusal(policy, provider.slug, request.envelope.model)
+    // Every model the body names (fallback lists, server tools, routers' patterns), as the sealed-block step left it.
+    const modelRefused = modelsRefusal(policy, provider.slug, surface, sealed.body ?? request.parsed, request.envelope.model)
     if (modelRefused !== undefined) return yield* refuse(modelRefused)
     if (policy.clients.allow.size > 0 || policy.clients.deny.size > 0) {
       const clientRefused = clientRefusal(policy, clientName(headers))

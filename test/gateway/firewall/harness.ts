@@ -56,7 +56,7 @@ export const startFirewallGateway = async (
   const upstream = await startFakeUpstream()
   const controls: Controls = { policyDown: false, guardrailsDown: false, delimiterRules: [], outcome: undefined, evaluated: [] }
   const config: Record<string, string> = { VDB_GATEWAY_DISABLED_PROVIDERS: options.disabledProviders ?? "" }
-  for (const slug of ["openai", "groq", "mistral"]) config[`VDB_PROVIDER_${slug.toUpperCase()}_BASE_URL`] = `${upstream.url}/v1`
+  for (const slug of ["openai", "groq", "mistral", "openrouter"]) config[`VDB_PROVIDER_${slug.toUpperCase()}_BASE_URL`] = `${upstream.url}/v1`
   config["VDB_PROVIDER_ANTHROPIC_BASE_URL"] = upstream.url
   const configLayer = ConfigProvider.layer(ConfigProvider.fromUnknown(config))
 
