@@ -11,7 +11,7 @@ import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
 import type { DelimiterIntegrityRule, GuardrailOutcome } from "./Guardrails.ts"
 import { shapeOf, spliceStrings, type StringEdit } from "./JsonSplice.ts"
 import type { RuleCache } from "./RuleCache.ts"
-import { type JsonPath, segmentsOf } from "./TextSegments.ts"
+import { type JsonPath, readSegments } from "./TextSegments.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const noRules = compileRuleSet([], "none")
@@ -89,7 +89,9 @@ const outcomeOf = (
   // A key named twice: the segments are what `JSON.parse` kept (the last). What goes upstream is then
   // that reading, re-serialised, never the client's bytes, which a provider might read the other way.
   const asRead = shape.duplicateKeys
-  const segments = segmentsOf(surface, parsed)
+  const read = readSegments(surface, parsed)
+  if (read.undecodable !== undefined) return { ...uninspectable, uninspectableDetail: `the request carries ${read.undecodable}` }
+  const segments = read.segments
   const verdict = evaluateSegments(ruleSet, segments, scratch)
   if (verdict.rules.length === 0) return asRead ? { ...allow, body: reserialised(parsed, []) } : allow
   const outcome: GuardrailOutcome = {
@@ -101,7 +103,13 @@ const outcomeOf = (
   }
   if (verdict.changed.size === 0) return asRead ? { ...outcome, body: reserialised(parsed, []) } : outcome
   const edits: Array<StringEdit> = []
-  for (const [index, text] of verdict.changed) edits.push({ path: segments[index]!.path, text })
+  for (const [index, text] of verdict.changed) {
+    // Decoded text (a base64 or data: document) goes back in its encoding.
+    const segment = segments[index]!
+    const raw = segment.encode === undefined ? text : segment.encode(text)
+    if (raw === undefined) return { ...uninspectable, uninspectableDetail: "a redaction in a textual payload that cannot be written back in its character set" }
+    edits.push({ path: segment.path, text: raw })
+  }
   return { ...outcome, body: (asRead ? undefined : spliceStrings(body, edits)) ?? reserialised(parsed, edits) }
 }
 

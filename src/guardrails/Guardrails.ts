@@ -33,6 +33,8 @@ export interface GuardrailOutcome {
   readonly failedOpen?: boolean | undefined
   /** True (with decision `block`) when the body nests deeper than the guardrails read (`MAX_INSPECTED_DEPTH`). */
   readonly uninspectable?: boolean | undefined
+  /** With `uninspectable`: what could not be read, for the refusal (never the text). Default: the nesting. */
+  readonly uninspectableDetail?: string | undefined
 }
 
 /** An enabled `delimiter_integrity` rule: what a tampered sealed block does. */

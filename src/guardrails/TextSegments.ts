@@ -1,4 +1,16 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
+import {
+  type DecodedText,
+  decodeBase64Text,
+  decodePercentText,
+  isTextFileName,
+  isTextual,
+  MAX_DECODED_BYTES,
+  parseDataUrl,
+  parseMediaType,
+  type Undecodable
+} from "./EncodedText.ts"
+import { MISSPELLED, OPAQUE_POSITIONS, type Payload, placeOf, type Position } from "./OpaquePositions.ts"
 
 /** Where a JSON value sits in the document: object keys and array indexes from the root. */
 export type JsonPath = ReadonlyArray<string | number>
@@ -13,40 +25,44 @@ export interface Segment {
    * the request instead (`Evaluation.ts`).
    */
   readonly key?: true
+  /**
+   * The text was decoded from a payload (base64, a `data:` URL): a changed text is written
+   * back through this, which gives `undefined` when it cannot be (the request is refused).
+   */
+  readonly encode?: (text: string) => string | undefined
 }
 
 /**
- * Every string of a request is text the guardrails inspect, wherever it sits,
- * except what the model is not shown as text or what must reach the provider
- * untouched:
- * - the arguments a model generated for a tool call (`arguments`, and the
- *   `input` of `tool_use`, `server_tool_use`, `mcp_tool_use`, a Responses
- *   `custom_tool_call` or a Kiro `toolUses` entry; the `action` of a
- *   `local_shell_call` or `computer_call`): the model's output, which
- *   rewriting would corrupt in the call history (spec 2);
- * - media: base64 sources, `image_url`, `input_audio`, `file_data`, `audio`,
- *   opaque reasoning (`signature`, `encrypted_content`, `redacted_thinking`);
- * - the top-level `model`, `metadata` and `user` (the provider reads them,
- *   the model is not shown them);
- * - identifiers and enumerations (`id`, `call_id`, `tool_call_id`,
- *   `tool_use_id`, `type`, `role`, `status`, …), which carry no free text.
+ * Every string of a request, and every object key but the providers' own field
+ * names, is text the guardrails inspect, wherever it sits, except a payload at
+ * one of the places each provider's API reference documents for it
+ * (`OpaquePositions.ts`): a data: URL in a chat `image_url` part, a base64
+ * `source`, a reasoning item's `encrypted_content`, a thinking block's
+ * `signature`, a Kiro image's `bytes`, and the arguments the model generated
+ * for a tool call (spec 2). Positions are followed from the root by type and
+ * role, never found by a key's name: an `arguments` property in a tool schema,
+ * a `text` on an image part and a part of an unknown type are all text.
  *
- * Listing what the model reads instead missed fields the providers keep
- * adding (tool results holding documents, `prediction`, `response_format`
- * schemas, `prompt.variables`, search results, thinking blocks, citations):
- * the key went upstream in each. Object keys inside tool and output schemas
- * (`tools`, `functions`, `response_format`, `text.format`, and each
- * surface's schema fields) are text the model reads too, and are yielded
- * with `key: true`.
+ * A payload of a textual media type (`text/*`, JSON, XML, CSV) is decoded and
+ * its text inspected (`EncodedText.ts`). `segmentsOf` yields those segments
+ * only when asked (`decode`): their text is not the JSON string at their path,
+ * and rewriting one takes its `encode`.
  */
-export const segmentsOf = (surface: Surface, parsed: unknown): Array<Segment> => {
-  const out: Array<Segment> = []
-  if (!isObject(parsed)) return out
-  for (const key of Object.keys(parsed)) {
-    if (TOP_LEVEL_UNSEEN.has(key)) continue
-    walk(out, parsed[key], { parent: undefined, step: key, depth: 1 }, key, parsed, SCHEMA_ROOTS.has(key) || (surface === "responses" && key === "text"))
-  }
-  return out
+export const segmentsOf = (surface: Surface, parsed: unknown, options: { readonly decode?: boolean } = {}): Array<Segment> =>
+  readSegments(surface, parsed, options.decode === true).segments
+
+export interface ReadSegments {
+  readonly segments: Array<Segment>
+  /** Why a decoded payload could not be read (the request is refused); never its text. */
+  readonly undecodable: string | undefined
+}
+
+/** The segments of a request, decoded payloads included (`GuardrailEngine`). */
+export const readSegments = (surface: Surface, parsed: unknown, decode = true): ReadSegments => {
+  const walker = new Walker(decode)
+  if (isObject(parsed)) walker.object(parsed, ROOT, OPAQUE_POSITIONS[surface], false)
+  else walker.value(parsed, ROOT, undefined, false)
+  return { segments: walker.out, undecodable: walker.undecodable }
 }
 
 /** A location as a chain up to the root: a walk shares its prefixes instead of copying them at every step. */
@@ -55,6 +71,8 @@ interface PathNode {
   readonly step: string | number
   readonly depth: number
 }
+
+const ROOT: PathNode = { parent: undefined, step: "", depth: 0 }
 
 /**
  * A segment whose path is built only when asked for (an edit, a violation's location): a body
@@ -78,74 +96,24 @@ class WalkedSegment implements Segment {
   }
 }
 
+/** Text decoded from a payload: a rewrite goes through `encode`. */
+class DecodedSegment extends WalkedSegment {
+  readonly encode: (text: string) => string | undefined
+  constructor(node: PathNode, decoded: DecodedText) {
+    super(node, decoded.text, false)
+    this.encode = decoded.encode
+  }
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Read by the provider, not shown to the model. */
-const TOP_LEVEL_UNSEEN: ReadonlySet<string> = new Set(["model", "metadata", "user"])
-
-/** Where schemas the model reads live: their property names are text. */
-const SCHEMA_ROOTS: ReadonlySet<string> = new Set(["tools", "functions", "response_format"])
-
-/** Strings that are identifiers or enumerations anywhere: nothing free-form to inspect, and nothing to rewrite. */
-const IDENTIFIER_KEYS: ReadonlySet<string> = new Set([
-  "id",
-  "call_id",
-  "tool_call_id",
-  "tool_use_id",
-  "toolUseId",
-  "previous_response_id",
-  "conversationId",
-  "type",
-  "role",
-  "status",
-  "media_type",
-  "detail",
-  "service_tier",
-  "prompt_cache_key",
-  "safety_identifier",
-  "reasoning_effort",
-  "chatTriggerType",
-  "origin",
-  "modelId"
-])
-
-/** Values never inspected wherever they appear: media, opaque reasoning, the model's own tool-call arguments. */
-const UNSEEN_KEYS: ReadonlySet<string> = new Set([
-  "arguments",
-  "image_url",
-  "input_audio",
-  "file_data",
-  "file_id",
-  "audio",
-  "bytes",
-  "signature",
-  "encrypted_content"
-])
-
-/** Objects whose every string is opaque to the model. */
-const OPAQUE_TYPES: ReadonlySet<string> = new Set(["base64", "redacted_thinking", "image", "input_image", "input_file"])
-
-/** Object types whose `input` is a tool call the model generated. */
-const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(["tool_use", "server_tool_use", "mcp_tool_use", "custom_tool_call"])
-
-/** Object types whose `action` is a tool call the model generated. */
-const ACTION_CALL_TYPES: ReadonlySet<string> = new Set(["local_shell_call", "computer_call"])
-
-/** Arrays whose items are tool calls a model made (Kiro's `toolUses`): an item's `input` is its arguments. */
-const TOOL_CALL_LISTS: ReadonlySet<string> = new Set(["toolUses"])
-
-/** Where a schema starts: below it, property names are text the model reads. */
+/**
+ * Where schemas the model reads live: below these, every property name is text (a key the
+ * providers also use, `type` or `content`, included). Found by name, which only adds text.
+ */
+const SCHEMA_ROOTS: ReadonlySet<string> = new Set(["tools", "functions", "response_format", "output_format"])
 const SCHEMA_KEYS: ReadonlySet<string> = new Set(["tools", "schema", "input_schema", "inputSchema", "parameters", "json_schema"])
-
-/** Whether `key` of `parent` holds what the model generated or cannot read. */
-const unseen = (key: string, parent: Record<string, unknown>, toolCall: boolean): boolean => {
-  if (UNSEEN_KEYS.has(key)) return true
-  const type = typeof parent.type === "string" ? parent.type : undefined
-  if (key === "input") return toolCall || (type !== undefined && TOOL_CALL_TYPES.has(type))
-  if (key === "action") return type !== undefined && ACTION_CALL_TYPES.has(type)
-  return false
-}
 
 /**
  * Past this depth nothing is walked, so no body can exhaust the stack. `GuardrailEngine` refuses a
@@ -153,36 +121,107 @@ const unseen = (key: string, parent: Record<string, unknown>, toolCall: boolean)
  */
 const MAX_WALK_DEPTH = 256
 
-/** Depth-first over one value. */
-const walk = (
-  out: Array<Segment>,
-  value: unknown,
-  at: PathNode,
-  key: string | number,
-  parent: Record<string, unknown> | ReadonlyArray<unknown>,
-  inSchema: boolean,
-  toolCall = false
-): void => {
-  if (at.depth > MAX_WALK_DEPTH) return
-  if (typeof value === "string") {
-    if (typeof key === "string" && !Array.isArray(parent) && IDENTIFIER_KEYS.has(key)) return
-    out.push(new WalkedSegment(at, value, false))
-    return
+/** Depth-first over a request: `position` is where the value sits in the provider's documented shape, if anywhere. */
+class Walker {
+  readonly out: Array<Segment> = []
+  undecodable: string | undefined
+  private decodedBytes = 0
+  private readonly decode: boolean
+  constructor(decode: boolean) {
+    this.decode = decode
   }
-  if (Array.isArray(value)) {
-    const calls = typeof key === "string" && TOOL_CALL_LISTS.has(key)
-    for (let i = 0; i < value.length; i++) walk(out, value[i], { parent: at, step: i, depth: at.depth + 1 }, i, value, inSchema, calls)
-    return
+
+  value(value: unknown, at: PathNode, position: Position | undefined, inSchema: boolean): void {
+    if (at.depth > MAX_WALK_DEPTH) return
+    if (typeof value === "string") {
+      this.out.push(new WalkedSegment(at, value, false))
+    } else if (Array.isArray(value)) {
+      const item = position?.items
+      for (let i = 0; i < value.length; i++) this.value(value[i], { parent: at, step: i, depth: at.depth + 1 }, item, inSchema)
+    } else if (isObject(value)) {
+      this.object(value, at, position, inSchema)
+    }
   }
-  if (!isObject(value)) return
-  if (typeof value.type === "string" && OPAQUE_TYPES.has(value.type)) return
-  for (const child of Object.keys(value)) {
-    if (unseen(child, value, toolCall)) continue
-    const node: PathNode = { parent: at, step: child, depth: at.depth + 1 }
-    if (inSchema) out.push(new WalkedSegment(node, child, true))
-    walk(out, value[child], node, child, value, inSchema || SCHEMA_KEYS.has(child))
+
+  object(value: Record<string, unknown>, at: PathNode, position: Position | undefined, inSchema: boolean): void {
+    const keys = Object.keys(value)
+    let place = position === undefined ? undefined : placeOf(position, value, keys)
+    if (place === MISSPELLED) {
+      this.undecodable ??= "a part that spells a member the provider reads (type, role, media_type, ...) in another letter case"
+      place = undefined
+    }
+    const root = at.depth === 0
+    for (const key of keys) {
+      const node: PathNode = { parent: at, step: key, depth: at.depth + 1 }
+      if (inSchema || !FIELD_NAMES.has(key)) this.out.push(new WalkedSegment(node, key, true))
+      const child = place === undefined ? undefined : place.members ?? place.fields?.get(key)
+      const below = inSchema || SCHEMA_KEYS.has(key) || (root && SCHEMA_ROOTS.has(key))
+      if (child?.payload !== undefined) this.payload(value[key], node, child.payload, value, below)
+      else this.value(value[key], node, child, below)
+    }
+  }
+
+  /** A value at an opaque position: skipped, decoded, or (a URL, a shape not documented) read as text. */
+  private payload(value: unknown, at: PathNode, kind: Payload, parent: Record<string, unknown>, inSchema: boolean): void {
+    if (kind === "model-output") return
+    if (typeof value !== "string") return this.value(value, at, undefined, inSchema)
+    if (kind === "token" || kind === "binary") return
+    if (kind === "base64-media") {
+      const type = typeof parent.media_type === "string" ? parseMediaType(parent.media_type) : undefined
+      if (type !== undefined && isTextual(type)) this.decoded(at, value.length, () => decodeBase64Text(value, type))
+      return
+    }
+    const url = parseDataUrl(value)
+    if (url === undefined) {
+      // An https URL is text the provider (and whoever it fetches from) reads; bare base64 file data is typed by its name.
+      if (kind === "media-url") this.out.push(new WalkedSegment(at, value, false))
+      else if (isTextFileName(parent.filename)) this.decoded(at, value.length, () => decodeBase64Text(value, { essence: "text/plain", charset: undefined }))
+      return
+    }
+    if (!isTextual(url.type)) {
+      // Percent-encoded bytes of an image are no text; what a client wrote there is read as written.
+      if (!url.base64) this.out.push(new WalkedSegment(at, value, false))
+      return
+    }
+    this.decoded(at, value.length, () => url.base64 ? decodeBase64Text(url.payload, url.type, url.prefix) : decodePercentText(url))
+  }
+
+  private decoded(at: PathNode, size: number, decode: () => DecodedText | Undecodable): void {
+    if (!this.decode) return
+    this.decodedBytes += size
+    if (this.decodedBytes > MAX_DECODED_BYTES) {
+      this.undecodable ??= `textual payloads over ${MAX_DECODED_BYTES / 1024 / 1024} MiB in all`
+      return
+    }
+    const decoded = decode()
+    if ("undecodable" in decoded) this.undecodable ??= decoded.undecodable
+    else this.out.push(new DecodedSegment(at, decoded))
   }
 }
+
+/**
+ * The providers' own field names: not yielded as text outside schemas (a key spelled exactly
+ * so holds nothing a client chose). Any other key is text, so an unknown key cannot carry a
+ * secret past the rules; the list only saves work.
+ */
+const FIELD_NAMES: ReadonlySet<string> = new Set([
+  "model", "messages", "role", "content", "type", "text", "name", "tools", "function", "functions", "parameters",
+  "description", "strict", "tool_choice", "tool_calls", "id", "arguments", "tool_call_id", "image_url", "url",
+  "detail", "input_audio", "data", "format", "file", "file_data", "file_id", "filename", "file_url", "refusal",
+  "audio", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "n", "stream", "stream_options",
+  "include_usage", "stop", "stop_sequences", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+  "top_logprobs", "user", "seed", "response_format", "json_schema", "schema", "metadata", "store", "modalities",
+  "prediction", "reasoning_effort", "service_tier", "parallel_tool_calls", "verbosity", "safety_identifier",
+  "prompt_cache_key", "function_call", "reasoning", "reasoning_content", "reasoning_details", "signature", "input",
+  "instructions", "previous_response_id", "include", "max_output_tokens", "truncation", "background", "conversation",
+  "prompt", "variables", "summary", "encrypted_content", "call_id", "output", "status", "action", "system",
+  "thinking", "budget_tokens", "tool_use_id", "is_error", "source", "media_type", "cache_control", "citations",
+  "cited_text", "title", "context", "input_schema", "output_format", "mcp_servers", "container", "effort",
+  "conversationState", "conversationId", "chatTriggerType", "currentMessage", "history", "userInputMessage",
+  "userInputMessageContext", "assistantResponseMessage", "modelId", "origin", "images", "bytes", "toolResults",
+  "toolUseId", "toolUses", "toolSpecification", "inputSchema", "json", "profileArn", "properties", "items",
+  "required", "enum", "additionalProperties", "anyOf", "oneOf", "allOf", "$defs", "definitions", "default"
+])
 
 /**
  * Field names of the providers' request shapes: shown as they are in a location. Any other key
@@ -205,7 +244,7 @@ export const formatPath = (path: JsonPath): string => {
   for (const step of path) {
     if (typeof step === "number") out += `[${step}]`
     else {
-      const shown = SHAPE_KEYS.has(step) ? step : "*"
+      const shown = SHAPE_KEYS.has(step) || FIELD_NAMES.has(step) ? step : "*"
       out += out === "" ? shown : `.${shown}`
     }
   }

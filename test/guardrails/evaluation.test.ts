@@ -320,20 +320,34 @@ describe("guardrail evaluation", () => {
         for (const [surface, body, where] of cases) yield* blockedAt(surface, body, where)
       }))
 
-    it.effect("what the model generated or cannot read is left alone: tool-call arguments, media, metadata, identifiers", () =>
+    it.effect("what the model generated or cannot read is left alone at its documented place: tool-call arguments, media, opaque reasoning", () =>
       Effect.gen(function*() {
         const { guardrails } = yield* withRules([AWS, SSN])
         const image = { type: "image", source: { type: "base64", media_type: "image/png", data: `${KEY}123-45-6789` } }
         const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>]> = [
-          ["messages", { model: KEY, metadata: { user_id: KEY }, messages: [{ role: "assistant", content: [{ type: "tool_use", id: KEY, name: "f", input: { k: KEY } }, { type: "redacted_thinking", data: KEY }] }, { role: "user", content: [image, { type: "tool_result", tool_use_id: KEY, content: "ok" }] }] }],
-          ["chat", { model: "m", user: KEY, messages: [{ role: "assistant", content: null, tool_calls: [{ id: KEY, type: "function", function: { name: "f", arguments: JSON.stringify({ k: KEY }) } }] }, { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${KEY}` } }] }] }],
-          ["responses", { model: "m", input: [{ type: "function_call", call_id: KEY, name: "f", arguments: KEY }, { type: "custom_tool_call", call_id: "c", name: "f", input: KEY }, { type: "local_shell_call", call_id: "l", action: { command: [KEY] } }] }],
-          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", modelId: KEY } }, history: [{ assistantResponseMessage: { content: "ok", toolUses: [{ toolUseId: KEY, name: "f", input: { k: KEY } }] } }] } }]
+          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: { k: KEY } }, { type: "redacted_thinking", data: KEY }, { type: "thinking", thinking: "hm", signature: KEY }] }, { role: "user", content: [image, { type: "tool_result", tool_use_id: "t", content: "ok" }] }] }],
+          ["chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: JSON.stringify({ k: KEY }) } }] }, { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${KEY}` } }, { type: "input_audio", input_audio: { data: KEY, format: "wav" } }] }] }],
+          ["responses", { model: "m", input: [{ type: "function_call", call_id: "c", name: "f", arguments: KEY }, { type: "custom_tool_call", call_id: "c", name: "f", input: KEY }, { type: "local_shell_call", call_id: "l", action: { command: [KEY] } }, { type: "reasoning", id: "r", summary: [], encrypted_content: KEY }] }],
+          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", images: [{ format: "png", source: { bytes: KEY } }] } }, history: [{ assistantResponseMessage: { content: "ok", toolUses: [{ toolUseId: "t", name: "f", input: { k: KEY } }] } }] } }]
         ]
         for (const [surface, body] of cases) {
           const { outcome } = yield* run(guardrails, surface, body)
           assert.deepStrictEqual([outcome.decision, outcome.rules], ["allow", []], surface)
         }
+      }))
+
+    it.effect("the model name, metadata, end-user fields and identifiers reach the provider: they are inspected (issue 32)", () =>
+      Effect.gen(function*() {
+        const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>, string]> = [
+          ["messages", { model: KEY, messages: user }, "model"],
+          ["messages", { model: "m", metadata: { user_id: KEY }, messages: user }, "metadata.*"],
+          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: KEY, content: "ok" }] }] }, "messages[0].content[0].tool_use_id"],
+          ["chat", { model: "m", user: KEY, messages: user }, "user"],
+          ["chat", { model: "m", messages: [{ role: "tool", tool_call_id: KEY, content: "ok" }] }, "messages[0].tool_call_id"],
+          ["responses", { model: "m", input: [{ type: "function_call_output", call_id: KEY, output: "ok" }] }, "input[0].call_id"],
+          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", modelId: KEY } } } }, "conversationState.currentMessage.userInputMessage.modelId"]
+        ]
+        for (const [surface, body, where] of cases) yield* blockedAt(surface, body, where)
       }))
 
     it.effect("a redaction rule that matches a property name refuses the request: a key cannot be rewritten, and the detail does not repeat it", () =>

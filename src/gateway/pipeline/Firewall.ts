@@ -42,9 +42,9 @@ const unremovableBlock = () => new PolicyRefusal({
     "which the gateway cannot remove; send the request without it"
 })
 
-const uninspectable = () => new PolicyRefusal({
+const uninspectable = (detail?: string) => new PolicyRefusal({
   refusal: "request_uninspectable",
-  detail: `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
+  detail: detail ?? `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
 })
 
 /**
@@ -149,7 +149,7 @@ export const makeFirewall = Effect.gen(function*() {
       guardrails.evaluate(orgUuid, surface, rewritten ?? request.body, body),
       asPolicyUnavailable
     )
-    if (outcome.uninspectable === true) return yield* refuse(uninspectable())
+    if (outcome.uninspectable === true) return yield* refuse(uninspectable(outcome.uninspectableDetail))
     rules.push(...outcome.rules)
     if (outcome.decision === "block") {
       const blockedBy = outcome.blockedBy ?? outcome.rules[outcome.rules.length - 1] ?? "guardrail"
