@@ -1,12 +1,13 @@
-import { Console, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { FetchHttpClient } from "effect/http"
-import { printFields, printJson, printTable } from "./Output.ts"
+import { counted, printFields, printJson, printTable } from "./Output.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { ApiClient, type CredentialMode, hasSecret } from "../api/ApiClient.ts"
 import { loadCredentialsAndApi } from "../api/ApiCredentials.ts"
-import { identifierProblem } from "../api/Identifier.ts"
+import { identifierProblem, normaliseCve } from "../api/Identifier.ts"
 import { isOurs } from "../vulns/EnrichmentContainer.ts"
+import { wholeNumberFlag } from "./NumberFlags.ts"
+import { rateLimitLine, type RateLimitWatch, watchingHttpClient } from "./RateLimitHint.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print the response as JSON"), Flag.withDefault(false))
 const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., PYSEC-..., EUVD-..., ..."))
@@ -17,7 +18,10 @@ const jwt = Flag.Boolean("jwt").pipe(
   Flag.withDefault(false)
 )
 
-/** The typed client with credentials from the environment or the credentials file. */
+/**
+ * The typed client with credentials from the environment or the credentials file. A 429 says
+ * when to retry and how the limit is raised (RateLimitHint.ts), not only "rate limit exceeded".
+ */
 const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const { api: baseUrl, credentials } = yield* loadCredentialsAndApi
@@ -27,9 +31,15 @@ const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) 
           "the credential from `bin/vdb auth login` is an API key: leave out --jwt"
       })
     }
+    const watch: RateLimitWatch = { last: undefined }
     return yield* Effect.provide(
       use,
-      ApiClient.layer({ baseUrl, credentials, mode }).pipe(Layer.provide(FetchHttpClient.layer))
+      ApiClient.layer({ baseUrl, credentials, mode }).pipe(Layer.provide(watchingHttpClient(watch)))
+    ).pipe(
+      Effect.catchIf(
+        (e): e is E & { readonly _tag: "TooManyRequests" } => (e as { readonly _tag?: unknown })?._tag === "TooManyRequests",
+        () => Effect.flatMap(Clock.currentTimeMillis, (now) => fail(rateLimitLine(watch.last, credentials.orgUuid, now)))
+      )
     )
   })
 
@@ -54,10 +64,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const validOrg = (raw: string) =>
   UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw.slice(0, 60))}`)
 
+/**
+ * `/info` answers 404 "not known to any data source" for any other form, although `vuln` finds
+ * a GHSA id: refused here, before a request, with the command that takes it.
+ */
+const validCve = (raw: string) =>
+  Effect.flatMap(validIdentifier(raw), (identifier) =>
+    normaliseCve(identifier) !== undefined
+      ? Effect.succeed(identifier)
+      : fail(
+        `info takes a CVE id (CVE-2021-44228 or 2021-44228), not ${JSON.stringify(identifier.trim().slice(0, 60))}; ` +
+          `the records of any identifier: bin/vdb vuln ${identifier.trim()}`
+      ))
+
 const info = Command.make("info", { identifier: cveIdentifier, json, jwt }, (input) =>
   withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
-    const s = yield* client.vulns.info({ params: { identifier: yield* validIdentifier(input.identifier) } })
+    const s = yield* client.vulns.info({ params: { identifier: yield* validCve(input.identifier) } })
     if (input.json) return yield* printJson(s)
     yield* printFields([
       ["identifier", s._identifier],
@@ -82,17 +105,21 @@ const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
         // This service's enrichment container names the source; it is not always the first ADP container.
         String((Array.isArray(r.containers?.adp) ? r.containers.adp : []).find(isOurs)?.x_dataSource ?? "-"),
         String(r.cveMetadata?.cveId ?? "-"),
-        String(r.containers?.cna?.title ?? "").slice(0, 80)
+        clip(String(r.containers?.cna?.title ?? ""), TITLE_WIDTH)
       ])
     )
   }))).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
+
+/** The title column's width: a longer title ends in "…" so the cut shows. */
+const TITLE_WIDTH = 80
+const clip = (text: string, width: number) => text.length > width ? `${text.slice(0, width - 1)}…` : text
 
 const exploits = Command.make("exploits", {
   identifier,
   json,
   jwt,
-  limit: Flag.Int("limit").pipe(Flag.withDescription("1..1000 (default 100)"), Flag.optional),
-  offset: Flag.Int("offset").pipe(Flag.withDescription(">= 0 (default 0)"), Flag.optional),
+  limit: wholeNumberFlag("limit", "Records per page (default 100)", { min: 1, max: 1000 }).pipe(Flag.optional),
+  offset: wholeNumberFlag("offset", "Records to skip (default 0)", { min: 0 }).pipe(Flag.optional),
   includeContent: Flag.Boolean("include-content").pipe(
     Flag.withDescription("Include each exploit's raw body (source code, template) where stored"),
     Flag.withDefault(false)
@@ -101,12 +128,6 @@ const exploits = Command.make("exploits", {
   withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
     const client = yield* ApiClient
     const identifier = yield* validIdentifier(input.identifier)
-    if (Option.isSome(input.limit) && !(input.limit.value >= 1 && input.limit.value <= 1000)) {
-      return yield* fail(`--limit must be between 1 and 1000, got ${input.limit.value}`)
-    }
-    if (Option.isSome(input.offset) && input.offset.value < 0) {
-      return yield* fail(`--offset must be 0 or more, got ${input.offset.value}`)
-    }
     const page = yield* client.vulns.exploits({
       params: { identifier },
       query: {
@@ -116,7 +137,7 @@ const exploits = Command.make("exploits", {
       }
     })
     if (input.json) return yield* printJson(page)
-    yield* Console.log(`${page.identifier}: ${page.count} exploit records`)
+    yield* Console.log(`${page.identifier}: ${counted(page.count, "exploit record")}`)
     yield* printTable(
       ["date", "source", "type", "url"],
       page.exploits.map((e) => [

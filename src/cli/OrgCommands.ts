@@ -2,6 +2,7 @@ import { Console, DateTime, Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type Organization, type OrgCredentials, orgNameProblem } from "../../schema/Organization.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
+import { wholeNumberFlag } from "./NumberFlags.ts"
 import { printFields, printJson, printTable } from "./Output.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print machine-readable JSON"), Flag.withDefault(false))
@@ -13,16 +14,9 @@ const uuid = Argument.String("uuid").pipe(Argument.withDescription("Organization
  * a schema path instead of the flag's name.
  */
 const limitFlag = (name: string, description: string) =>
-  Flag.Int(name).pipe(
-    Flag.withDescription(description),
-    Flag.filterMap(
-      (n) => Number.isSafeInteger(n) && n >= 0 && n <= 2_147_483_647 ? Option.some(n) : Option.none(),
-      (n) => `--${name} must be a whole number >= 0 (0 = unlimited), got ${n}`
-    ),
-    Flag.optional
-  )
-const perMinute = limitFlag("per-minute", "Requests per minute (0 = unlimited; default 5)")
-const perWeek = limitFlag("per-week", "Requests per ISO week (0 = unlimited; default 1000)")
+  wholeNumberFlag(name, description, { min: 0, max: 2_147_483_647, note: "0 = unlimited" }).pipe(Flag.optional)
+const perMinute = limitFlag("per-minute", "Requests per minute (default 5)")
+const perWeek = limitFlag("per-week", "Requests per ISO week (default 1000)")
 const nameFlag = Flag.String("name").pipe(
   Flag.withDescription("Organization name: printable text, 1 to 200 characters"),
   Flag.filterMap(

@@ -9,6 +9,7 @@ import {
 } from "../../schema/GuardrailRule.ts"
 import { FirewallAdminClient, FirewallAdminError } from "../gateway/FirewallAdminRpcs.ts"
 import type { FirewallCheckResult } from "../../schema/FirewallCheck.ts"
+import { wholeNumberFlag } from "./NumberFlags.ts"
 import { refusalsAs } from "./Refusals.ts"
 
 /**
@@ -76,7 +77,7 @@ const ruleAdd = Command.make("add", {
     Flag.optional
   ),
   pattern: Flag.String("pattern").pipe(Flag.withDescription("RE2 pattern (none for delimiter_integrity)"), Flag.optional),
-  priority: Flag.Int("priority").pipe(Flag.withDescription("Lower runs first (default 100)"), Flag.optional),
+  priority: wholeNumberFlag("priority", "Lower runs first (default 100)", { min: -1_000_000, max: 1_000_000 }).pipe(Flag.optional),
   disabled: Flag.Boolean("disabled").pipe(Flag.withDescription("Create it disabled"), Flag.withDefault(false)),
   json
 }, Effect.fnUntraced(function*(input) {

@@ -8,7 +8,7 @@ import type { IngestProgress, IngestSummary } from "./IngestEvents.ts"
 import type { IngestRpcs } from "./IngestRpcs.ts"
 import { uploadRun } from "./IngestUpload.ts"
 import { planIngest } from "./SourceFiles.ts"
-import { printable } from "../cli/Output.ts"
+import { counted, printable } from "../cli/Output.ts"
 
 /** The ingest operations of the admin RPC client (the lead's `AdminClient` once `IngestRpcs` is merged in). */
 export class IngestClient extends Context.Service<
@@ -19,7 +19,7 @@ export class IngestClient extends Context.Service<
 export class ItemsSkipped extends Schema.TaggedError<ItemsSkipped>()("ItemsSkipped", { skipped: Schema.Int }) {
   override get message() {
     // Most skips are items that could not be read, which nothing stores; only one stored whose normalisation failed is kept for --failed.
-    return `${this.skipped} item(s) skipped (see the problems above; those stored but not normalised are also kept: \`vdb ingest --failed\`)`
+    return `${counted(this.skipped, "item")} skipped (see the problems above; those stored but not normalised are also kept: \`vdb ingest --failed\`)`
   }
 }
 
@@ -30,7 +30,7 @@ const bar = (p: IngestProgress) => {
   const done = p.totalFiles === 0 ? width : Math.round((p.files / p.totalFiles) * width)
   const file = printable(p.file.length > 40 ? `…${p.file.slice(-39)}` : p.file)
   return `[${"#".repeat(done)}${".".repeat(width - done)}] ${p.files}/${p.totalFiles} files  ` +
-    `${p.items.toLocaleString("en")} items  ${p.perSecond.toLocaleString("en")}/s  errors ${p.skipped}  ${file}`
+    `${counted(p.items, "item")}  ${p.perSecond.toLocaleString("en")}/s  errors ${p.skipped}  ${file}`
 }
 
 const summaryLines = (s: IngestSummary) => [

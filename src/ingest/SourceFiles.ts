@@ -52,7 +52,8 @@ const statOf = (path: string, shown: string): Stats => {
     return statSync(path)
   } catch (cause) {
     throw new Refused(
-      new UnreadablePath({ path: shown, reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause) })
+      // Node's message names the path again ("ENOENT: no such file or directory, access '/x'"): the reason alone.
+      new UnreadablePath({ path: shown, reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "").replace(/, [a-z]+ '.*'$/s, "") : String(cause) })
     )
   }
 }
@@ -89,7 +90,7 @@ const nothingUnder = (dir: string, ignored: Plan["ignored"]) => {
   if (ignored.length === 0) return `nothing to ingest under ${dir}: the directory holds no files (names starting with . are skipped)`
   const shown = ignored.slice(0, 3).map((f) => `${f.path} (${f.reason})`).join("; ")
   const more = ignored.length > 3 ? `; and ${ignored.length - 3} more` : ""
-  return `nothing to ingest under ${dir}: none of its ${ignored.length} files is upstream data in a source folder ` +
+  return `nothing to ingest under ${dir}: ${ignored.length === 1 ? "its one file is not" : `none of its ${ignored.length} files is`} upstream data in a source folder ` +
     `(sources/SOURCE/…, corpus/SOURCE/… or SOURCE/…; sources: ${INGEST_SOURCES.join(", ")}): ${shown}${more}`
 }
 

@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto"
+import { fileURLToPath } from "node:url"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { throwawayDatabase } from "../support/database.ts"
+import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
+
+/**
+ * What `bin/vdb info|vuln|exploits` and the numeric flags print, as a new user meets them (issue 33):
+ * a 429 says when to retry and how the limit is raised, `info` with a GHSA id points to `vuln`,
+ * counts are pluralised, a cut title shows it, a word for a number names the range.
+ * A real `bin/vdb serve api` on a throwaway PostgreSQL database, two fixture files ingested.
+ */
+const FIXTURES = fileURLToPath(new URL("../fixtures/data/sources", import.meta.url))
+
+let server: RunningServer
+let env: Record<string, string>
+let scope: Scope.Closeable
+
+interface Org {
+  readonly uuid: string
+  readonly secret: string
+}
+
+const ok = async (args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
+  const run = await runVdb(args, { ...env, ...extra })
+  expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0)
+  return run
+}
+
+/** The one `vdb: ` line a refused command prints (log lines are JSON), with exit 1. */
+const refusal = (run: Run) => {
+  expect(run.code, run.stderr).toBe(1)
+  const lines = run.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("{"))
+  expect(lines, run.stderr).toHaveLength(1)
+  return lines[0]!
+}
+
+const createOrg = async (name: string, perMinute: number) =>
+  JSON.parse((await ok(["org", "create", "--name", name, "--per-minute", String(perMinute), "--per-week", "0", "--json"])).stdout) as Org
+
+/** The API commands' credentials for an organization, against the server under test. */
+const as = (org: Org) => ({
+  VDB_ORG_UUID: org.uuid,
+  VDB_ORG_SECRET: org.secret,
+  VDB_API_URL: `http://127.0.0.1:${server.ports.api}/v1`
+})
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
+  env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
+  server = await startServer(env, ["api"])
+  await ok(["ingest", "mitre", `${FIXTURES}/mitre/CVE-2023-46604.json`])
+  await ok(["ingest", "nuclei", `${FIXTURES}/nuclei/CVE-2017-5638.cves-json-entry.json`])
+}, 120_000)
+
+afterAll(async () => {
+  await server?.stop()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+describe("API commands", () => {
+  it("a 429 says which limit is used up, when to retry (Retry-After) and the command that raises it", async () => {
+    const org = await createOrg("one-a-minute", 1)
+    await ok(["info", "CVE-2023-46604"], as(org))
+    const line = refusal(await runVdb(["info", "CVE-2023-46604"], { ...env, ...as(org) }))
+    // Before: "vdb: rate limit exceeded".
+    expect(line).toMatch(
+      new RegExp(
+        `^vdb: rate limit exceeded: the organization's 1 request a minute is used up; retry in ([1-9]|[1-5][0-9]|60) s\\. ` +
+          `To raise the limit, the server's operator runs \`bin/vdb org limits ${org.uuid} --per-minute N\` \\(0 = unlimited\\)$`
+      )
+    )
+  })
+
+  it("info with a GHSA id says /info takes CVE ids and names vuln, before any request", async () => {
+    const org = await createOrg("ghsa", 0)
+    const line = refusal(await runVdb(["info", "GHSA-jfh8-c2jp-5v3q"], { ...env, ...as(org) }))
+    // Before: "GHSA-jfh8-c2jp-5v3q is not known to any data source", although vuln finds it.
+    expect(line).toBe(
+      "vdb: info takes a CVE id (CVE-2021-44228 or 2021-44228), not \"GHSA-jfh8-c2jp-5v3q\"; " +
+        "the records of any identifier: bin/vdb vuln GHSA-jfh8-c2jp-5v3q"
+    )
+  })
+
+  it("exploits counts in words that agree with the number; vuln marks a cut title with an ellipsis", async () => {
+    const org = await createOrg("wording", 0)
+    const exploits = await ok(["exploits", "CVE-2017-5638"], as(org))
+    // Before: "CVE-2017-5638: 1 exploit records".
+    expect(exploits.stdout.split("\n")[0]).toBe("CVE-2017-5638: 1 exploit record")
+    const vuln = await ok(["vuln", "CVE-2023-46604"], as(org))
+    const row = vuln.stdout.split("\n").find((l) => l.includes("CVE-2023-46604"))!
+    // The title has 155 characters; the column keeps 80, the last an ellipsis.
+    expect(row).toMatch(/ Apache ActiveMQ, Apache ActiveMQ Legacy OpenWire Module: Unbounded deserializat…$/)
+    expect(row.slice(row.indexOf("Apache"))).toHaveLength(80)
+  })
+})
+
+describe("numeric flags", () => {
+  it("a word or an out-of-range number is one sentence naming the flag's range", async () => {
+    const org = "00000000-0000-4000-8000-000000000000"
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      // Before: `--per-minute: invalid value "abc"; expected a string representing a finite number`.
+      [["org", "limits", org, "--per-minute", "abc"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc (see: vdb org limits --help)"],
+      [["org", "create", "--name", "n", "--per-week", "1.5"], "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got 1.5 (see: vdb org create --help)"],
+      [["exploits", "--limit", "abc", "CVE-2017-5638"], "vdb: --limit must be a whole number from 1 to 1000, got abc (see: vdb exploits --help)"],
+      [["exploits", "--limit", "0", "CVE-2017-5638"], "vdb: --limit must be a whole number from 1 to 1000, got 0 (see: vdb exploits --help)"],
+      [["exploits", "--offset", "x", "CVE-2017-5638"], "vdb: --offset must be a whole number >= 0, got x (see: vdb exploits --help)"],
+      [["gateway", "rule", "add", "--org", org, "--name", "r", "--type", "regex", "--priority", "high"], "vdb: --priority must be a whole number from -1000000 to 1000000, got high (see: vdb gateway rule add --help)"],
+      // Not quoted back: a value that would break the line.
+      [["org", "limits", org, "--per-minute", "1\n2"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited) (see: vdb org limits --help)"]
+    ]
+    const runs = await Promise.all(cases.map(([args]) => runVdb(args, { VDB_DATA_DIR: tempDataDir() })))
+    runs.forEach((run, i) => {
+      const [args, expected] = cases[i]!
+      expect(refusal(run), args.join(" ")).toBe(expected)
+      expect(run.stdout, args.join(" ")).toBe("")
+    })
+  })
+})
+
+describe("ingest", () => {
+  it("a path that does not exist is named once", async () => {
+    // Before: "cannot read /nonexistent: no such file or directory, access '/nonexistent'".
+    expect(refusal(await runVdb(["ingest", "--all", "/nonexistent"], env))).toBe("vdb: cannot read /nonexistent: no such file or directory")
+  })
+})
