@@ -21,7 +21,12 @@ export interface ModelRef {
 }
 
 export type ModelReading =
-  | { readonly _tag: "Read"; readonly refs: ReadonlyArray<ModelRef> }
+  | {
+    readonly _tag: "Read"
+    readonly refs: ReadonlyArray<ModelRef>
+    /** The auto router is told which models it may pick (an enabled `auto-router` plugin's `allowed_models`). */
+    readonly routerConstrained: boolean
+  }
   /** A field that names models but not in the documented shape: what the provider makes of it is unknown. */
   | { readonly _tag: "Malformed"; readonly at: string; readonly expected: string }
 
@@ -39,6 +44,11 @@ const isOpenRouterServerTool = (tool: Json) => typeof tool.type === "string" && 
 class Reader {
   readonly refs: Array<ModelRef> = []
   bad: ModelReading | undefined
+  routerConstrained = false
+
+  result(): ModelReading {
+    return this.bad ?? { _tag: "Read", refs: this.refs, routerConstrained: this.routerConstrained }
+  }
 
   /** A single model name, when the field is there. */
   one(value: unknown, at: string): void {
@@ -89,7 +99,7 @@ export const modelReferencesOf = (surface: Surface, body: Json, model: string): 
     arrayOf(valueAt(body, ["conversationState", "history"])).forEach((turn, index) =>
       reader.one(valueAt(turn, KIRO_MODEL_PATH), `conversationState.history[${index}].userInputMessage.modelId`)
     )
-    return reader.bad ?? { _tag: "Read", refs: reader.refs }
+    return reader.result()
   }
   // Routers' fallback lists: OpenRouter's `models` (chat, responses), `fallbacks` (messages, LiteLLM-style gateways).
   reader.list(body.models, "models", false)
@@ -105,9 +115,13 @@ export const modelReferencesOf = (surface: Surface, body: Json, model: string): 
   })
   // OpenRouter's auto router picks among `allowed_models`, patterns with `*`.
   arrayOf(body.plugins).forEach((plugin, index) => {
-    if (isObject(plugin)) reader.list(plugin.allowed_models, `plugins[${index}].allowed_models`, true)
+    if (!isObject(plugin)) return
+    reader.list(plugin.allowed_models, `plugins[${index}].allowed_models`, true)
+    if (plugin.id === "auto-router" && plugin.enabled !== false && Array.isArray(plugin.allowed_models) && plugin.allowed_models.length > 0) {
+      reader.routerConstrained = true
+    }
   })
   // A second model consulted by the first (an `advisor` extension some routers take at the top level).
   if (isObject(body.advisor)) reader.one(body.advisor.model, "advisor.model")
-  return reader.bad ?? { _tag: "Read", refs: reader.refs }
+  return reader.result()
 }

@@ -105,9 +105,22 @@ export const modelsRefusal = (
   for (const ref of reading.refs) {
     const refused = refusalOfModel(policy, slug, ref)
     if (refused !== undefined) return refused
+    if (!reading.routerConstrained && ROUTERS.has(baseOf(ref.name) ?? ref.name)) {
+      return refuse(
+        policy.models.deny.size > 0 ? "model_denied" : "model_not_allowed",
+        `model ${ref.name} picks a model itself, which the model policy for provider ${slug} cannot judge: ` +
+          "name the models it may pick in the auto-router plugin's allowed_models"
+      )
+    }
   }
   return undefined
 }
+
+/**
+ * Routers that pick among every model the provider serves unless told which (OpenRouter's auto
+ * router reads `plugins[{id:"auto-router", allowed_models}]`).
+ */
+const ROUTERS: ReadonlySet<string> = new Set(["openrouter/auto"])
 
 /** The catalog models an organization may see. */
 export const visibleModels = (policy: ProviderPolicy, models: ReadonlyArray<string>): ReadonlyArray<string> =>

@@ -34,7 +34,8 @@ describe("modelReferencesOf", () => {
         { name: "anthropic/*", at: "plugins[0].allowed_models[0]", pattern: true },
         { name: "a/exact", at: "plugins[0].allowed_models[1]", pattern: false },
         { name: "a/consulted", at: "advisor.model", pattern: false }
-      ]
+      ],
+      routerConstrained: true
     })
   })
 
@@ -42,7 +43,7 @@ describe("modelReferencesOf", () => {
     const reading = modelReferencesOf("responses", {
       tools: [{ type: "function", name: "f", parameters: { type: "object", model: 5, properties: { model: { type: "string" } } } }]
     }, "m")
-    expect(reading).toEqual({ _tag: "Read", refs: [{ name: "m", at: "", pattern: false }] })
+    expect(reading).toEqual({ _tag: "Read", refs: [{ name: "m", at: "", pattern: false }], routerConstrained: false })
   })
 
   it.each([
@@ -66,7 +67,8 @@ describe("modelReferencesOf", () => {
     })
     expect(modelReferencesOf("kiro", body("now"), "now")).toEqual({
       _tag: "Read",
-      refs: [{ name: "now", at: "", pattern: false }, { name: "old", at: "conversationState.history[0].userInputMessage.modelId", pattern: false }]
+      refs: [{ name: "now", at: "", pattern: false }, { name: "old", at: "conversationState.history[0].userInputMessage.modelId", pattern: false }],
+      routerConstrained: false
     })
     expect(modelReferencesOf("kiro", body(7), "")).toMatchObject({ _tag: "Malformed" })
   })
@@ -93,6 +95,21 @@ describe("modelsRefusal", () => {
     expect(judge({ models: ["openai/gpt-4o-mini"] })).toBe("model_not_allowed")
     expect(judge({ plugins: [{ allowed_models: ["anthropic/*"] }] })).toBe("pass")
     expect(judge({ plugins: [{ allowed_models: ["openai/*"] }] })).toBe("model_not_allowed")
+  })
+
+  it("the auto router must be told which models it may pick, in an enabled auto-router plugin", () => {
+    const judge = (policy: ReturnType<typeof policyOf>, body: Record<string, unknown>, model = "openrouter/auto") =>
+      codeOf(modelsRefusal(policy, "openrouter", "chat", body, model))
+    const deny = policyOf({ effect: "deny", value: "openai/gpt-4o" })
+    expect(judge(deny, {})).toBe("model_denied")
+    expect(judge(deny, {}, "openrouter/auto:nitro")).toBe("model_denied")
+    expect(judge(deny, { models: ["openrouter/auto"] }, "x/ok")).toBe("model_denied")
+    expect(judge(deny, { plugins: [{ id: "auto-router", enabled: false, allowed_models: ["anthropic/*"] }] })).toBe("model_denied")
+    expect(judge(deny, { plugins: [{ id: "auto-router", allowed_models: [] }] })).toBe("model_denied")
+    expect(judge(deny, { plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] })).toBe("pass")
+    const allowlist = policyOf({ effect: "allow", value: "openrouter/auto" }, { effect: "allow", value: "anthropic/*" })
+    expect(judge(allowlist, {})).toBe("model_not_allowed")
+    expect(judge(allowlist, { plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] })).toBe("pass")
   })
 
   it("no model entries: nothing is read, not even a malformed list", () => {

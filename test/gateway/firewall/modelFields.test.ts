@@ -67,6 +67,9 @@ describe("OpenRouter routing fields (chat)", () => {
     await refused(await openrouter(router(["openai/gpt-4o:*"])), "model_denied")
     await refused(await openrouter(router(["openai/gpt-4o"])), "model_denied")
     await passes(await openrouter(router(["anthropic/*", "openai/gpt-4o-mini"])))
+    // Untold, the auto router picks among every model, the denied one too.
+    const message = await refused(await openrouter({ model: "openrouter/auto" }), "model_denied")
+    expect(message).toMatch(/picks a model itself/)
   })
 
   it("a server tool's model (openrouter:advisor parameters.model, a tool's model) is judged", async () => {
