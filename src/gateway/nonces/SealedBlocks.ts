@@ -1,113 +1,23 @@
-import { createHash } from "node:crypto"
 import { Effect } from "effect"
+import { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { Surface } from "../../../schema/GatewayRequest.ts"
 import { type JsonPath, segmentsOf } from "../../guardrails/TextSegments.ts"
 import type { NonceSummary } from "../pipeline/Verdict.ts"
 import type { NonceCheck } from "./NonceToken.ts"
+import { openingsIn } from "./SealedGrammar.ts"
+import { readSealedText } from "./SealedRemoval.ts"
 
 /**
  * Sealed blocks (spec 2, States and transitions): `<kind nonce="…"
- * integrity="…">content</kind>` inside any text segment of a request.
+ * integrity="…">content</kind>` inside any text segment of a request, read
+ * in every spelling a model reads the same way (`SealedGrammar.ts`).
  * `integrity` is `sha256-` + standard base64 (padded) of SHA-256 over the
  * content's exact UTF-8 bytes between the tags (the SRI convention).
  */
 
-export const SEALED_KINDS = [
-  "system",
-  "agent",
-  "plan",
-  "goal",
-  "tools",
-  "skills",
-  "hooks",
-  "attachment",
-  "exploration",
-  "directive",
-  "diagnostics"
-] as const
-export type SealedKind = typeof SEALED_KINDS[number]
-
-/** Kinds whose content is never trusted without a hash. */
-const HASH_REQUIRED: ReadonlySet<string> = new Set(["attachment", "directive", "diagnostics"])
-
-export type SealedState = "verified" | "unknown" | "tampered"
+export { findSealedBlocks, SEALED_KINDS, type SealedBlock, type SealedKind } from "./SealedGrammar.ts"
+export { classify, integrityOf, type SealedState } from "./SealedRemoval.ts"
 export type NonceMode = "observe" | "enforce"
-
-/** What a client computes to seal a block: `sha256-` + base64 of SHA-256 over the UTF-8 content. */
-export const integrityOf = (content: string): string =>
-  "sha256-" + createHash("sha256").update(content, "utf8").digest("base64")
-
-export interface SealedBlock {
-  readonly kind: SealedKind
-  readonly nonce: string
-  readonly integrity: string | undefined
-  /** UTF-16 offsets of the whole block (tags included) in its segment. */
-  readonly start: number
-  readonly end: number
-  readonly content: string
-}
-
-// Linear: `[^<>]*` cannot backtrack past the tag. A closer is `</kind`, optional whitespace and `>`
-// (`</system >` closes as `</system>` does): `\s*` backtracks only over the whitespace after one
-// `</kind`, and those runs are disjoint, so a search costs one pass over the text it covers.
-const OPENER = new RegExp(`<(${SEALED_KINDS.join("|")})(\\s[^<>]*)?>`, "g")
-const closerOf = (kind: SealedKind) => new RegExp(`</${kind}\\s*>`, "g")
-const ATTRIBUTE = /([A-Za-z_][\w-]*)\s*=\s*"([^"]*)"/g
-
-const attributesOf = (raw: string | undefined): Map<string, string> => {
-  const out = new Map<string, string>()
-  if (raw === undefined) return out
-  for (const match of raw.matchAll(ATTRIBUTE)) if (!out.has(match[1]!)) out.set(match[1]!, match[2]!)
-  return out
-}
-
-/** Every sealed block of one text, in order; blocks do not nest (the first closer of the kind ends one). */
-export const findSealedBlocks = (text: string): Array<SealedBlock> => {
-  const blocks: Array<SealedBlock> = []
-  if (!text.includes("nonce")) return blocks
-  // Once a kind has no closer after some offset it has none after any later one: never search again.
-  const noCloserFrom = new Map<string, number>()
-  const closers = new Map<SealedKind, RegExp>()
-  const opener = new RegExp(OPENER.source, "g")
-  let match: RegExpExecArray | null
-  while ((match = opener.exec(text)) !== null) {
-    const kind = match[1] as SealedKind
-    const attributes = attributesOf(match[2])
-    const nonce = attributes.get("nonce")
-    if (nonce === undefined) continue
-    const contentStart = match.index + match[0].length
-    const failedFrom = noCloserFrom.get(kind)
-    if (failedFrom !== undefined && failedFrom <= contentStart) continue
-    let closer = closers.get(kind)
-    if (closer === undefined) closers.set(kind, closer = closerOf(kind))
-    closer.lastIndex = contentStart
-    const closed = closer.exec(text)
-    if (closed === null) {
-      noCloserFrom.set(kind, contentStart)
-      continue
-    }
-    const closeAt = closed.index
-    const end = closeAt + closed[0].length
-    blocks.push({
-      kind,
-      nonce,
-      integrity: attributes.get("integrity"),
-      start: match.index,
-      end,
-      content: text.slice(contentStart, closeAt)
-    })
-    opener.lastIndex = end
-  }
-  return blocks
-}
-
-/** Tampering is judged first (it needs no nonce): a wrong or missing-but-required hash. */
-export const classify = (block: SealedBlock, nonce: NonceCheck): SealedState => {
-  if (block.integrity === undefined ? HASH_REQUIRED.has(block.kind) : block.integrity !== integrityOf(block.content)) {
-    return "tampered"
-  }
-  return nonce === "valid" ? "verified" : "unknown"
-}
 
 type Json = Record<string, unknown>
 
@@ -126,25 +36,45 @@ export interface SealedBlockOutcome {
   readonly edits: ReadonlyArray<{ readonly path: JsonPath; readonly text: string }>
   /**
    * In enforce mode, the unknown and tampered blocks that could not be removed: those in an object
-   * key (a property name in a tool schema), which no string edit renames. The firewall refuses such
-   * a request rather than send a block enforce mode is there to remove.
+   * key (a property name in a tool schema), which no string edit renames.
    */
   readonly unremovable: number
+  /**
+   * In enforce mode, why the request cannot be sent: a block enforce mode cannot remove (in an
+   * object key), a removal that would make a new opening, or verified blocks nested too deep. The
+   * firewall refuses rather than send a block enforce mode is there to remove.
+   */
+  readonly refusal: PolicyRefusal | undefined
 }
 
-const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [], unremovable: 0 }
+const none: SealedBlockOutcome = { summary: undefined, body: undefined, edits: [], unremovable: 0, refusal: undefined }
 
-// The word alone, as `findSealedBlocks` reads it: the attribute may be `nonce = "…"` (spaces around
-// `=`), and `nonce=` let such a block past an enforce-mode walk and a delimiter_integrity rule.
-const CHEAP_SIGNS = [Buffer.from("nonce"), Buffer.from("\\u")]
+const REFUSAL_DETAIL = {
+  key: "in nonce enforce mode, an unknown or tampered sealed block sits in an object key (a property name), " +
+    "which the gateway cannot remove; send the request without it",
+  created: "in nonce enforce mode, removing an unknown or tampered sealed block would join the text around it " +
+    "into a new sealed-block tag; send the request without it",
+  too_deep: "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested"
+} as const
+
+// Made per request: the firewall attaches the request's verdict to the refusal it is given.
+const refusalOf = (reason: keyof typeof REFUSAL_DETAIL) =>
+  new PolicyRefusal({ refusal: "request_uninspectable", detail: REFUSAL_DETAIL[reason] })
+
+// A body can carry a block only if its bytes spell `nonce` (in any letter case: attribute names
+// are read so) or hold a JSON `\u` escape, which can spell anything. The exact spellings are found
+// without decoding; only a body with neither pays for a case-blind scan.
+const NONCE = Buffer.from("nonce")
+const ESCAPE = Buffer.from("\\u")
+const mayHoldBlock = (raw: Buffer): boolean =>
+  raw.includes(NONCE) || raw.includes(ESCAPE) || /nonce/i.test(raw.toString("latin1"))
 
 /**
  * Finds, classifies and (in enforce mode) removes sealed blocks in the text
  * segments the guardrails inspect (`segmentsOf`: system prompts, message
  * text, tool results, tool definitions; never tool-call arguments). `checkAll`
- * verifies every distinct nonce of the request in one call. A body whose
- * bytes hold neither `nonce` nor a JSON `\u` escape cannot carry a block,
- * so most requests skip the walk.
+ * verifies every distinct nonce of the request in one call, those of blocks
+ * nested in others included.
  */
 export const inspectSealedBlocks = <E>(options: {
   readonly surface: Surface
@@ -154,38 +84,34 @@ export const inspectSealedBlocks = <E>(options: {
   readonly checkAll: (nonces: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, NonceCheck>, E>
 }): Effect.Effect<SealedBlockOutcome, E> => {
   const raw = Buffer.isBuffer(options.raw) ? options.raw : Buffer.from(options.raw.buffer, options.raw.byteOffset, options.raw.length)
-  if (!CHEAP_SIGNS.some((sign) => raw.includes(sign))) return Effect.succeed(none)
+  if (!mayHoldBlock(raw)) return Effect.succeed(none)
   // The guardrails' own segments (same walker, same paths): a block sits wherever a rule would read
   // text, and the paths are what the enforce-mode rewrite below and `spliceStrings` edit.
   const found = segmentsOf(options.surface, options.body)
-    .map((segment) => ({ segment, blocks: findSealedBlocks(segment.text) }))
-    .filter(({ blocks }) => blocks.length > 0)
+    .map((segment) => ({ segment, openings: openingsIn(segment.text) }))
+    .filter(({ openings }) => openings.length > 0)
   if (found.length === 0) return Effect.succeed(none)
-  const nonces = [...new Set(found.flatMap(({ blocks }) => blocks.map((block) => block.nonce)))]
+  const nonces = [...new Set(found.flatMap(({ openings }) => openings.map((opening) => opening.nonce)))]
   return Effect.map(options.checkAll(nonces), (checks) => {
     const counts = { verified: 0, unknown: 0, tampered: 0 }
     let stripped = 0
     let unremovable = 0
+    let refusal: keyof typeof REFUSAL_DETAIL | undefined
     const rewrites: Array<{ readonly path: JsonPath; readonly text: string }> = []
-    for (const { blocks, segment } of found) {
+    for (const { segment } of found) {
       // An object key (a property name in a tool schema) is counted but cannot be rewritten: its path
       // is that of its value, and a string edit renames no key. It stays (`stripped` says so), and in
       // enforce mode `unremovable` counts it.
       const removable = options.mode === "enforce" && segment.key !== true
-      let text = ""
-      let from = 0
-      for (const block of blocks) {
-        const state = classify(block, checks.get(block.nonce) ?? "unknown")
-        counts[state]++
-        if (removable && state !== "verified") {
-          text += segment.text.slice(from, block.start)
-          from = block.end
-          stripped++
-        } else if (options.mode === "enforce" && state !== "verified") {
-          unremovable++
-        }
-      }
-      if (from > 0) rewrites.push({ path: segment.path, text: text + segment.text.slice(from) })
+      const reading = readSealedText(segment.text, checks, removable)
+      counts.verified += reading.verified
+      counts.unknown += reading.unknown
+      counts.tampered += reading.tampered
+      stripped += reading.stripped
+      if (options.mode !== "enforce") continue
+      if (!removable) unremovable += reading.unknown + reading.tampered
+      refusal ??= reading.refused ?? (unremovable > 0 ? "key" : undefined)
+      if (reading.text !== segment.text) rewrites.push({ path: segment.path, text: reading.text })
     }
     let body: Json | undefined
     if (rewrites.length > 0) {
@@ -193,7 +119,13 @@ export const inspectSealedBlocks = <E>(options: {
       body = structuredClone(options.body)
       for (const rewrite of rewrites) setAt(body, rewrite.path, rewrite.text)
     }
-    return { summary: { mode: options.mode, ...counts, stripped }, body, edits: rewrites, unremovable }
+    return {
+      summary: { mode: options.mode, ...counts, stripped },
+      body,
+      edits: rewrites,
+      unremovable,
+      refusal: refusal === undefined ? undefined : refusalOf(refusal)
+    }
   })
 }
 

@@ -35,13 +35,6 @@ const caseVariant = () => new PolicyRefusal({
     "which some providers read as that field; send it in lower case"
 })
 
-// Enforce mode is there to keep forged blocks from the model; one it cannot remove is not sent.
-const unremovableBlock = () => new PolicyRefusal({
-  refusal: "request_uninspectable",
-  detail: "in nonce enforce mode, an unknown or tampered sealed block sits in an object key (a property name), " +
-    "which the gateway cannot remove; send the request without it"
-})
-
 const uninspectable = (detail?: string) => new PolicyRefusal({
   refusal: "request_uninspectable",
   detail: detail ?? `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
@@ -102,7 +95,8 @@ export const makeFirewall = Effect.gen(function*() {
       }
     }
 
-    if (sealed.unremovable > 0) return yield* refuse(unremovableBlock())
+    // Enforce mode is there to keep forged blocks from the model; one it cannot remove is not sent.
+    if (sealed.refusal !== undefined) return yield* refuse(sealed.refusal)
 
     const snapshot = yield* policies.snapshot(orgUuid)
     const providerRefused = providerRefusal(snapshot, provider.slug, disabled, false)
