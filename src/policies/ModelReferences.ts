@@ -26,6 +26,8 @@ export type ModelReading =
     readonly refs: ReadonlyArray<ModelRef>
     /** The auto router is told which models it may pick (an enabled `auto-router` plugin's `allowed_models`). */
     readonly routerConstrained: boolean
+    /** A field that lets the provider pick a model the request doesn't name (Anthropic's `fallbacks: "default"`). */
+    readonly providerPicks: string | undefined
   }
   /** A field that names models but not in the documented shape: what the provider makes of it is unknown. */
   | { readonly _tag: "Malformed"; readonly at: string; readonly expected: string }
@@ -45,9 +47,10 @@ class Reader {
   readonly refs: Array<ModelRef> = []
   bad: ModelReading | undefined
   routerConstrained = false
+  providerPicks: string | undefined = undefined
 
   result(): ModelReading {
-    return this.bad ?? { _tag: "Read", refs: this.refs, routerConstrained: this.routerConstrained }
+    return this.bad ?? { _tag: "Read", refs: this.refs, routerConstrained: this.routerConstrained, providerPicks: this.providerPicks }
   }
 
   /** A single model name, when the field is there. */
@@ -71,9 +74,16 @@ class Reader {
     })
   }
 
-  /** `fallbacks`: model names, or objects with a `model` (OpenRouter's Messages shape). */
+  /**
+   * `fallbacks`: model names, or objects with a `model` (Anthropic's server-side fallback beta,
+   * OpenRouter's Messages API); or a mode, `"off"`, or `"default"` (Anthropic picks the model).
+   */
   fallbacks(value: unknown): void {
-    if (this.bad !== undefined || absent(value)) return
+    if (this.bad !== undefined || absent(value) || value === "off") return
+    if (typeof value === "string") {
+      this.providerPicks = `fallbacks ${JSON.stringify(value.slice(0, 40))}`
+      return
+    }
     if (!Array.isArray(value)) {
       this.bad = malformed("fallbacks", "a list of fallback models")
       return

@@ -102,12 +102,19 @@ export const modelsRefusal = (
   if (reading._tag === "Malformed") {
     return refuse("request_uninspectable", `${reading.at} must be ${reading.expected}: the model policy cannot judge it otherwise`)
   }
+  // A model the provider picks could be any: refused as a denied one (or, with an allowlist only, an unlisted one).
+  const picksItself = (detail: string) => refuse(policy.models.deny.size > 0 ? "model_denied" : "model_not_allowed", detail)
+  if (reading.providerPicks !== undefined) {
+    return picksItself(
+      `with ${reading.providerPicks} the provider picks a model itself, which the model policy for provider ${slug} ` +
+        "cannot judge: name the fallback models in fallbacks[]"
+    )
+  }
   for (const ref of reading.refs) {
     const refused = refusalOfModel(policy, slug, ref)
     if (refused !== undefined) return refused
     if (!reading.routerConstrained && ROUTERS.has(baseOf(ref.name) ?? ref.name)) {
-      return refuse(
-        policy.models.deny.size > 0 ? "model_denied" : "model_not_allowed",
+      return picksItself(
         `model ${ref.name} picks a model itself, which the model policy for provider ${slug} cannot judge: ` +
           "name the models it may pick in the auto-router plugin's allowed_models"
       )

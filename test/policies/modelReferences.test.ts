@@ -51,6 +51,7 @@ describe("modelReferencesOf", () => {
     [{ models: ["ok", 1] }, "models[1]"],
     [{ models: [""] }, "models[0]"],
     [{ fallbacks: {} }, "fallbacks"],
+    [{ fallbacks: 3 }, "fallbacks"],
     [{ fallbacks: [{ name: "x" }] }, "fallbacks[0]"],
     [{ tools: [{ type: "image_generation", model: {} }] }, "tools[0].model"],
     [{ plugins: [{ id: "auto-router", allowed_models: [null] }] }, "plugins[0].allowed_models[0]"]
@@ -110,6 +111,17 @@ describe("modelsRefusal", () => {
     const allowlist = policyOf({ effect: "allow", value: "openrouter/auto" }, { effect: "allow", value: "anthropic/*" })
     expect(judge(allowlist, {})).toBe("model_not_allowed")
     expect(judge(allowlist, { plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] })).toBe("pass")
+  })
+
+  it("Anthropic's fallbacks mode: \"off\" passes, \"default\" (the provider picks) is refused", () => {
+    const deny = policyOf({ effect: "deny", value: "claude-opus-4-6" })
+    const judge = (fallbacks: unknown) => codeOf(modelsRefusal(deny, "anthropic", "messages", { fallbacks }, "claude-ok"))
+    expect(judge("off")).toBe("pass")
+    expect(judge("default")).toBe("model_denied")
+    expect(judge([{ model: "claude-sonnet-4-5", max_tokens: 100 }])).toBe("pass")
+    expect(judge([{ model: "claude-opus-4-6", max_tokens: 100 }])).toBe("model_denied")
+    const allowlist = policyOf({ effect: "allow", value: "claude-ok" })
+    expect(codeOf(modelsRefusal(allowlist, "anthropic", "messages", { fallbacks: "default" }, "claude-ok"))).toBe("model_not_allowed")
   })
 
   it("no model entries: nothing is read, not even a malformed list", () => {

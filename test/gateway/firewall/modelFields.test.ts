@@ -125,6 +125,9 @@ describe("OpenAI Responses and Anthropic Messages", () => {
     await refused(await messages({ fallbacks: [{ model: "claude-opus-4-6" }] }), "model_denied", "anthropic")
     await refused(await messages({ fallbacks: ["claude-opus-4-6"] }), "model_denied", "anthropic")
     await refused(await messages({ fallbacks: [{ model: 4 }] }), "request_uninspectable", "anthropic")
+    // Anthropic's server-side fallback picks the model itself with "default".
+    await refused(await messages({ fallbacks: "default" }), "model_denied", "anthropic")
+    await passes(await messages({ fallbacks: "off" }))
     const counted = await post(`/anthropic/${ORG}/v1/messages/count_tokens`, {
       model: "claude-ok",
       messages: hi,
