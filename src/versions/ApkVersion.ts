@@ -1,0 +1,88 @@
+import { Result } from "effect"
+import { compareDigits, compareText, sign, type VersionScheme } from "./VersionScheme.ts"
+
+interface ApkParts {
+  readonly text: string
+  readonly numbers: ReadonlyArray<string>
+  readonly letter: string
+  readonly suffixes: ReadonlyArray<readonly [weight: number, number: string]>
+  readonly revision: string
+  /** What follows the last part apk understands (non-empty: not a valid apk version). */
+  readonly rest: string
+  /** Unreadable before the `-r` revision (after one, the rest only breaks ties). */
+  readonly invalid: boolean
+}
+
+/** Suffix order: the pre-release ones, then "no suffix", then the post-release ones. */
+const SUFFIXES = ["alpha", "beta", "pre", "rc", "", "cvs", "svn", "git", "hg", "p"]
+const NO_SUFFIX = SUFFIXES.indexOf("")
+
+const GRAMMAR =
+  /^([0-9]+(?:\.[0-9]+)*)?([a-z])?((?:_(?:alpha|beta|pre|rc|cvs|svn|git|hg|p)[0-9]*)*)(~[0-9a-f]+)?(?:-r([0-9]*))?/
+
+const parse = (text: string): ApkParts => {
+  const m = GRAMMAR.exec(text)!
+  const suffixes = [...(m[3] ?? "").matchAll(/_([a-z]+)([0-9]*)/g)].map(([, name, n]) =>
+    [SUFFIXES.indexOf(name!), n || "0"] as const
+  )
+  return {
+    text,
+    numbers: m[1] === undefined ? [] : m[1].split("."),
+    letter: m[2] ?? "",
+    suffixes,
+    revision: m[5] || "0",
+    rest: text.slice(m[0].length),
+    invalid: m[0].length < text.length && m[5] === undefined
+  }
+}
+
+/**
+ * After the first, a number with a leading zero compares as text (Gentoo's rule, kept by
+ * apk: `1.01 < 1.1`); otherwise numerically. A version with more numbers is higher when the
+ * shared ones are equal (`1.2 < 1.2.0`), as in apk.
+ */
+const compareNumbers = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i]!
+    const y = b[i]!
+    const c = i > 0 && (x.startsWith("0") || y.startsWith("0")) ? compareText(x, y) : compareDigits(x, y)
+    if (c !== 0) return c
+  }
+  return sign(a.length - b.length)
+}
+
+const compareSuffixes = (a: ApkParts["suffixes"], b: ApkParts["suffixes"]): number => {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const [xw, xn] = a[i] ?? [NO_SUFFIX, "0"]
+    const [yw, yn] = b[i] ?? [NO_SUFFIX, "0"]
+    const c = sign(xw - yw) || compareDigits(xn, yn)
+    if (c !== 0) return c
+  }
+  return 0
+}
+
+/**
+ * Alpine (and Wolfi, Chainguard): apk's order (apk-tools src/version.c; grammar in
+ * apk-package(5): `number{.number}...{letter}{_suffix{number}}...{~hash}{-r#}`): numbers,
+ * then an optional single lower-case letter (none is lowest), then suffixes (`_alpha <
+ * _beta < _pre < _rc <` none `< _cvs < _svn < _git < _hg < _p`, each with its number), then
+ * the `-r` revision. The commit hash does not order. Text apk cannot read after those parts
+ * makes a version sort below the same valid version; two versions unreadable before their
+ * revision compare as text. Both follow OSV's Alpine order, which its vectors pin down from
+ * `apk version -t`.
+ */
+export const ApkVersion: VersionScheme<ApkParts> = {
+  rules: "apk-tools",
+  parse: (input) => {
+    const text = input.trim()
+    return text === "" ? Result.fail("is empty") : Result.succeed(parse(text))
+  },
+  compare: (a, b) => {
+    if (a.invalid && b.invalid) return compareText(a.text, b.text)
+    return compareNumbers(a.numbers, b.numbers) ||
+      compareText(a.letter, b.letter) ||
+      compareSuffixes(a.suffixes, b.suffixes) ||
+      compareDigits(a.revision, b.revision) ||
+      (b.rest === "" ? 0 : 1) - (a.rest === "" ? 0 : 1)
+  }
+}
