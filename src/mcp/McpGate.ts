@@ -5,6 +5,7 @@ import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { type Limits, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { declaresOver } from "../server/BodyCap.ts"
+import { echoableHost } from "../server/HostHeader.ts"
 import { rateLimitHeaders, retryAfterSeconds } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { type McpSession, McpSessionSettings, SessionTable } from "./McpSessions.ts"
@@ -18,15 +19,6 @@ export const MCP_METHODS = "POST, DELETE"
 /** The 401 challenge: the scheme, and (RFC 9728 section 5.1) where the resource metadata lives. */
 export const challengeFor = (origin: string) =>
   `ApiKey realm="vdb-mcp", resource_metadata="${origin}${DISCOVERY_PATH}"`
-
-/**
- * `host[:port]` as RFC 3986 lets a Host header carry it, narrowed to DNS names and IPv4 (letters,
- * digits, hyphens, dots) or a bracketed IPv6 address, and a port of digits. Anything else (a quote,
- * a space, a slash, userinfo) would break the challenge's quoted-string or point the discovery
- * document somewhere else, so it is never echoed.
- */
-const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i
-const MAX_HOST_LENGTH = 261
 
 /** Why a `VDB_MCP_URL` is not a public origin (`https://mcp.example` or `http://host:port`), or true. */
 export const publicOriginProblem = (value: string): true | string => {
@@ -73,9 +65,8 @@ export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Hos
  */
 export const originOf = (request: HttpServerRequest.HttpServerRequest, service: ServiceAddress) => {
   if (service.publicOrigin !== undefined) return { origin: service.publicOrigin, shared: true }
-  const host = request.headers.host
-  const fromRequest = host !== undefined && host.length <= MAX_HOST_LENGTH && VALID_HOST.test(host)
-  return { origin: `http://${fromRequest ? host : service.own}`, shared: fromRequest }
+  const host = echoableHost(request)
+  return { origin: `http://${host ?? service.own}`, shared: host !== undefined }
 }
 
 /**
