@@ -1,4 +1,5 @@
 import { Clock, Context, Effect, Layer } from "effect"
+import { DeviceError, TooManyWrongCodes } from "./DeviceError.ts"
 
 /**
  * Wrong user codes entered by one member: after 10 within 15 minutes the
@@ -9,28 +10,34 @@ export const WRONG_CODES = 10
 export const WRONG_CODE_WINDOW_MILLIS = 15 * 60 * 1000
 
 export class ApprovalThrottle extends Context.Service<ApprovalThrottle, {
-  /** Seconds to wait, or undefined when the member may try a code. */
-  check(memberUuid: string): Effect.Effect<number | undefined>
-  wrongCode(memberUuid: string): Effect.Effect<void>
+  /**
+   * Runs `attempt` (anything that takes a user code: the code form, the decision form, the JSON
+   * approve and deny) under the member's budget. Once it is spent the attempt does not run and the
+   * answer is `TooManyWrongCodes`; an attempt that fails with `UnknownUserCode` spends one.
+   */
+  guard<A, R>(memberUuid: string, attempt: Effect.Effect<A, DeviceError, R>): Effect.Effect<A, DeviceError, R>
 }>()("vdb/device/ApprovalThrottle") {
   static readonly layerMemory = Layer.sync(ApprovalThrottle, () => {
     const windows = new Map<string, { start: number; wrong: number }>()
-    const current = (member: string, now: number) => {
+    // Reads only: a window is made by a wrong code, never by asking.
+    const waitFor = (member: string, now: number) => {
       const w = windows.get(member)
-      if (w !== undefined && now - w.start < WRONG_CODE_WINDOW_MILLIS) return w
-      const fresh = { start: now, wrong: 0 }
-      windows.set(member, fresh)
-      return fresh
+      if (w === undefined || now - w.start >= WRONG_CODE_WINDOW_MILLIS || w.wrong < WRONG_CODES) return undefined
+      return Math.max(1, Math.ceil((w.start + WRONG_CODE_WINDOW_MILLIS - now) / 1000))
     }
+    const wrongCode = (member: string) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const w = windows.get(member)
+        if (w !== undefined && now - w.start < WRONG_CODE_WINDOW_MILLIS) w.wrong++
+        else windows.set(member, { start: now, wrong: 1 })
+      })
     return ApprovalThrottle.of({
-      // Reads only: a window is made by a wrong code, never by asking.
-      check: (member) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const w = windows.get(member)
-          if (w === undefined || now - w.start >= WRONG_CODE_WINDOW_MILLIS) return undefined
-          return w.wrong >= WRONG_CODES ? Math.max(1, Math.ceil((w.start + WRONG_CODE_WINDOW_MILLIS - now) / 1000)) : undefined
-        }),
-      wrongCode: (member) => Effect.map(Clock.currentTimeMillis, (now) => void current(member, now).wrong++)
+      guard: (member, attempt) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const wait = waitFor(member, now)
+          if (wait !== undefined) return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
+          return Effect.tapError(attempt, (error) => error.reason._tag === "UnknownUserCode" ? wrongCode(member) : Effect.void)
+        })
     })
   })
 }

@@ -18,9 +18,18 @@ export class UsedUserCode extends Schema.TaggedError<UsedUserCode>()("UsedUserCo
   }
 }
 
+/** The member entered too many unknown codes (ApprovalThrottle): no code is looked at until `retryAfter` seconds pass. */
+export class TooManyWrongCodes extends Schema.TaggedError<TooManyWrongCodes>()("TooManyWrongCodes", {
+  retryAfter: Schema.Int
+}, { httpApiStatus: 429 }) {
+  override get message() {
+    return "too many wrong codes; try again later"
+  }
+}
+
 /** Why a member cannot act on a user code. */
 export class DeviceError extends Schema.TaggedError<DeviceError>()("DeviceError", {
-  reason: Schema.Union([UnknownUserCode, ExpiredUserCode, UsedUserCode])
+  reason: Schema.Union([UnknownUserCode, ExpiredUserCode, UsedUserCode, TooManyWrongCodes])
 }) {
   override get message() {
     return this.reason.message

@@ -46,6 +46,13 @@ export const deviceCodeHash = (deviceCode: string) => createHash("sha256").updat
 /** Polls closer together than the interval minus this slack are `slow_down` (timers and networks jitter). */
 export const POLL_SLACK_MILLIS = 500
 
+/**
+ * RFC 8628 §3.5: each `slow_down` raises the grant's interval by 5 s "for this and all subsequent
+ * requests". The server holds the client to it: the raised interval is stored with the grant, so a
+ * poll sooner than it is `slow_down` again (and raises it again), on whichever process answers.
+ */
+export const SLOW_DOWN_STEP_SECONDS = 5
+
 /** Grants are deleted a day after they expire (their user codes become free again). */
 export const GRANT_RETENTION_MILLIS = 24 * 60 * 60 * 1000
 

@@ -1,19 +1,20 @@
-import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import {
-  clientText,
   deviceCodeHash,
   GRANT_RETENTION_MILLIS,
   type GrantClient,
-  type GrantStatus,
   type GrantView,
   type IssuedGrant,
   newDeviceCode,
   POLL_SLACK_MILLIS,
-  type PollOutcome
+  type PollOutcome,
+  SLOW_DOWN_STEP_SECONDS
 } from "./DeviceGrant.ts"
-import { DeviceError, ExpiredUserCode, UnknownUserCode, UsedUserCode } from "./DeviceError.ts"
+import type { DeviceError } from "./DeviceError.ts"
+import { UnknownUserCode } from "./DeviceError.ts"
 import { DeviceSettings, type GrantTiming, timingOf } from "./DeviceSettings.ts"
+import { decisionOf, fail, type GrantRow, issued, refusal, settled, statusOf, toView } from "./GrantRow.ts"
 import { newUserCode, normalizeUserCode } from "./UserCode.ts"
 
 /**
@@ -27,6 +28,9 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
   claim(userCode: string): Effect.Effect<GrantView, DeviceError>
   approve(userCode: string, memberUuid: string): Effect.Effect<GrantView, DeviceError>
   deny(userCode: string, memberUuid: string): Effect.Effect<GrantView, DeviceError>
+  /** What this member decided on the grant (the result page); undefined when they did not decide it. */
+  decisionBy(userCode: string, memberUuid: string): Effect.Effect<"approved" | "denied" | undefined>
+  /** One token poll; a pending grant polled sooner than its interval is `slow_down` and its interval grows by 5 s. */
   poll(deviceCode: string): Effect.Effect<PollOutcome>
 }>()("vdb/device/DeviceGrants") {
   static readonly layerWith = (timing: GrantTiming) =>
@@ -86,11 +90,19 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
         }),
         approve: decide("approve"),
         deny: decide("deny"),
+        decisionBy: Effect.fn("DeviceGrants.decisionBy")(function*(raw, memberUuid) {
+          const userCode = normalizeUserCode(raw)
+          if (userCode === undefined) return undefined
+          const rows = yield* sql<GrantRow>`SELECT ${columns} FROM device_grants
+            WHERE user_code = ${userCode} AND member_uuid = ${memberUuid}::uuid`.pipe(Effect.orDie)
+          return rows.length === 0 ? undefined : decisionOf(rows[0]!)
+        }),
         poll: Effect.fn("DeviceGrants.poll")(function*(deviceCode) {
           const hash = deviceCodeHash(deviceCode)
           const nowMillis = yield* Clock.currentTimeMillis
           const now = new Date(nowMillis)
-          const earliest = new Date(nowMillis - timing.intervalSeconds * 1000 + POLL_SLACK_MILLIS)
+          // The interval is the row's own (raised by every slow_down), so it holds on any process.
+          const slackedNow = new Date(nowMillis + POLL_SLACK_MILLIS)
           // Each statement reads its own snapshot: an approval that commits after the redeeming update
           // shows up in a later one as "approved and not redeemed". That grant is still redeemable, so
           // go round again rather than answer from it (an approval happens once, so this settles).
@@ -102,9 +114,17 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
             if (redeemed.length > 0) return { _tag: "issued", memberUuid: redeemed[0]!.member_uuid } as const
             const pending = yield* sql`UPDATE device_grants SET last_polled_at = ${now}
               WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
-                AND (last_polled_at IS NULL OR last_polled_at <= ${earliest})
+                AND (last_polled_at IS NULL
+                  OR last_polled_at <= ${slackedNow}::timestamptz - make_interval(secs => interval_seconds))
               RETURNING user_code`.pipe(Effect.orDie)
             if (pending.length > 0) return { _tag: "authorization_pending" } as const
+            // Pending and too soon (the update above re-checks the newest row, so of two racing polls one
+            // is this): slow_down, counted from this poll, with the interval raised for the next.
+            const slowed = yield* sql`UPDATE device_grants
+              SET last_polled_at = ${now}, interval_seconds = interval_seconds + ${SLOW_DOWN_STEP_SECONDS}
+              WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
+              RETURNING user_code`.pipe(Effect.orDie)
+            if (slowed.length > 0) return { _tag: "slow_down" } as const
             const row = (yield* sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE device_code_hash = ${hash}`
               .pipe(Effect.orDie))[0]
             if (row === undefined || statusOf(row, nowMillis) !== "approved") return settled(row, nowMillis)
@@ -126,6 +146,7 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
         hash: string
         memberUuid: string | null
         lastPolledAt: number | null
+        intervalSeconds: number
       }
       const grants = new Map<string, Entry>()
       const byHash = (hash: string) => [...grants.values()].find((e) => e.hash === hash)
@@ -153,6 +174,7 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
             hash: deviceCodeHash(deviceCode),
             memberUuid: null,
             lastPolledAt: null,
+            intervalSeconds: timing.intervalSeconds,
             row: {
               user_code: userCode,
               client_name: client.name,
@@ -177,6 +199,12 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
         }),
         approve: decide("approve"),
         deny: decide("deny"),
+        decisionBy: (raw, memberUuid) =>
+          Effect.sync(() => {
+            const userCode = normalizeUserCode(raw)
+            const entry = userCode === undefined ? undefined : grants.get(userCode)
+            return entry === undefined || entry.memberUuid !== memberUuid ? undefined : decisionOf(entry.row)
+          }),
         poll: (deviceCode) =>
           Effect.map(Clock.currentTimeMillis, (now): PollOutcome => {
             const entry = byHash(deviceCodeHash(deviceCode))
@@ -187,14 +215,13 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
               entry.lastPolledAt = now
               return { _tag: "issued", memberUuid: entry.memberUuid! }
             }
-            if (status === "pending") {
-              if (entry.lastPolledAt !== null && now - entry.lastPolledAt < timing.intervalSeconds * 1000 - POLL_SLACK_MILLIS) {
-                return { _tag: "slow_down" }
-              }
-              entry.lastPolledAt = now
-              return { _tag: "authorization_pending" }
-            }
-            return settled(entry.row, now)
+            if (status !== "pending") return settled(entry.row, now)
+            const tooSoon = entry.lastPolledAt !== null &&
+              now - entry.lastPolledAt < entry.intervalSeconds * 1000 - POLL_SLACK_MILLIS
+            entry.lastPolledAt = now
+            if (!tooSoon) return { _tag: "authorization_pending" }
+            entry.intervalSeconds += SLOW_DOWN_STEP_SECONDS
+            return { _tag: "slow_down" }
           })
       })
     })
@@ -205,77 +232,3 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
-interface GrantRow {
-  readonly user_code: string
-  readonly client_name: string
-  readonly client_version: string
-  readonly client_address: string
-  readonly created_at: Date
-  readonly expires_at: Date
-  readonly approved_at: Date | null
-  readonly denied_at: Date | null
-  readonly redeemed_at: Date | null
-}
-
-const millis = (d: Date | string) => new Date(d).getTime()
-
-const statusOf = (row: GrantRow, now: number): GrantStatus =>
-  row.redeemed_at !== null
-    ? "redeemed"
-    : row.denied_at !== null
-    ? "denied"
-    : millis(row.expires_at) <= now
-    ? "expired"
-    : row.approved_at !== null
-    ? "approved"
-    : "pending"
-
-const toView = (row: GrantRow, now: number): GrantView => ({
-  userCode: row.user_code,
-  client: {
-    name: clientText(row.client_name, "unknown client"),
-    version: clientText(row.client_version, "unknown version"),
-    address: row.client_address
-  },
-  createdAt: millis(row.created_at),
-  expiresAt: millis(row.expires_at),
-  status: statusOf(row, now)
-})
-
-const fail = (reason: UnknownUserCode | ExpiredUserCode | UsedUserCode) => Effect.fail(new DeviceError({ reason }))
-
-/** Why a decision on this grant is refused (it was not pending). */
-const refusal = (row: GrantRow | undefined, now: number) => {
-  if (row === undefined) return fail(new UnknownUserCode())
-  const status = statusOf(row, now)
-  return fail(status === "expired" ? new ExpiredUserCode() : new UsedUserCode())
-}
-
-/**
- * A poll on a grant that is neither redeemable nor pending within the
- * interval: replays and refusals are `access_denied`, expiry `expired_token`,
- * and a pending grant polled too soon `slow_down`.
- */
-const settled = (row: GrantRow | undefined, now: number): PollOutcome => {
-  if (row === undefined) return { _tag: "invalid_grant" }
-  switch (statusOf(row, now)) {
-    case "redeemed":
-    case "denied":
-      return { _tag: "access_denied" }
-    case "expired":
-      return { _tag: "expired_token" }
-    case "approved":
-      // Approved and not redeemed: redeemable, so never a final answer (callers redeem it instead).
-      return { _tag: "authorization_pending" }
-    case "pending":
-      return { _tag: "slow_down" }
-  }
-}
-
-const issued = (deviceCode: string, userCode: string, timing: GrantTiming): IssuedGrant => ({
-  deviceCode: Redacted.make(deviceCode),
-  userCode,
-  expiresIn: timing.lifetimeSeconds,
-  interval: timing.intervalSeconds
-})

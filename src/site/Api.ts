@@ -4,7 +4,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 /**
  * The web site (spec 3, `{www_url}`): the RFC 8628 device grant, member
  * sessions and the server-rendered sign-in and approval pages. Handlers take
- * the raw request (SiteHandlers.ts) because the grant's answers are RFC 8628's
+ * the raw request (DeviceHandlers.ts, SessionHandlers.ts, PageHandlers.ts) because the grant's answers are RFC 8628's
  * exact bodies and statuses and the pages are forms; this contract is what the
  * OpenAPI document and a client read.
  */
@@ -20,7 +20,7 @@ const errorAt = (status: number, description: string) =>
   OAuthError.pipe(HttpApiSchema.status(status)).annotate({ description })
 
 export const AuthorizeRequest = Schema.Struct({
-  client_name: Schema.optionalKey(Schema.String.annotate({ description: "shown on the approval page; default from User-Agent" })),
+  client_name: Schema.optionalKey(Schema.String.annotate({ description: "shown on the approval page, labelled as not verified; default from User-Agent" })),
   client_version: Schema.optionalKey(Schema.String)
 })
 
@@ -114,8 +114,10 @@ export class PagesGroup extends HttpApiGroup.make("pages").add(
     .annotate(OpenApi.Description, "Enter your code (?code= pre-fills it)."),
   HttpApiEndpoint.post("deviceForm", "/device", { success: Html })
     .annotate(OpenApi.Description, "Shows the approval page for the entered code."),
-  HttpApiEndpoint.post("decisionForm", "/device/decision", { success: Html })
-    .annotate(OpenApi.Description, "Approve or Deny from the approval page.")
+  HttpApiEndpoint.post("decisionForm", "/device/decision", { success: [Redirect, Html] })
+    .annotate(OpenApi.Description, "Approve or Deny from the approval page; decided, 303 to the result (GET), so a reload posts nothing."),
+  HttpApiEndpoint.get("decision", "/device/decision", { success: [Html, Redirect] })
+    .annotate(OpenApi.Description, "The result page (?code=): what the signed-in member decided on that code; 404 page when they did not.")
 ) {}
 
 export class RetiredGroup extends HttpApiGroup.make("retired").add(

@@ -52,6 +52,8 @@ export const deviceErrorJson = (error: DeviceError) => {
       return errorJson(410, "expired_token", error.message)
     case "UsedUserCode":
       return errorJson(409, "code_already_used", error.message)
+    case "TooManyWrongCodes":
+      return errorJson(429, "too_many_attempts", error.message, { "retry-after": String(error.reason.retryAfter) })
   }
 }
 
@@ -62,23 +64,15 @@ const decision = (kind: "approve" | "deny", throttle: ApprovalThrottle["Service"
     const member = yield* signedInMember(request)
     if (member === undefined) return errorJson(401, "unauthenticated", "sign in first (POST /api/site/v1/session)")
     if (!isJsonRequest(request)) return notJson()
-    const wait = yield* throttle.check(member.uuid)
-    if (wait !== undefined) {
-      return errorJson(429, "too_many_attempts", "too many wrong codes; try again later", { "retry-after": String(wait) })
-    }
     const body = yield* jsonObjectBody(request)
     if (body === undefined || typeof body.user_code !== "string") {
       return errorJson(400, "invalid_request", "the body must be a JSON object with user_code")
     }
     const grants = yield* DeviceGrants
     const decided = kind === "approve" ? grants.approve(body.user_code, member.uuid) : grants.deny(body.user_code, member.uuid)
-    return yield* decided.pipe(
+    return yield* throttle.guard(member.uuid, decided).pipe(
       Effect.map((grant) => okJson({ status: kind === "approve" ? "approved" : "denied", user_code: grant.userCode })),
-      Effect.catchTag("DeviceError", (error) =>
-        Effect.as(
-          error.reason._tag === "UnknownUserCode" ? throttle.wrongCode(member.uuid) : Effect.void,
-          deviceErrorJson(error)
-        ))
+      Effect.catchTag("DeviceError", (error) => Effect.succeed(deviceErrorJson(error)))
     )
   })
 

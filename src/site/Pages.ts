@@ -93,7 +93,8 @@ export const approvalPage = (options: { csrf: string; email: string; grant: Gran
 Approve only if you started it yourself and the code below matches your terminal.</p>
 <dl>
 <dt>Code</dt><dd><code>${escape(grant.userCode)}</code></dd>
-<dt>Client</dt><dd>${escape(grant.client.name)} ${escape(grant.client.version)}</dd>
+<dt>Client</dt><dd>${escape(grant.client.name)} ${escape(grant.client.version)}
+<br><span class="note">reported by the client, not verified: any program can give any name</span></dd>
 <dt>From address</dt><dd>${escape(grant.client.address)}</dd>
 <dt>Requested</dt><dd><time datetime="${new Date(grant.createdAt).toISOString()}">${
       new Date(grant.createdAt).toISOString().replace("T", " ").slice(0, 19)
@@ -115,6 +116,14 @@ export const decidedPage = (approved: boolean) =>
     approved
       ? `<h1>Device approved</h1><p>You can return to your terminal; it will finish signing in by itself.</p>`
       : `<h1>Request denied</h1><p>The terminal that asked will be told no. If you did not start this sign-in, nothing more is needed.</p>`
+  )
+
+/** The result address of a code this member did not decide (or no such code): nothing to show, nothing done. */
+export const noDecisionPage = () =>
+  page(
+    "No decision",
+    `<h1>Nothing to show</h1><p>You have not approved or denied a sign-in with this code.</p><p><a href="/device">Enter a code</a></p>`,
+    404
   )
 
 export const forbiddenPage = () =>

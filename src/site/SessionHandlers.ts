@@ -1,4 +1,4 @@
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Sessions } from "../members/Sessions.ts"
@@ -13,10 +13,9 @@ import {
   okJson,
   originAllowed,
   SESSION_COOKIE,
-  siteOrigin,
-  withSessionCookie
+  siteOrigin
 } from "./SiteHttp.ts"
-import { makeSignIn } from "./SignIn.ts"
+import { makeSignIn, withNewSession } from "./SignIn.ts"
 
 /** `POST /api/site/v1/session` (programmatic sign-in) and `DELETE` (sign out). */
 export const SessionHandlers = HttpApiBuilder.group(SiteApi, "session", Effect.fn(function*(handlers) {
@@ -38,15 +37,12 @@ export const SessionHandlers = HttpApiBuilder.group(SiteApi, "session", Effect.f
               })
             case "wrongCredentials":
               return errorJson(401, "invalid_credentials", "wrong email or password")
-            case "signedIn": {
-              const secure = isHttps(yield* siteOrigin(request))
-              return withSessionCookie(
+            case "signedIn":
+              return withNewSession(
                 okJson({ email: result.member.email, expires_at: new Date(result.session.expiresAt).toISOString() }),
-                Redacted.value(result.session.token),
-                result.session.expiresAt,
-                secure
+                result.session,
+                isHttps(yield* siteOrigin(request))
               )
-            }
           }
         }))
       .handleRaw("signOut", ({ request }) =>

@@ -1,8 +1,11 @@
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
+import type { HttpServerResponse } from "effect/http"
 import type { Member } from "../members/Member.ts"
 import { Members } from "../members/Members.ts"
 import { type OpenedSession, Sessions } from "../members/Sessions.ts"
 import { SignInThrottle } from "../members/SignInThrottle.ts"
+import { renewCsrfCookie } from "./Csrf.ts"
+import { withSessionCookie } from "./SiteHttp.ts"
 
 export type SignInResult =
   | { readonly _tag: "signedIn"; readonly member: Member; readonly session: OpenedSession }
@@ -32,6 +35,10 @@ export const makeSignIn = Effect.gen(function*() {
     return { _tag: "signedIn", member, session } satisfies SignInResult
   })
 })
+
+/** A sign-in's answer: the session cookie, and a new sign-in form token (the form and the JSON endpoint alike). */
+export const withNewSession = (response: HttpServerResponse.HttpServerResponse, session: OpenedSession, secure: boolean) =>
+  renewCsrfCookie(withSessionCookie(response, Redacted.value(session.token), session.expiresAt, secure), secure)
 
 /** Printable ASCII after one `/` that starts no `//` or `/\`: a path, nothing a browser could read as a host. */
 const SAME_SITE_PATH = /^\/(?![/\\])[\x21-\x7e]*$/

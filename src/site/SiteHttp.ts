@@ -1,13 +1,12 @@
-import { randomBytes, timingSafeEqual } from "node:crypto"
 import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Member } from "../members/Member.ts"
 import { Sessions } from "../members/Sessions.ts"
 import { declaresOver } from "../server/BodyCap.ts"
-import { SiteUrl } from "./SiteUrl.ts"
+import { echoableHost } from "../server/HostHeader.ts"
+import { SiteAddress } from "./SiteUrl.ts"
 
 export const SESSION_COOKIE = "vdb_session"
-export const CSRF_COOKIE = "vdb_csrf"
 
 /** The TCP peer (IPv4-mapped IPv6 shown as IPv4). Forwarded headers are not trusted: no proxy is configured. */
 export const clientAddress = (request: HttpServerRequest.HttpServerRequest): string => {
@@ -15,11 +14,15 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest): str
   return address.startsWith("::ffff:") ? address.slice(7) : address
 }
 
-/** The origin this site is served at: `VDB_SITE_URL`, else `http://` + the request's Host. */
+/**
+ * The origin this site is served at: `VDB_SITE_URL`; else `http://` + the request's Host when it is a
+ * valid `host[:port]` (the rule the MCP service uses), otherwise the site's own listening address.
+ * A Host such as `a@b` would otherwise make `verification_uri` point somewhere else.
+ */
 export const siteOrigin = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
-  const configured = yield* Effect.orDie(SiteUrl)
-  if (Option.isSome(configured)) return configured.value
-  return `http://${request.headers["host"] ?? "127.0.0.1"}`
+  const site = yield* Effect.orDie(SiteAddress)
+  if (Option.isSome(site.configured)) return site.configured.value
+  return `http://${echoableHost(request) ?? site.own}`
 })
 
 export const isHttps = (origin: string) => origin.startsWith("https://")
@@ -125,37 +128,5 @@ export const clearSessionCookie = (response: HttpServerResponse.HttpServerRespon
     path: "/",
     expires: new Date(0)
   })
-
-/**
- * Forms use the double-submit token: a random value in an HttpOnly,
- * SameSite=Lax cookie and the same value in a hidden field. Another site can
- * neither read the cookie nor set it, so it cannot fill in the field.
- */
-export const csrfTokenOf = (request: HttpServerRequest.HttpServerRequest) => {
-  const existing = request.cookies[CSRF_COOKIE]
-  return existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)
-    ? { token: existing, fresh: false }
-    : { token: randomBytes(32).toString("base64url"), fresh: true }
-}
-
-export const withCsrfCookie = (
-  response: HttpServerResponse.HttpServerResponse,
-  csrf: { readonly token: string; readonly fresh: boolean },
-  secure: boolean
-) =>
-  csrf.fresh
-    ? HttpServerResponse.setCookieUnsafe(response, CSRF_COOKIE, csrf.token, { httpOnly: true, sameSite: "lax", secure, path: "/" })
-    : response
-
-/** A form post is accepted when its Origin (if any) is ours and its hidden token matches the cookie. */
-export const formAllowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
-  if (!(yield* originAllowed(request))) return false
-  const cookie = request.cookies[CSRF_COOKIE]
-  const field = form.get("csrf")
-  if (cookie === undefined || field === null) return false
-  const a = Buffer.from(cookie)
-  const b = Buffer.from(field)
-  return a.length === b.length && timingSafeEqual(a, b)
-})
 
 export type { Member }

@@ -1,4 +1,5 @@
 import { Config, Option } from "effect"
+import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 
 /**
  * `VDB_SITE_URL`: the site's public origin (e.g. `https://vdb.example`), used
@@ -8,4 +9,13 @@ import { Config, Option } from "effect"
  */
 export const SiteUrl = Config.option(Config.String("VDB_SITE_URL")).pipe(
   Config.map(Option.map((url) => url.replace(/\/+$/, "")))
+)
+
+/**
+ * Where the site is: `VDB_SITE_URL` when set, and its own listening address (`VDB_HOST:VDB_SITE_PORT`,
+ * a wildcard host named as loopback), which answers name when the request's Host is not a valid
+ * `host[:port]`.
+ */
+export const SiteAddress = Config.all({ configured: SiteUrl, host: Host, ports: ServicePorts }).pipe(
+  Config.map(({ configured, host, ports }) => ({ configured, own: `${urlHostOf(host)}:${ports.site}` }))
 )

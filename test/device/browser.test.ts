@@ -65,6 +65,8 @@ describe.skipIf(!available)("device sign-in in Chromium", () => {
     const html = await page.content()
     assert.include(html, userCode)
     assert.include(html, "vdb-cli")
+    // The name is the client's own claim, and the page says so.
+    assert.include(await page.locator("dd").filter({ hasText: "vdb-cli" }).innerText(), "not verified")
     for (const secret of [org.uuid, org.apiKey, org.apiKey.split(":")[1]!, org.secret]) assert.notInclude(html, secret)
     const artifacts = join(ROOT, "test", "artifacts")
     mkdirSync(artifacts, { recursive: true })
@@ -73,6 +75,11 @@ describe.skipIf(!available)("device sign-in in Chromium", () => {
     await page.getByRole("button", { name: "Approve" }).click()
     await page.getByRole("heading", { name: "Device approved" }).waitFor()
     assert.notInclude(await page.content(), org.uuid)
+    // The answer to the post was a redirect: reloading the result shows it again and posts nothing.
+    assert.strictEqual(new URL(page.url()).pathname + new URL(page.url()).search, `/device/decision?code=${userCode}`)
+    const reloaded = await page.reload()
+    assert.strictEqual(reloaded?.request().method(), "GET")
+    await page.getByRole("heading", { name: "Device approved" }).waitFor()
 
     assert.strictEqual(await login.exited, 0, login.output().stderr)
     const verify = await runVdb(["auth", "verify"], cliEnv)

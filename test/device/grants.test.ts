@@ -49,8 +49,31 @@ describe.each(backends)("DeviceGrants ($name)", ({ layer: backend, name }) => {
         assert.strictEqual((yield* grants.poll(code))._tag, "authorization_pending")
         yield* TestClock.adjust("2 seconds")
         assert.strictEqual((yield* grants.poll(code))._tag, "slow_down")
-        yield* TestClock.adjust("5 seconds")
+        yield* TestClock.adjust("10 seconds")
         assert.strictEqual((yield* grants.poll(code))._tag, "authorization_pending")
+      })))
+
+    it.effect("slow_down raises the interval by 5 s on the server: the old interval is slow_down again (RFC 8628 §3.5)", () =>
+      timed(Effect.gen(function*() {
+        const grants = yield* DeviceGrants
+        const code = Redacted.value((yield* grants.authorize(client)).deviceCode)
+        const pollAfter = (millis: number) => Effect.andThen(TestClock.adjust(millis), grants.poll(code))
+        const tags = [
+          (yield* grants.poll(code))._tag,
+          (yield* pollAfter(1_000))._tag, // interval 5 s: too soon, now 10 s
+          (yield* pollAfter(5_200))._tag, // 5.2 s after the slow_down: too soon for 10 s, now 15 s
+          (yield* pollAfter(14_600))._tag, // within the 0.5 s slack of 15 s
+          (yield* pollAfter(15_000))._tag, // 15 s stays: still the raised interval
+          (yield* pollAfter(14_000))._tag // too soon again: 20 s
+        ]
+        assert.deepStrictEqual(tags, [
+          "authorization_pending",
+          "slow_down",
+          "slow_down",
+          "authorization_pending",
+          "authorization_pending",
+          "slow_down"
+        ])
       })))
 
     it.effect("approved: the first poll redeems, every replay is access_denied", () =>
@@ -116,6 +139,23 @@ describe.each(backends)("DeviceGrants ($name)", ({ layer: backend, name }) => {
         assert.strictEqual(unknown.reason._tag, "UnknownUserCode")
         const malformed = yield* Effect.flip(grants.claim("A0I-O1L"))
         assert.strictEqual(malformed.reason._tag, "UnknownUserCode")
+      })))
+
+    it.effect("decisionBy: what the member decided, for that member only; a redeemed grant was approved", () =>
+      timed(Effect.gen(function*() {
+        const grants = yield* DeviceGrants
+        const [approver, denier] = [randomUUID(), randomUUID()]
+        const approved = yield* grants.authorize(client)
+        const denied = yield* grants.authorize(client)
+        assert.isUndefined(yield* grants.decisionBy(approved.userCode, approver))
+        yield* grants.approve(approved.userCode, approver)
+        yield* grants.deny(denied.userCode, denier)
+        assert.strictEqual(yield* grants.decisionBy(approved.userCode.replace("-", "").toLowerCase(), approver), "approved")
+        assert.strictEqual(yield* grants.decisionBy(denied.userCode, denier), "denied")
+        assert.isUndefined(yield* grants.decisionBy(approved.userCode, denier))
+        yield* grants.poll(Redacted.value(approved.deviceCode))
+        assert.strictEqual(yield* grants.decisionBy(approved.userCode, approver), "approved")
+        assert.isUndefined(yield* grants.decisionBy("not a code", approver))
       })))
 
     it.effect("approving twice: the second is refused as already used", () =>

@@ -134,3 +134,9 @@ export const declaredBody = (port: number, path: string, contentType: string, de
     req.on("error", (error) => (req.destroyed ? undefined : reject(error)))
     req.write("x")
   })
+
+/** The hidden CSRF field of a page's form. */
+export const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!
+
+/** A cookie jar as a `Cookie` header. */
+export const cookieHeader = (jar: Record<string, string>) => Object.entries(jar).map(([k, v]) => `${k}=${v}`).join("; ")

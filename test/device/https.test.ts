@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { Effect, Option } from "effect"
+import { Cookies, HttpClient, HttpClientRequest } from "effect/http"
 import { Members } from "../../src/members/Members.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { siteApp } from "./siteDomains.ts"
@@ -34,10 +34,12 @@ describe("site behind https", () => {
 
         const signedIn = yield* post("/api/site/v1/session", { email: "h@example.test", password: "correct horse" }, { origin: ORIGIN })
         assert.strictEqual(signedIn.status, 200)
-        const cookie = String(signedIn.headers["set-cookie"])
-        assert.include(cookie, "Secure")
-        assert.include(cookie, "HttpOnly")
-        const session = cookie.split(";")[0]!
+        // Both cookies a sign-in sets (the session, and the renewed sign-in form token) are Secure.
+        for (const name of ["vdb_session", "vdb_csrf"]) {
+          const set = Option.getOrThrow(Cookies.get(signedIn.cookies, name))
+          assert.isTrue(set.options?.secure === true && set.options.httpOnly === true, name)
+        }
+        const session = `vdb_session=${Option.getOrThrow(Cookies.getValue(signedIn.cookies, "vdb_session"))}`
 
         const local = yield* post("/api/site/v1/cli/device/approve", { user_code: body.user_code }, {
           cookie: session,

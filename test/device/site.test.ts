@@ -273,7 +273,10 @@ describe("pages", () => {
     const entry = await http(site, "GET", `/device?code=${grant.user_code}`, { headers: { cookie: header(jar) } })
     assert.strictEqual(entry.status, 200)
     assert.include(entry.text, `value="${grant.user_code}"`)
-    const approval = await postForm(site, "/device", { csrf, code: grant.user_code.toLowerCase() }, { headers: { cookie: header(jar) } })
+    // Signed in, the forms carry the session's token, not the sign-in form's.
+    assert.notStrictEqual(csrfIn(entry.text), csrf)
+    const sessionCsrf = csrfIn(entry.text)
+    const approval = await postForm(site, "/device", { csrf: sessionCsrf, code: grant.user_code.toLowerCase() }, { headers: { cookie: header(jar) } })
     assert.strictEqual(approval.status, 200)
     for (const shown of ["vdb-cli", "1.2.3", "127.0.0.", grant.user_code, "Approve", "Deny"]) assert.include(approval.text, shown)
     for (const hidden of [org.uuid, org.apiKey, org.secret, org.apiKey.split(":")[1]!]) assert.notInclude(approval.text, hidden)
@@ -281,11 +284,11 @@ describe("pages", () => {
 
     const forged = await postForm(site, "/device/decision", { csrf: "forged", code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
     assert.strictEqual(forged.status, 403)
-    const crossOrigin = await postForm(site, "/device/decision", { csrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar), origin: "https://evil.example" } })
+    const crossOrigin = await postForm(site, "/device/decision", { csrf: sessionCsrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar), origin: "https://evil.example" } })
     assert.strictEqual(crossOrigin.status, 403)
-    const done = await postForm(site, "/device/decision", { csrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
-    assert.strictEqual(done.status, 200)
-    assert.include(done.text, "Device approved")
+    const done = await postForm(site, "/device/decision", { csrf: sessionCsrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
+    assert.strictEqual(`${done.status} ${done.headers.location}`, `303 /device/decision?code=${grant.user_code}`)
+    assert.include((await http(site, "GET", String(done.headers.location), { headers: { cookie: header(jar) } })).text, "Device approved")
     assert.strictEqual((await pollForm(grant.device_code)).status, 200)
   })
 
