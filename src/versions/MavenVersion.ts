@@ -38,19 +38,24 @@ const isNull = (i: Item) =>
 
 /**
  * `ListItem.normalize`: trailing null items (0, release qualifiers, empty lists) are dropped,
- * up to the last non-list. Then, as the specification says ("repeated at each remaining
- * hyphen"), a sub-list left holding only its own sub-list is the same hyphen level:
- * `1-ga-1 = 1-1` (maven-artifact 3.8.7 ranks it below; OSV's vectors and the spec say equal).
- * The root is the version itself and is never merged.
+ * up to the last non-list. One departure: a sub-list whose only items before its own sub-list
+ * were release qualifiers (`ga`, `final`, `release`) is that sub-list, as the specification's
+ * "repeated at each remaining hyphen" reads and OSV's vectors say: `1-ga-1 = 1-1`
+ * (maven-artifact 3.8.7 ranks `1-ga-1` lower). The root is the version itself and never merges.
  */
 const normalize = (list: Array<Item>, isRoot: boolean) => {
+  let onlyReleaseQualifiersRemoved = true
   for (let i = list.length - 1; i >= 0; i--) {
     const last = list[i]!
-    if (isNull(last)) list.splice(i, 1)
-    else if (last.kind !== "list") break
+    if (isNull(last)) {
+      onlyReleaseQualifiersRemoved &&= last.kind === "qualifier"
+      list.splice(i, 1)
+    } else if (last.kind !== "list") break
   }
   const only = list[0]
-  if (!isRoot && list.length === 1 && only?.kind === "list") list.splice(0, 1, ...only.items)
+  if (!isRoot && onlyReleaseQualifiersRemoved && list.length === 1 && only?.kind === "list") {
+    list.splice(0, 1, ...only.items)
+  }
 }
 
 const parse = (version: string): Array<Item> => {

@@ -36,6 +36,10 @@ const CHAINS: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = 
     "1.0-1", "<", "1.0.1"
   ]],
   ["Maven", "a, b, m abbreviate before a number only", ["1.0a1", "=", "1.0-alpha-1", "<", "1.0m1", "<", "1.0-a"]],
+  ["Maven", "a trailing qualifier is a sub-list, as after a hyphen", ["1.foo", "=", "1-foo", "<", "1.0.0.x1", "<", "1.0.0-x2"]],
+  ["Maven", "a release qualifier between hyphens merges the levels (the spec, OSV); a 0 does not (3.8.7)", [
+    "1-0-1", "<", "1-1", "=", "1-ga-1", "=", "1.0-final-1"
+  ]],
   ["RubyGems", "a letter makes a pre-release", ["1.0.a", "<", "1.0.b1", "<", "1.0-pre", "<", "1.0", "=", "1", "<", "1.9.9", "<", "1.10"]],
   ["NuGet", "four numbers, case-insensitive labels, metadata ignored", [
     "1.0.0-alpha", "<", "1.0.0-Alpha.1", "<", "1.0.0-beta", "=", "1.0.0-BETA", "<", "1.0", "=", "1.0.0.0", "=",
