@@ -1,9 +1,9 @@
-import { Redacted } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { send } from "../http.ts"
-import { type KiroGateway, ORG as KIRO_ORG, REFRESH_TOKEN, SERVICE_KEY as KIRO_KEY, startKiroGateway } from "../kiro/harness.ts"
-import { type FirewallGateway, ORG, run, SERVICE_KEY, startFirewallGateway } from "./harness.ts"
+import { type KiroGateway, ORG as KIRO_ORG, SERVICE_KEY as KIRO_KEY } from "../kiro/harness.ts"
+import { type FirewallGateway, ORG, run, SERVICE_KEY } from "./harness.ts"
+import { type Gateways, startGateways } from "./withKiro.ts"
 
 /**
  * Issue 32, "Checks": for each surface, a secret planted at a random position of a random,
@@ -423,15 +423,13 @@ const leaks = (surface: Surface, body: Json): boolean =>
 
 let gateway: FirewallGateway
 let kiro: KiroGateway
+let both: Gateways
 beforeAll(async () => {
-  ;[gateway, kiro] = await Promise.all([startFirewallGateway({ realGuardrails: true }), startKiroGateway()])
-  await run(kiro.vault.set(KIRO_ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" }))))
+  both = await startGateways()
+  ;({ gateway, kiro } = both)
 })
-afterAll(() => Promise.all([gateway.close(), kiro.close()]))
-beforeEach(async () => {
-  for (const rule of await run(gateway.guardrails.list(ORG))) await run(gateway.guardrails.remove(ORG, rule.uuid))
-  for (const rule of await run(kiro.guardrails.list(KIRO_ORG))) await run(kiro.guardrails.remove(KIRO_ORG, rule.uuid))
-})
+afterAll(() => both.close())
+beforeEach(() => both.reset())
 
 const ROUTES: Record<Exclude<Surface, "kiro">, string> = {
   chat: "/openai/ORG/v1/chat/completions",
