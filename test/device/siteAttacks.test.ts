@@ -35,10 +35,11 @@ const signedInMember = async () => {
   return { email, jar: { vdb_session: cookiesOf(reply)["vdb_session"]! } as Record<string, string> }
 }
 
-/** The token a signed-in member's pages carry. */
+/** The token a signed-in member's pages carry; any cookie the page sets goes into the jar, as in a browser. */
 const pageCsrf = async (jar: Record<string, string>) => {
   const page = await http(site, "GET", "/device", { headers: { cookie: cookieHeader(jar) } })
   assert.strictEqual(page.status, 200)
+  Object.assign(jar, cookiesOf(page))
   return csrfIn(page.text)
 }
 
