@@ -4,6 +4,7 @@ import { Main } from "../../layers/Main.ts"
 import { AdminSocketListener } from "../admin/AdminServer.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
 import { serveLayer } from "../server/Serve.ts"
+import { StopLog, stopPart } from "../server/StopLog.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
 
 export const serveCommand = Command.make(
@@ -21,8 +22,9 @@ export const serveCommand = Command.make(
       yield* ServicePorts
       yield* Layer.launch(
         serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(
-          Layer.provide(Main),
-          Layer.provide(AdminSocketListener)
+          Layer.provide(stopPart("the database to close", Main, "services")),
+          Layer.provide(AdminSocketListener),
+          Layer.provide(StopLog.layer)
         )
       )
     })

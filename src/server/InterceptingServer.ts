@@ -23,8 +23,21 @@ export class ServerInterceptors extends Context.Reference<Array<Interceptor> | u
  */
 export class InterceptingServer extends Server {
   readonly interceptors: Array<Interceptor> = []
+  /**
+   * Requests whose response has not closed yet, however they are answered: what stopping waits
+   * for, which the stop line reports (src/server/StopLog.ts). Open connections would count idle
+   * keep-alive ones too.
+   */
+  inFlight = 0
+  private readonly settled = () => {
+    this.inFlight--
+  }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
+    if (event === "request" || event === "checkContinue") {
+      this.inFlight++
+      ;(args[1] as ServerResponse).once("close", this.settled)
+    }
     if (event === "request" && this.interceptors.length > 0) {
       for (const intercept of this.interceptors) {
         if (intercept(args[0] as IncomingMessage, args[1] as ServerResponse)) return true

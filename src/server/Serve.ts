@@ -8,6 +8,7 @@ import { Organizations } from "../orgs/Organizations.ts"
 import { accessLog } from "./AccessLog.ts"
 import { InterceptingServer, ServerInterceptors } from "./InterceptingServer.ts"
 import { ROUTER_CONFIG } from "./RouterConfig.ts"
+import { StopLog, stopPart } from "./StopLog.ts"
 import { PORT_VARIABLES, routesOf, type ServiceName } from "./Services.ts"
 import { systemCode, systemReason } from "./SystemError.ts"
 
@@ -42,8 +43,10 @@ const listenFailed = (name: ServiceName, host: string, port: number) => (cause: 
  * through `HttpRouter` and the access-log middleware.
  */
 const httpService = (name: ServiceName, host: string, port: number) =>
-  Layer.unwrap(Effect.sync(() => {
+  Layer.unwrap(Effect.gen(function*() {
     const server = new InterceptingServer()
+    const stopLog = yield* StopLog
+    stopLog.watch(name, server)
     const listen = NodeHttpServer.make(() => server, { host, port, gracefulShutdownTimeout: "20 seconds" }).pipe(
       Effect.mapError(listenFailed(name, host, port))
     )
@@ -61,10 +64,13 @@ const httpService = (name: ServiceName, host: string, port: number) =>
 
 /**
  * The start-up announcement is a log line like every other (JSON on stderr);
- * the first-organization hint only while there is none to use.
+ * the first-organization hint only while there is none to use. Built after
+ * every service, so its finalizer, the first stop line, runs before any of theirs.
  */
 const announce = (names: ReadonlyArray<ServiceName>) =>
   Layer.effectDiscard(Effect.gen(function*() {
+    const stopLog = yield* StopLog
+    yield* Effect.addFinalizer(() => stopLog.stopping)
     const host = yield* Host
     const ports = yield* ServicePorts
     const dataDir = yield* DataDir
@@ -80,13 +86,17 @@ const announce = (names: ReadonlyArray<ServiceName>) =>
 
 /**
  * The selected HTTP services plus the admin socket. Closing the layer (SIGTERM,
- * SIGINT) stops accepting, drains in-flight requests, then closes the database.
+ * SIGINT) stops accepting, drains in-flight requests, then closes the database;
+ * each part's stop is timed for the stop line (StopLog.ts).
  */
 export const serveLayer = (names: ReadonlyArray<ServiceName>) =>
   Layer.unwrap(Effect.gen(function*() {
     const host = yield* Host
     const ports = yield* ServicePorts
     return announce(names).pipe(
-      Layer.provide(Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer, ...names.map((name) => httpService(name, host, ports[name]))))
+      Layer.provide(Layer.mergeAll(
+        stopPart("admin requests and ingest runs", Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer)),
+        ...names.map((name) => stopPart(`requests in flight on ${name}`, httpService(name, host, ports[name])))
+      ))
     )
   }))

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { baseEnv, freePort, runVdb, startServer, tempDataDir, VDB } from "../support/processes.ts"
 
-/** A provider that answers after a pause, so a request is in flight when SIGTERM arrives. */
+/** A provider that answers after a pause (2.5 s), so a request is in flight when SIGTERM arrives. */
 const slowUpstream = () =>
   new Promise<Server>((resolve) => {
     const server = createServer((req, res) => {
@@ -15,10 +15,13 @@ const slowUpstream = () =>
         setTimeout(() => {
           res.writeHead(200, { "content-type": "application/json" })
           res.end(JSON.stringify({ id: "chatcmpl-slow", object: "chat.completion", choices: [] }))
-        }, 1500))
+        }, 2500))
     })
     server.listen(0, "127.0.0.1", () => resolve(server))
   })
+
+const logLines = (stderr: string) =>
+  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { message: string; annotations: Record<string, unknown> })
 
 describe("bin/vdb serve shutdown", () => {
   let upstream: Server | undefined
@@ -48,6 +51,24 @@ describe("bin/vdb serve shutdown", () => {
     expect(await exited).toBe(0)
     expect(server.output().stderr).not.toContain("sk-upstream")
     expect(server.output().stderr).not.toContain(key)
+    // Before: the stop logged nothing, and a stop waiting on a slow request looked like a hang.
+    const logs = logLines(server.output().stderr)
+    expect(logs.find((l) => l.message.startsWith("vdb is stopping"))?.annotations).toEqual({ requestsInFlight: { gateway: 1 } })
+    const stopped = logs.find((l) => l.message.startsWith("vdb stopped after"))
+    expect(stopped?.message).toMatch(/^vdb stopped after \d+\.\d s; it waited \d+\.\d s for requests in flight on gateway/)
+    const waited = stopped?.annotations.waitedMs as Record<string, number>
+    expect(Object.keys(waited).sort()).toEqual(["admin requests and ingest runs", "requests in flight on gateway", "the database to close"])
+    expect(waited["requests in flight on gateway"]).toBeGreaterThan(1000)
+  })
+
+  it("a quick stop logs that it is stopping, and no summary", async () => {
+    const server = await startServer({ VDB_DATA_DIR: tempDataDir() }, ["api"])
+    expect(await server.stop("SIGTERM")).toBe(0)
+    const logs = logLines(server.output().stderr)
+    expect(logs.filter((l) => l.message.startsWith("vdb is stopping")).map((l) => l.annotations)).toEqual([{ requestsInFlight: { api: 0 } }])
+    const stopped = logs.find((l) => l.message.startsWith("vdb stopped after"))
+    // Over a second only: the embedded database can take that long to close on a busy machine.
+    if (stopped !== undefined) expect(stopped.annotations.stopMs).toBeGreaterThan(1000)
   })
 
   it("exits on SIGTERM during start-up, with the embedded database still opening its connections", async () => {
