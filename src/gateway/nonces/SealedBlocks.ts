@@ -63,11 +63,19 @@ const refusalOf = (reason: keyof typeof REFUSAL_DETAIL) =>
 
 // A body can carry a block only if its bytes spell `nonce` (in any letter case: attribute names
 // are read so) or hold a JSON `\u` escape, which can spell anything. The exact spellings are found
-// without decoding; only a body with neither pays for a case-blind scan.
+// without decoding; only a body with neither pays for a case-blind scan, in slices small enough to
+// stay out of the old generation (one string of the whole body cost several times as much).
 const NONCE = Buffer.from("nonce")
 const ESCAPE = Buffer.from("\\u")
-const mayHoldBlock = (raw: Buffer): boolean =>
-  raw.includes(NONCE) || raw.includes(ESCAPE) || /nonce/i.test(raw.toString("latin1"))
+const SLICE = 32 * 1024
+const mayHoldBlock = (raw: Buffer): boolean => {
+  if (raw.includes(NONCE) || raw.includes(ESCAPE)) return true
+  // Consecutive slices overlap by 4 bytes, so a spelling across a boundary is whole in one of them.
+  for (let start = 0; start < raw.length; start += SLICE) {
+    if (/[Nn][Oo][Nn][Cc][Ee]/.test(raw.toString("latin1", start, Math.min(raw.length, start + SLICE + 4)))) return true
+  }
+  return false
+}
 
 /**
  * Finds, classifies and (in enforce mode) removes sealed blocks in the text
