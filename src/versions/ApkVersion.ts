@@ -5,7 +5,7 @@ interface ApkParts {
   readonly text: string
   readonly numbers: ReadonlyArray<string>
   readonly letter: string
-  readonly suffixes: ReadonlyArray<readonly [weight: number, number: string]>
+  readonly suffixes: ReadonlyArray<SuffixToken>
   readonly revision: string
   /** What follows the last part apk understands (non-empty: not a valid apk version). */
   readonly rest: string
@@ -22,8 +22,8 @@ const GRAMMAR =
 
 const parse = (text: string): ApkParts => {
   const m = GRAMMAR.exec(text)!
-  const suffixes = [...(m[3] ?? "").matchAll(/_([a-z]+)([0-9]*)/g)].map(([, name, n]) =>
-    [SUFFIXES.indexOf(name!), n || "0"] as const
+  const suffixes = [...(m[3] ?? "").matchAll(/_([a-z]+)([0-9]*)/g)].flatMap(([, name, n]): Array<SuffixToken> =>
+    n === "" ? [["suffix", SUFFIXES.indexOf(name!)]] : [["suffix", SUFFIXES.indexOf(name!)], ["number", n!]]
   )
   return {
     text,
@@ -51,11 +51,23 @@ const compareNumbers = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): num
   return sign(a.length - b.length)
 }
 
-const compareSuffixes = (a: ApkParts["suffixes"], b: ApkParts["suffixes"]): number => {
+/**
+ * Suffixes as apk reads them, a token at a time: a suffix, then its number if it has one. Where
+ * two versions' tokens differ in kind, apk ranks them: a pre-release suffix (`_rc`) < the end <
+ * a number < a post-release suffix (`_p`). So `1.0_rc < 1.0_rc0 < 1.0_rc1 < 1.0_rc_p < 1.0`.
+ */
+type SuffixToken = readonly ["suffix", weight: number] | readonly ["number", digits: string]
+
+const rank = (t: SuffixToken | undefined) =>
+  t === undefined ? 1 : t[0] === "number" ? 2 : t[1] < NO_SUFFIX ? 0 : 3
+
+const compareSuffixes = (a: ReadonlyArray<SuffixToken>, b: ReadonlyArray<SuffixToken>): number => {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const [xw, xn] = a[i] ?? [NO_SUFFIX, "0"]
-    const [yw, yn] = b[i] ?? [NO_SUFFIX, "0"]
-    const c = sign(xw - yw) || compareDigits(xn, yn)
+    const x = a[i]
+    const y = b[i]
+    const c = x !== undefined && y !== undefined && x[0] === y[0]
+      ? (x[0] === "number" ? compareDigits(x[1], y[1] as string) : sign(x[1] - (y[1] as number)))
+      : sign(rank(x) - rank(y))
     if (c !== 0) return c
   }
   return 0

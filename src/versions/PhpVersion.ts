@@ -85,14 +85,15 @@ const versionCompare = (a: string, b: string): number => {
 }
 
 /**
- * Packagist: Composer compares versions with PHP's `version_compare`. As Composer's version
- * parser does, a leading `v` or `V` is dropped. Other Composer normalisation (branch names
- * such as `dev-main`, `-stable`) is not applied: `dev-foo` ranks as `dev`.
+ * Packagist: Composer compares versions with PHP's `version_compare`. Leading `v`s and `V`s
+ * are dropped, as OSV's fixture generator drops them (`ltrim($v, "vV")`). Other Composer
+ * normalisation (branch names such as `dev-main`, `-stable`) is not applied: `dev-foo` ranks
+ * as `dev`.
  */
 export const PhpVersion: VersionScheme<string> = {
   rules: "PHP version_compare",
   parse: (text) => {
-    const version = text.trim().replace(/^[vV]/, "")
+    const version = text.trim().replace(/^[vV]+/, "")
     return version === "" ? Result.fail("is empty") : Result.succeed(version)
   },
   compare: versionCompare

@@ -58,6 +58,9 @@ const CHAINS: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = 
     "1.0_cvs", "<", "1.0_svn", "<", "1.0_git", "<", "1.0_hg", "<", "1.0_p1", "<", "1.0a", "<", "1.0b", "<", "1.0.0", "<", "1.1"
   ]],
   ["Alpine", "after the first number, a leading zero compares as text", ["1.01", "<", "1.1", "<", "1.10"]],
+  ["Alpine", "after a suffix: a pre-release suffix < the end < a number < a post-release suffix, as apk reads them", [
+    "1.0_rc_alpha", "<", "1.0_rc", "<", "1.0_rc0", "<", "1.0_rc1", "<", "1.0_rc_p", "<", "1.0", "<", "1.0_p", "<", "1.0_p0"
+  ]],
   ["Red Hat", "~ below the end, ^ above it but below more version", [
     "1.0~rc1", "<", "1.0", "<", "1.0^git1", "<", "1.0^git2", "<", "1.0.1", "<", "1:0.1"
   ]],
