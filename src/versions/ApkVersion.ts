@@ -37,15 +37,25 @@ const parse = (text: string): ApkParts => {
 }
 
 /**
- * After the first, a number with a leading zero compares as text (Gentoo's rule, kept by
- * apk: `1.01 < 1.1`); otherwise numerically. A version with more numbers is higher when the
- * shared ones are equal (`1.2 < 1.2.0`), as in apk.
+ * apk (2.x, which OSV's Alpine fixtures come from) reads a number after a `.` that starts with
+ * zeros as two tokens: minus the count of zeros, then the rest (`010` is −1 then 10). So such a
+ * number is below any without leading zeros, more zeros are lower, then the rest counts
+ * (`1.001 < 1.01 < 1.010 < 1.1`). The first number is read whole (`01 = 1`). A version with
+ * more numbers is higher when the shared ones are equal (`1.2 < 1.2.0`).
  */
+const zerosOf = (digits: string) => digits.length - digits.replace(/^0+/, "").length
+
+const compareNumber = (x: string, y: string, first: boolean): number => {
+  const xz = first ? 0 : zerosOf(x)
+  const yz = first ? 0 : zerosOf(y)
+  if (xz === 0 && yz === 0) return compareDigits(x, y)
+  if (xz === 0 || yz === 0) return xz === 0 ? 1 : -1
+  return sign(yz - xz) || compareDigits(x.slice(xz) || "0", y.slice(yz) || "0")
+}
+
 const compareNumbers = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const x = a[i]!
-    const y = b[i]!
-    const c = i > 0 && (x.startsWith("0") || y.startsWith("0")) ? compareText(x, y) : compareDigits(x, y)
+    const c = compareNumber(a[i]!, b[i]!, i === 0)
     if (c !== 0) return c
   }
   return sign(a.length - b.length)

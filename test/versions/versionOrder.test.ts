@@ -57,7 +57,10 @@ const CHAINS: ReadonlyArray<readonly [string, string, ReadonlyArray<string>]> = 
     "1.0_alpha1", "<", "1.0_beta", "<", "1.0_pre2", "<", "1.0_rc1", "<", "1.0", "=", "1.0-r0", "<", "1.0-r1", "<",
     "1.0_cvs", "<", "1.0_svn", "<", "1.0_git", "<", "1.0_hg", "<", "1.0_p1", "<", "1.0a", "<", "1.0b", "<", "1.0.0", "<", "1.1"
   ]],
-  ["Alpine", "after the first number, a leading zero compares as text", ["1.01", "<", "1.1", "<", "1.10"]],
+  ["Alpine", "after the first number, leading zeros rank below (apk 2.x)", [
+    "1.00", "<", "1.001", "<", "1.0", "<", "1.0a", "<", "1.01", "<", "1.09", "<", "1.010", "<", "1.1", "<", "1.10", "<", "01.11",
+    "=", "1.11"
+  ]],
   ["Alpine", "after a suffix: a pre-release suffix < the end < a number < a post-release suffix, as apk reads them", [
     "1.0_rc_alpha", "<", "1.0_rc", "<", "1.0_rc0", "<", "1.0_rc1", "<", "1.0_rc_p", "<", "1.0", "<", "1.0_p", "<", "1.0_p0"
   ]],
