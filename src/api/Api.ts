@@ -4,7 +4,8 @@ import { CveSummary, VulnRecords } from "../../schema/CveSummary.ts"
 import { BadRequestBody, NotFoundBody } from "../../schema/ErrorBody.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
 import { TokenResponse } from "../../schema/TokenResponse.ts"
-import { Authentication, Metering, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
+import { exploitsExample, recordsExample, summaryExample, tokenExample } from "./ApiExamples.ts"
+import { Authentication, Metering, RequestValidation, securitySchemesForRenderers, SignedRequest } from "./ApiSecurity.ts"
 import { conditionalOperation } from "./ConditionalOpenApi.ts"
 
 const Identifier = { identifier: Schema.String }
@@ -36,7 +37,7 @@ const errorOnlyOperation = (operation: Record<string, any>): Record<string, any>
 })
 
 export class AuthApi extends HttpApiGroup.make("auth").add(
-  HttpApiEndpoint.get("token", "/auth/token", { success: TokenResponse })
+  HttpApiEndpoint.get("token", "/auth/token", { success: TokenResponse.annotate({ examples: [tokenExample] }) })
     .middleware(SignedRequest)
     .annotate(OpenApi.Description, "Sign in with an AWS4-HMAC-SHA512 signed request; returns a 15-minute JWT."),
   HttpApiEndpoint.post("tokenPost", "/auth/token", { success: Schema.Never, error: BadRequestBody })
@@ -47,13 +48,16 @@ export class AuthApi extends HttpApiGroup.make("auth").add(
 export class VulnApi extends HttpApiGroup.make("vulns").add(
   HttpApiEndpoint.get("info", "/info/:identifier", {
     params: Identifier,
-    success: CveSummary,
+    success: CveSummary.annotate({ examples: [summaryExample] }),
     error: [BadRequestBody, NotFoundBody]
-  }).annotate(OpenApi.Description, "Coverage and count summary of a CVE (CVE-<year>-<number> or <year>-<number>). 400 for an identifier over 100 characters or with control characters.")
+  }).annotate(
+    OpenApi.Description,
+    "Coverage and count summary of a CVE (`CVE-<year>-<number>` or `<year>-<number>`). 400 for an identifier over 100 characters or with control characters."
+  )
     .annotate(OpenApi.Transform, conditionalOperation({ compressed: false })),
   HttpApiEndpoint.get("vuln", "/vuln/:identifier", {
     params: Identifier,
-    success: VulnRecords,
+    success: VulnRecords.annotate({ examples: [recordsExample] }),
     error: [BadRequestBody, NotFoundBody]
   }).annotate(OpenApi.Description, "CVE Record Format 5.1 records, one per source that knows the identifier.")
     .annotate(OpenApi.Transform, conditionalOperation({ compressed: true })),
@@ -65,7 +69,7 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
   HttpApiEndpoint.get("exploits", "/exploits/:identifier", {
     params: Identifier,
     query: ExploitQuery,
-    success: ExploitResponse,
+    success: ExploitResponse.annotate({ examples: [exploitsExample] }),
     error: [BadRequestBody, NotFoundBody]
   }).annotate(OpenApi.Description, "Exploit, proof-of-concept and sighting records, newest first.")
     .annotate(OpenApi.Transform, conditionalOperation({ compressed: false }))
@@ -81,6 +85,8 @@ export class Api extends HttpApi.make("vdb")
   .annotateMerge(OpenApi.annotations({
     title: "vdb vulnerability data API",
     version: "1.0.0",
-    description: "Errors: every error status answers {\"success\": false, \"error\": \"<message>\"}."
+    // Renderers read descriptions as Markdown, where a bare `<message>` is an HTML tag and vanishes: placeholders go in code spans.
+    description: "Errors: every error status answers `{\"success\": false, \"error\": \"<message>\"}`.",
+    transform: securitySchemesForRenderers
   }))
 {}

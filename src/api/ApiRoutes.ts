@@ -17,7 +17,7 @@ import { VulnFastPath } from "./VulnFastPath.ts"
 const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
 
 /**
- * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`) with the
+ * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`, `/`) with the
  * auth, rate-limit, usage-log and cache services built in, and the dialect's
  * 404/405 for requests no route takes (`RouteFallback`). Needs
  * `Organizations`, `VulnStore`, `SecretBox` and a `SqlClient`.

@@ -46,6 +46,51 @@ export class SignInFailed extends Schema.TaggedError<SignInFailed>()("SignInFail
   message: Schema.String
 }) {}
 
+/** What to send, as the docs page fills it in: the whole `Authorization` value, placeholders in angle brackets. */
+export const API_KEY_PLACEHOLDER = "ApiKey <uuid>:<hex>"
+export const SIGNED_PLACEHOLDER =
+  "AWS4-HMAC-SHA512 Credential=<uuid>/<yyyymmdd>/us-east-1/vdb/aws4_request, SignedHeaders=x-amz-date, Signature=<hex>"
+
+/**
+ * The API's security schemes as OpenAPI renderers read them. The middleware takes `ApiKey` and the
+ * signed scheme as HTTP authentication schemes (`HttpApiSecurity.http`), which is what they are on
+ * the wire; but renderers know only the registered `http` schemes and show any other as `Basic`
+ * (the curl sample on `/docs` sent `Authorization: Basic …`). Described as an API key carried in
+ * `Authorization`, whose value is the whole header, every renderer sends the form above. Only the
+ * document changes: the middleware and the typed client still use the HTTP schemes.
+ */
+export const securitySchemesForRenderers = (spec: Record<string, any>): Record<string, any> => ({
+  ...spec,
+  components: {
+    ...spec.components,
+    securitySchemes: {
+      ...spec.components?.securitySchemes,
+      apiKey: {
+        type: "apiKey",
+        in: "header",
+        name: "Authorization",
+        description: "`Authorization: ApiKey <uuid>:<hex>`: the organization's UUID, a colon, and the lowercase hex " +
+          "HMAC-SHA256 of the UUID text keyed with the organization's secret (`bin/vdb org create` prints it as `apiKey`). " +
+          "It stays valid until the secret is rotated."
+      },
+      bearer: {
+        type: "http",
+        scheme: "bearer",
+        bearerFormat: "JWT",
+        description: "`Authorization: Bearer <token>`, the JWT `GET /v1/auth/token` returns; valid for 15 minutes."
+      },
+      sigv4: {
+        type: "apiKey",
+        in: "header",
+        name: "Authorization",
+        description: `\`Authorization: ${SIGNED_PLACEHOLDER}\` with an \`X-Amz-Date: <yyyymmdd>T<hhmmss>Z\` header: ` +
+          "the request signed with AWS Signature Version 4 over SHA-512, the organization's UUID as the access key and its " +
+          "secret as the signing key, `x-amz-date` the only signed header (`bin/vdb info --jwt` does this)."
+      }
+    }
+  }
+})
+
 /** `ApiKey <org>:<hex>` or `Bearer <jwt>`; counts the request against the organization's limits. */
 export class Authentication extends HttpApiMiddleware.Service<Authentication, {
   provides: CurrentOrg

@@ -7,11 +7,12 @@ import { Organizations } from "../orgs/Organizations.ts"
 import { routeFallback, routesOf, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Api } from "./Api.ts"
+import { DOCS_PATH, DOCS_SCRIPT_PATH } from "./ApiDocs.ts"
 import { usageEntry } from "./MeteringLive.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
 
-/** Plain routes of the API service beside the HttpApi's own endpoints: the OpenAPI document and the docs page. */
-const EXTRA_GET_PATHS = ["/v1/openapi.json", "/docs"]
+/** Plain routes of the API service beside the HttpApi's own endpoints: the OpenAPI document, the docs page and its script, and `/`. */
+const EXTRA_GET_PATHS = ["/v1/openapi.json", DOCS_PATH, DOCS_SCRIPT_PATH, "/"]
 
 /**
  * The usage log's route for every request no route takes: one fixed label, so
