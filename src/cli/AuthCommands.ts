@@ -1,6 +1,5 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { homedir } from "node:os"
-import { dirname, join } from "node:path"
+import { dirname } from "node:path"
 import { Clock, Config, Console, Duration, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiUrl, credentialsFromFile, credentialsPath, httpAddress } from "../api/ApiCredentials.ts"

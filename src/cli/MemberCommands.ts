@@ -1,4 +1,4 @@
-import { Console, Effect, Option, Schema, Stdio, Stream } from "effect"
+import { Effect, Option, Schema, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { AdminClient } from "../admin/AdminClient.ts"
 import type { Member } from "../members/Member.ts"

@@ -1,4 +1,4 @@
-import { Console, DateTime, Effect, Option, Schema } from "effect"
+import { Console, DateTime, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type Organization, type OrgCredentials, orgNameProblem } from "../../schema/Organization.ts"
 import { AdminClient } from "../admin/AdminClient.ts"

@@ -1,4 +1,4 @@
-import { Context, Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer } from "effect"
 import type { Fiber } from "effect"
 import { FindMyWay, Headers } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"

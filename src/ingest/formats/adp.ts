@@ -2,7 +2,7 @@ import type { SourceName } from "../../../schema/Source.ts"
 import type { IngestSource, KnownExploited } from "../Upstream.ts"
 export { isOurs, withEpss } from "../../vulns/EnrichmentContainer.ts"
 import { ORG } from "./ids.ts"
-import { distinct, isRecord, asArray } from "./text.ts"
+import { distinct } from "./text.ts"
 
 /** Bumped when normalisation output changes, so stored records show which mapping produced them. */
 export const GENERATOR_VERSION = "vdb-ingest/1.1.0"
