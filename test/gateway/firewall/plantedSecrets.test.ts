@@ -236,7 +236,11 @@ const chatBody: fc.Arbitrary<Json> = fc.record({
     { role: "user", content: parts },
     { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"x\"}" } }] },
     { role: "tool", tool_call_id: "call_1", content: "result text" },
-    { role: "assistant", content: "ok", reasoning_details: [{ type: "reasoning.encrypted", data: "ZW5jcnlwdGVk" }] }
+    { role: "assistant", content: "ok", reasoning_details: [{ type: "reasoning.encrypted", data: "ZW5jcnlwdGVk" }, { type: "reasoning.text", text: "hm", signature: "c2ln" }] },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_2", type: "custom", custom: { name: "sql", input: "select 1" } }] },
+    { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "1" }] },
+    { role: "assistant", content: null, function_call: { name: "legacy", arguments: "{}" } },
+    { role: "function", name: "legacy", content: "done" }
   ],
   ...(tools !== undefined ? { tools } : {}),
   ...(format !== undefined ? { response_format: format } : {})
@@ -260,8 +264,14 @@ const responsesBody: fc.Arbitrary<Json> = fc.record({
     { role: "user", content: parts },
     { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "thinking" }], encrypted_content: "gAAAAB" },
     { type: "function_call", call_id: "c1", name: "lookup", arguments: "{\"q\":1}" },
-    { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: "found" }, { type: "input_image", image_url: `data:image/png;base64,${PNG}` }] }
+    { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: "found" }, { type: "input_image", image_url: `data:image/png;base64,${PNG}` }] },
+    { type: "computer_call", call_id: "cc", action: { type: "click", x: 1, y: 2 } },
+    { type: "computer_call_output", call_id: "cc", output: { type: "computer_screenshot", image_url: `data:image/png;base64,${PNG}` } },
+    { type: "image_generation_call", id: "ig", status: "completed", result: PNG },
+    { type: "mcp_call", id: "m", server_label: "s", name: "t", arguments: "{}", output: "mcp said" },
+    { role: "assistant", content: [{ type: "output_text", text: "done" }] }
   ],
+  prompt: { id: "pmpt_1", variables: { topic: "cats", picture: { type: "input_image", image_url: `data:image/png;base64,${PNG}` } } },
   ...(tools !== undefined ? { tools } : {}),
   ...(format !== undefined ? { text: format } : {})
 }) as Json)
@@ -288,6 +298,10 @@ const messagesBody: fc.Arbitrary<Json> = fc.record({
       content: [
         { type: "thinking", thinking: "let me see", signature: "EqQBCkYIARgCKkB" },
         { type: "redacted_thinking", data: "EmwKAhgBEgy" },
+        { type: "text", text: "per the web", citations: [{ type: "web_search_result_location", url: "https://a.example", title: "a", cited_text: "c", encrypted_index: "RWk=" }] },
+        { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "cats" } },
+        { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://a.example", title: "a", encrypted_content: "RWM=", page_age: "1 day" }] },
+        { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_2", content: { type: "web_fetch_result", url: "https://b.example", content: { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64("%PDF") } } } },
         { type: "tool_use", id: "toolu_1", name: "lookup", input: { query: "x" } }
       ]
     },
@@ -316,7 +330,7 @@ const kiroBody: fc.Arbitrary<Json> = fc.record({
       }
     },
     history: [
-      { userInputMessage: { content: "look it up", modelId: "claude-sonnet-4.5", origin: "AI_EDITOR" } },
+      { userInputMessage: { content: "look it up", modelId: "claude-sonnet-4.5", origin: "AI_EDITOR", images: [{ format: "jpeg", source: { bytes: PNG } }] } },
       { assistantResponseMessage: { content: "checking", toolUses: [{ toolUseId: "t1", name: "lookup", input: { query: "x" } }] } }
     ]
   }
