@@ -145,6 +145,8 @@ export const renderDocs = (): string => {
     "and both `_meta` keys below in its `params` (else -32602):",
     "",
     "```sh",
+    "# The organization's key, `ApiKey <uuid>:<hex>`: the `apiKey` that `bin/vdb org create --json` printed (the README's `$org`).",
+    "API_KEY=$(echo \"$org\" | node -p 'JSON.parse(require(\"fs\").readFileSync(0)).apiKey')",
     "curl -s localhost:8083/mcp -H \"Authorization: $API_KEY\" -H 'content-type: application/json' \\",
     "  -H 'accept: application/json, text/event-stream' -H 'mcp-protocol-version: 2026-07-28' \\",
     "  -H 'mcp-method: tools/call' -H 'mcp-name: lookup_vulnerability' \\",
