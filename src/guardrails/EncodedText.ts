@@ -14,9 +14,9 @@ export interface DecodedText {
 export type Undecodable = { readonly undecodable: string }
 
 /**
- * Decoded text the rules read per request, over all payloads: past it the request is refused
- * rather than forwarded with text nobody read. Bodies are at most 8 MiB, so only a very large
- * document reaches it.
+ * Textual payloads the rules read per request, counted as sent (encoded), over all payloads: past
+ * it the request is refused rather than forwarded with text nobody read. Bodies are at most 8 MiB,
+ * so only a very large document reaches it.
  */
 export const MAX_DECODED_BYTES = 4 * 1024 * 1024
 

@@ -147,7 +147,7 @@ class Walker {
     const keys = Object.keys(value)
     let place = position === undefined ? undefined : placeOf(position, value, keys)
     if (place === MISSPELLED) {
-      this.undecodable ??= "a part that spells a member the provider reads (type, role, media_type, ...) in another letter case"
+      this.undecodable ??= "an object (a message, part or source) that spells a member the provider reads (type, role, media_type, ...) in another letter case"
       place = undefined
     }
     const root = at.depth === 0
