@@ -6,6 +6,7 @@ import type { NonceSummary } from "../pipeline/Verdict.ts"
 import type { NonceCheck } from "./NonceToken.ts"
 import { openingsIn } from "./SealedGrammar.ts"
 import { readSealedText } from "./SealedRemoval.ts"
+import { splitOpenings } from "./SplitTags.ts"
 
 /**
  * Sealed blocks (spec 2, States and transitions): `<kind nonce="…"
@@ -54,7 +55,9 @@ const REFUSAL_DETAIL = {
     "which the gateway cannot remove; send the request without it",
   created: "in nonce enforce mode, removing an unknown or tampered sealed block would join the text around it " +
     "into a new sealed-block tag; send the request without it",
-  too_deep: "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested"
+  too_deep: "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested",
+  split: "in nonce enforce mode, a sealed-block tag is cut across neighbouring text parts, which the provider joins " +
+    "and the gateway cannot remove; send the request without it"
 } as const
 
 // Made per request: the firewall attaches the request's verdict to the refusal it is given.
@@ -95,16 +98,19 @@ export const inspectSealedBlocks = <E>(options: {
   if (!mayHoldBlock(raw)) return Effect.succeed(none)
   // The guardrails' own segments (same walker, same paths): a block sits wherever a rule would read
   // text, and the paths are what the enforce-mode rewrite below and `spliceStrings` edit.
-  const found = segmentsOf(options.surface, options.body)
+  const segments = segmentsOf(options.surface, options.body)
+  const found = segments
     .map((segment) => ({ segment, openings: openingsIn(segment.text) }))
     .filter(({ openings }) => openings.length > 0)
-  if (found.length === 0) return Effect.succeed(none)
+  // Tags cut across neighbouring parts that the provider joins: tampered, and no edit removes them.
+  const split = splitOpenings(segments)
+  if (found.length === 0 && split === 0) return Effect.succeed(none)
   const nonces = [...new Set(found.flatMap(({ openings }) => openings.map((opening) => opening.nonce)))]
   return Effect.map(options.checkAll(nonces), (checks) => {
-    const counts = { verified: 0, unknown: 0, tampered: 0 }
+    const counts = { verified: 0, unknown: 0, tampered: split }
     let stripped = 0
     let unremovable = 0
-    let refusal: keyof typeof REFUSAL_DETAIL | undefined
+    let refusal: keyof typeof REFUSAL_DETAIL | undefined = options.mode === "enforce" && split > 0 ? "split" : undefined
     const rewrites: Array<{ readonly path: JsonPath; readonly text: string }> = []
     for (const { segment } of found) {
       // An object key (a property name in a tool schema) is counted but cannot be rewritten: its path
