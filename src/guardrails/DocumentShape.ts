@@ -19,11 +19,13 @@ export interface DocumentShape {
   readonly caseVariantKeys: boolean
 }
 
-/** The keys the tool, MCP-server, skill and model policies read (src/policies/DeclaredCapabilities.ts). */
+/** The keys the tool, MCP-server, skill and model policies read (src/policies/DeclaredCapabilities.ts, ModelReferences.ts), folded. */
 const POLICED_KEYS = new Set([
   "model", "messages", "input", "content", "tools", "functions", "tool_choice", "function_call", "parallel_tool_calls",
   "mcp_servers", "tool_calls", "type", "name", "id", "function", "custom", "server_label", "server_url", "server_name",
-  "mcp_server_name", "url", "container", "skills", "skill_id"
+  "mcp_server_name", "url", "container", "skills", "skill_id",
+  // Fields that name a model (src/policies/ModelReferences.ts).
+  "models", "fallbacks", "plugins", "allowed_models", "advisor", "parameters"
 ])
 
 /** A key as Go's case-insensitive field matching sees it: ASCII lower case, and `ſ` → `s`, `K` → `k`. */

@@ -296,6 +296,16 @@ describe("strip entries", () => {
       const message = await expectRefusal(await sendRaw(raw), "request_uninspectable")
       expect(message).not.toContain("shell")
     }
+    // The fields that name a model too: `Models` would bind to OpenRouter's fallback list.
+    await add({ kind: "model", effect: "deny", provider: "openai", value: "gpt-denied" })
+    for (const raw of [
+      `{"model":"gpt-4.1","messages":[],"Models":["gpt-denied"]}`,
+      `{"model":"gpt-4.1","messages":[],"Fallbacks":["gpt-denied"]}`,
+      `{"model":"gpt-4.1","messages":[],"plugins":[{"id":"auto-router","Allowed_Models":["gpt-denied"]}]}`
+    ]) {
+      const message = await expectRefusal(await sendRaw(raw), "request_uninspectable")
+      expect(message).not.toContain("gpt-denied")
+    }
     // Other keys in capitals are the client's own business.
     const fine = await sendRaw(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"metadata":{"Team":"A"}}`)
     expect(fine.status).toBe(200)
