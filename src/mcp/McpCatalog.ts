@@ -38,10 +38,17 @@ const typeName = (ast: SchemaAST.AST): string => {
   }
 }
 
+/** `integer` where the JSON Schema a client sees says so (a whole-number argument), else the schema's kind. */
+const typeOf = (name: string, field: Schema.Struct.Fields[string]) => {
+  const property = (Schema.toJsonSchemaDocument(Schema.Struct({ [name]: field })).schema as { properties?: Record<string, { type?: unknown }> })
+    .properties?.[name]
+  return property?.type === "integer" ? "integer" : typeName(field.ast)
+}
+
 const argumentsOf = (fields: Schema.Struct.Fields): ReadonlyArray<ArgumentInfo> =>
   Object.entries(fields).map(([name, field]) => ({
     name,
-    type: typeName(field.ast),
+    type: typeOf(name, field),
     required: !SchemaAST.isOptional(field.ast),
     description: SchemaAST.resolveDescription(field.ast) ?? ""
   }))
@@ -163,8 +170,13 @@ export const renderDocs = (): string => {
     "code: `invalid_argument`, `unknown_identifier`, `not_permitted`, `unavailable`",
     "(over the rate limit the HTTP answer is 429 with `Retry-After`, before any tool runs).",
     "Invalid arguments are JSON-RPC error -32602 up to `2025-06-18` and a tool error from",
-    "`2025-11-25` on. Lists page with `cursor` (from `nextCursor`) and `limit` (default 20,",
-    "at most 100); long texts end with a `[truncated: ...]` marker saying how to read on.",
+    "`2025-11-25` on. A number outside its range (each argument below states it; the tool's",
+    "JSON Schema has it as `minimum` and `maximum`) or with a fraction is an invalid argument",
+    "whose message names the argument and the range; nothing is clamped. Lists page with",
+    "`cursor` (from `nextCursor`) and `limit` (1 to 100, default 20); long texts end with a",
+    "`[truncated: ...]` marker saying how to read on (`max_chars`, 100 to 50,000, default 4,000).",
+    "The prompts take text only; a prompt refuses what its tools would refuse (more than 50",
+    "identifiers, a `text` over 100,000 characters) as -32602.",
     "",
     "Wiring an agent by hand: `bin/vdb mcp tools` and `bin/vdb mcp prompts` print these lists.",
     "",

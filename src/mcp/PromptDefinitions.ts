@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { MAX_BATCH } from "./ToolKit.ts"
+import { GuardrailText, MAX_BATCH } from "./ToolKit.ts"
 
 /**
  * The MCP prompts: names, descriptions and typed arguments (MCP prompt
@@ -116,7 +116,7 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
   prompt({
     name: "test_guardrail_text", title: "Test a text against guardrails",
     description: "Dry-run a text against the guardrails and explain the decision.",
-    parameters: { text: Schema.String.annotate({ description: "The text to test (not logged)" }) },
+    parameters: { text: GuardrailText },
     grounding: (a) => [["check_guardrails", { text: a.text }], ["list_guardrails", { limit: 100 }]],
     instruction: () => "Explain the guardrail decision above: which rules fired and why, and whether the outcome is what the organization likely intends."
   }),

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Cursor, DEFAULT_PAGE_SIZE, MAX_BATCH, MaxChars, PageSize } from "./ToolKit.ts"
+import { Cursor, DEFAULT_PAGE_SIZE, GuardrailText, MAX_BATCH, MaxChars, PageSize, wholeNumber } from "./ToolKit.ts"
 
 /**
  * The MCP tools' names, descriptions and typed arguments: the one place
@@ -46,7 +46,7 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
     "Find every source record for an identifier (any form, aliases followed): per source, the identifier it publishes under, its title and whether it is still processing.", identifierOnly),
   tool("get_source_record", "One source's record", "vulnerabilities",
     "The full CVE 5.1 record one source holds for an identifier, as JSON text (long records are cut with a marker; page with `offset`).",
-    Schema.Struct({ identifier: Identifier, source: SourceName, offset: opt(Schema.Finite.annotate({ description: "Character offset to start at (default 0)" })), max_chars: opt(MaxChars) })),
+    Schema.Struct({ identifier: Identifier, source: SourceName, offset: opt(wholeNumber("offset", "Character offset to start at", { min: 0, default: 0 })), max_chars: opt(MaxChars) })),
   tool("get_summary", "Vulnerability summary", "vulnerabilities",
     "The /v1/info summary: which sources know the identifier, aliases, counts of references, problem types, metrics, affected entries, and links to each source.", identifierOnly),
   tool("get_aliases", "Aliases", "vulnerabilities",
@@ -108,10 +108,10 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
     `The organization's AI-gateway policy entries (allow/deny by provider, model, tool, MCP server, skill, client). Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly),
   tool("check_guardrails", "Test text against guardrails", "gateway",
     "Dry run: the decision the organization's guardrails would take on a text (allow, redact, block), the rules that matched and how many redactions. Changes nothing; the text is not logged.",
-    Schema.Struct({ text: Schema.String.annotate({ description: "The text to test (at most 100000 characters)" }) })),
+    Schema.Struct({ text: GuardrailText })),
   tool("issue_nonces", "Issue nonces", "gateway",
     "Issue single-use nonces for sealing trusted blocks in gateway requests (delimiter integrity).",
-    Schema.Struct({ count: opt(Schema.Finite.annotate({ description: "How many nonces (default 1, at most 100)" })) }), true),
+    Schema.Struct({ count: opt(wholeNumber("count", "How many nonces", { min: 1, max: 100, default: 1 })) }), true),
   tool("list_inference_log", "Inference log", "gateway",
     `Metadata of the organization's recent gateway requests (provider, model, surface, status, latency, sizes, decision; never prompts or completions), newest first. Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly)
 ]

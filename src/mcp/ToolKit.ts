@@ -35,14 +35,42 @@ export const DEFAULT_MAX_CHARS = 4000
 export const MIN_MAX_CHARS = 100
 export const MAX_MAX_CHARS = 50_000
 
+/**
+ * The text `check_guardrails` and the `test_guardrail_text` prompt test: at most 100,000
+ * characters, refused while the arguments are decoded (the prompt accepted a longer one and
+ * asked the model to explain a decision that was never made).
+ */
+export const MAX_GUARDRAIL_TEXT = 100_000
+const guardrailTextTooLong = `text longer than ${MAX_GUARDRAIL_TEXT} characters: test a shorter excerpt`
+export const GuardrailText = Schema.String.check(Schema.isMaxLength(MAX_GUARDRAIL_TEXT, { message: guardrailTextTooLong }))
+  .annotate({ description: `The text to test: at most ${MAX_GUARDRAIL_TEXT} characters (not logged)` })
+
 export const Cursor = Schema.String.annotate({
   description: "Opaque cursor from a previous page's `nextCursor`; omit for the first page"
 })
-export const PageSize = Schema.Finite.annotate({
-  description: `Items per page (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE})`
-})
-export const MaxChars = Schema.Finite.annotate({
-  description: `Longest text returned before it is cut with a marker (default ${DEFAULT_MAX_CHARS}, at least ${MIN_MAX_CHARS}, at most ${MAX_MAX_CHARS})`
+
+/**
+ * A whole-number argument. Its range is in the JSON Schema (`type: integer`, `minimum`,
+ * `maximum`) and in the refusal, which the MCP library makes an invalid-params error naming
+ * the argument: a value outside it is refused, never clamped (`limit: -1` gave one item,
+ * `max_chars: 1e9` 50,000 characters, while `count: 0` was refused).
+ */
+export const wholeNumber = (name: string, description: string, range: { readonly min: number; readonly max?: number; readonly default: number }) => {
+  const words = range.max === undefined ? `>= ${range.min}` : `from ${range.min} to ${range.max}`
+  const message = `${name} must be a whole number ${words}`
+  return Schema.Number.check(
+    Schema.isInt({ message }),
+    range.max === undefined
+      ? Schema.isGreaterThanOrEqualTo(range.min, { message })
+      : Schema.isBetween({ minimum: range.min, maximum: range.max }, { message })
+  ).annotate({ description: `${description}: a whole number ${words} (default ${range.default})` })
+}
+
+export const PageSize = wholeNumber("limit", "Items per page", { min: 1, max: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+export const MaxChars = wholeNumber("max_chars", "Longest text returned before it is cut with a marker", {
+  min: MIN_MAX_CHARS,
+  max: MAX_MAX_CHARS,
+  default: DEFAULT_MAX_CHARS
 })
 
 const encodeCursor = (offset: number) => Buffer.from(`o:${offset}`, "utf8").toString("base64url")
@@ -58,13 +86,12 @@ export interface Page<A> {
   readonly nextCursor: string | null
 }
 
-/** The offset and size a cursor and a requested size stand for. */
+/** The offset and size a cursor and a requested size (in range: `PageSize` refused any other) stand for. */
 export const pageRequest = (cursor: string | undefined, limit: number | undefined) =>
   Effect.gen(function*() {
     const offset = decodeCursor(cursor)
     if (offset === undefined) return yield* fail("invalid_argument", "cursor is not one this server issued; omit it for the first page")
-    const size = Math.max(1, Math.min(MAX_PAGE_SIZE, Math.floor(limit ?? DEFAULT_PAGE_SIZE)))
-    return { offset, size }
+    return { offset, size: limit ?? DEFAULT_PAGE_SIZE }
   })
 
 export const pageOf = <A>(all: ReadonlyArray<A>, req: { readonly offset: number; readonly size: number }): Page<A> => ({
@@ -77,12 +104,12 @@ export const nextCursorFor = (offset: number, size: number, total: number) =>
   offset + size < total ? encodeCursor(offset + size) : null
 
 /**
- * Cuts a text at `max` characters (clamped) with a marker that says how to read
- * the rest; `how` may take the limit applied, so a marker naming the next
- * offset follows what was returned rather than what was asked for.
+ * Cuts a text at `max` characters (in range: `MaxChars` refused any other) with a
+ * marker that says how to read the rest; `how` takes the limit applied, so a marker
+ * naming the next offset follows what was returned.
  */
 export const truncate = (text: string, max: number | undefined, how: string | ((limit: number) => string)) => {
-  const limit = Math.max(MIN_MAX_CHARS, Math.min(MAX_MAX_CHARS, Math.floor(max ?? DEFAULT_MAX_CHARS)))
+  const limit = max ?? DEFAULT_MAX_CHARS
   return text.length <= limit
     ? { text, truncated: false }
     : { text: `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters; ${typeof how === "string" ? how : how(limit)}]`, truncated: true }

@@ -37,7 +37,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
         return yield* fail("unknown_identifier", `no ${String(p.source).slice(0, 40)} record for ${id}; sources that have one: ${lookup.records.map((r) => r.source).join(", ")}`)
       }
       const json = record.recordJson ?? "null"
-      const offset = Math.max(0, Math.floor(p.offset ?? 0))
+      const offset: number = p.offset ?? 0
       const cut = truncate(json.slice(offset), p.max_chars, (limit) => `call again with offset=${offset + limit}`)
       return result(cut.text, { identifier: id, source: record.source, recordIdentifier: record.identifier, offset, totalChars: json.length, truncated: cut.truncated, json: cut.text })
     }),

@@ -1,6 +1,4 @@
 import { fileURLToPath } from "node:url"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import { McpClient, McpProtocol } from "effect/ai"
 import { FetchHttpClient } from "effect/http"
@@ -8,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PROMPT_DEFINITIONS } from "../../src/mcp/PromptDefinitions.ts"
 import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
 import { type RunningServer, runVdb } from "../support/processes.ts"
-import { type McpServerUnderTest, startMcpServer } from "./mcpServer.ts"
+import { connectSdk, type McpServerUnderTest, startMcpServer } from "./mcpServer.ts"
 
 /**
  * Issue 10: the MCP endpoint of a real `bin/vdb serve` (on a throwaway
@@ -35,24 +33,7 @@ const json = async <A>(args: ReadonlyArray<string>): Promise<A> => {
   return JSON.parse(run.stdout) as A
 }
 
-const connect = async (apiKey: string, protocolVersion?: string) => {
-  const client = new Client({ name: "vdb-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
-    requestInit: { headers: { authorization: apiKey } }
-  })
-  if (protocolVersion !== undefined) {
-    // The SDK always offers its newest revision; a client pinned to an older one offers that instead.
-    const send = transport.send.bind(transport)
-    transport.send = (message, options) => {
-      const m = message as { method?: string; params?: { protocolVersion?: string } }
-      if (m.method === "initialize" && m.params !== undefined) m.params.protocolVersion = protocolVersion
-      return send(message, options)
-    }
-  }
-  await client.connect(transport)
-  if (protocolVersion !== undefined) expect(transport.protocolVersion).toBe(protocolVersion)
-  return client
-}
+const connect = (apiKey: string, protocolVersion?: string) => connectSdk(mcpUrl, apiKey, protocolVersion)
 
 let running: McpServerUnderTest | undefined
 

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Exit, Scope } from "effect"
 import { expect } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
@@ -32,6 +34,35 @@ export const startMcpServer = async (settings: Record<string, string> = {}): Pro
     }
   }
 }
+
+/**
+ * The official MCP SDK client, connected with an organization's API key. The SDK offers its
+ * newest revision; with `protocolVersion` it offers that one instead, as a client pinned to it would.
+ */
+export const connectSdk = async (mcpUrl: string, apiKey: string, protocolVersion?: string) => {
+  const client = new Client({ name: "vdb-test", version: "1.0.0" })
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: apiKey } } })
+  if (protocolVersion !== undefined) {
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => {
+      const m = message as { method?: string; params?: { protocolVersion?: string } }
+      if (m.method === "initialize" && m.params !== undefined) m.params.protocolVersion = protocolVersion
+      return send(message, options)
+    }
+  }
+  await client.connect(transport)
+  if (protocolVersion !== undefined) expect(transport.protocolVersion).toBe(protocolVersion)
+  return client
+}
+
+/** What `callTool` answers, and its text. */
+export interface ToolAnswer {
+  readonly isError?: boolean
+  readonly content?: unknown
+  readonly structuredContent?: unknown
+}
+
+export const textOf = (answer: ToolAnswer) => (answer.content as Array<{ text: string }>).map((c) => c.text).join("\n")
 
 export const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 

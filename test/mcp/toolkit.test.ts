@@ -1,6 +1,6 @@
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { MAX_PAGE_SIZE, pageOf, pageRequest, truncate } from "../../src/mcp/ToolKit.ts"
+import { DEFAULT_PAGE_SIZE, pageOf, pageRequest, truncate } from "../../src/mcp/ToolKit.ts"
 
 /** Paging and truncation rules every MCP list and text tool follows. */
 describe("MCP tool paging and truncation", () => {
@@ -19,9 +19,9 @@ describe("MCP tool paging and truncation", () => {
     expect(seen).toEqual(items)
   })
 
-  it("clamps the page size and refuses a cursor it did not issue with an actionable error", () => {
-    expect(Effect.runSync(pageRequest(undefined, 10_000)).size).toBe(MAX_PAGE_SIZE)
-    expect(Effect.runSync(pageRequest(undefined, 0)).size).toBe(1)
+  it("takes the page size asked for (its range is refused earlier, as the arguments are decoded) and refuses a cursor it did not issue", () => {
+    expect(Effect.runSync(pageRequest(undefined, 7)).size).toBe(7)
+    expect(Effect.runSync(pageRequest(undefined, undefined)).size).toBe(DEFAULT_PAGE_SIZE)
     const exit = Effect.runSyncExit(pageRequest("not-a-cursor", 5))
     expect(Exit.isFailure(exit)).toBe(true)
     expect(JSON.stringify(exit)).toContain("invalid_argument")

@@ -1,6 +1,5 @@
 import { fileURLToPath } from "node:url"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { McpClient, McpProtocol } from "effect/ai"
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
 import { truncate } from "../../src/mcp/ToolKit.ts"
 import { type RunningServer, runVdb } from "../support/processes.ts"
-import { type McpServerUnderTest, startMcpServer } from "./mcpServer.ts"
+import { connectSdk, type McpServerUnderTest, startMcpServer, textOf, type ToolAnswer } from "./mcpServer.ts"
 
 /**
  * The MCP tools, prompts and resources at their edges (arguments out of range,
@@ -37,8 +36,7 @@ beforeAll(async () => {
   apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey
   const ingest = await runVdb(["ingest", "--all", FIXTURES, "--json"], env)
   expect(ingest.code, ingest.stderr).toBe(0)
-  client = new Client({ name: "vdb-test", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: apiKey } } }))
+  client = await connectSdk(mcpUrl, apiKey)
 }, 180_000)
 
 afterAll(async () => {
@@ -46,15 +44,8 @@ afterAll(async () => {
   await running?.stop()
 })
 
-interface ToolAnswer {
-  readonly isError?: boolean
-  readonly content?: unknown
-  readonly structuredContent?: unknown
-}
-
 const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolAnswer
 const dataOf = <A>(answer: ToolAnswer) => (answer.structuredContent as { data: A }).data
-const textOf = (answer: ToolAnswer) => (answer.content as Array<{ text: string }>).map((c) => c.text).join("\n")
 
 /** The JSON-RPC error code a request was refused with. */
 const refusal = async (request: Promise<unknown>) => {
@@ -75,19 +66,19 @@ describe("MCP tool arguments", () => {
     expect(dataOf<{ since: string }>(ok).since).toBe("1970-01-01T00:00:00.000Z")
   })
 
-  it("get_source_record's marker names the offset after the characters returned, whatever max_chars asked for", async () => {
+  it("get_source_record's marker names the offset after the characters returned", async () => {
     const whole = dataOf<{ json: string; totalChars: number; truncated: boolean }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 50_000 }))
     expect(whole.truncated).toBe(false)
     expect(whole.totalChars).toBeGreaterThan(30_000)
-    // Below the minimum of 100: 100 characters come back, so the next page starts at 100 (not 10).
-    const first = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 10 }))
+    // At the minimum of 100 (below it is refused: test/mcp/argumentRanges.test.ts), the next page starts at 100.
+    const first = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 100 }))
     expect(first.json.slice(0, 100)).toBe(whole.json.slice(0, 100))
     expect(first.json).toMatch(/\[truncated: \d+ more characters; call again with offset=100\]$/)
-    const second = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", offset: 100, max_chars: 10 }))
+    const second = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", offset: 100, max_chars: 100 }))
     expect(second.json.slice(0, 100)).toBe(whole.json.slice(100, 200))
     expect(second.json).toMatch(/call again with offset=200\]$/)
-    // Above the maximum of 50,000 (no fixture record is that long): the marker is built from the clamped limit.
-    expect(truncate("x".repeat(60_000), 80_000, (limit) => `call again with offset=${limit}`).text).toMatch(/\[truncated: 10000 more characters; call again with offset=50000\]$/)
+    // The marker is built from the limit applied (no fixture record reaches 50,000 characters).
+    expect(truncate("x".repeat(60_000), 50_000, (limit) => `call again with offset=${limit}`).text).toMatch(/\[truncated: 10000 more characters; call again with offset=50000\]$/)
   })
 
   it("recent_kev_entries keeps the real total on a page past the end", async () => {
