@@ -7,6 +7,7 @@ import { TokenResponse } from "../../schema/TokenResponse.ts"
 import { exploitsExample, recordsExample, summaryExample, tokenExample } from "./ApiExamples.ts"
 import { Authentication, Metering, RequestValidation, securitySchemesForRenderers, SignedRequest } from "./ApiSecurity.ts"
 import { conditionalOperation } from "./ConditionalOpenApi.ts"
+import { OsvApi } from "./OsvApi.ts"
 
 const Identifier = { identifier: Schema.String }
 
@@ -79,6 +80,7 @@ export class VulnApi extends HttpApiGroup.make("vulns").add(
 export class Api extends HttpApi.make("vdb")
   .add(AuthApi)
   .add(VulnApi)
+  .add(OsvApi)
   .middleware(RequestValidation)
   .middleware(Metering)
   .prefix("/v1")

@@ -7,14 +7,17 @@ import { Api } from "./Api.ts"
 import { ApiDocs } from "./ApiDocs.ts"
 import { AuthenticationLive, SignedRequestLive } from "./AuthenticationLive.ts"
 import { AuthHandlers } from "./handlers/AuthHandlers.ts"
+import { OsvHandlers } from "./handlers/OsvHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
+import { QueryBodyLimitLive } from "./QueryBodyLimitLive.ts"
 import { RouteFallback } from "./RouteFallback.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
 import { VulnFastPath } from "./VulnFastPath.ts"
+import { PackageIndex } from "../vulns/PackageIndex.ts"
 
-const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive)
+const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive, QueryBodyLimitLive)
 
 /**
  * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`, `/`) with the
@@ -32,9 +35,9 @@ export const ApiRoutesWith = <R1, R2>(services: {
     RouteFallback,
     VulnFastPath
   ).pipe(
-    Layer.provide([AuthHandlers, VulnHandlers]),
+    Layer.provide([AuthHandlers, VulnHandlers, OsvHandlers]),
     Layer.provide(Middleware),
-    Layer.provide([ResponseCache.layer, VerifiedTokens.layer]),
+    Layer.provide([ResponseCache.layer, VerifiedTokens.layer, PackageIndex.layer]),
     Layer.provide([Jwt.layer, services.rateLimiter, services.usageLog])
   )
 

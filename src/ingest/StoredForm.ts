@@ -1,3 +1,4 @@
+import { osvFormOf } from "../vulns/OsvForm.ts"
 import { recordText } from "../vulns/RecordText.ts"
 import { rankOf } from "../vulns/StoreRows.ts"
 import type { Normalised } from "./Upstream.ts"
@@ -9,6 +10,12 @@ import type { Normalised } from "./Upstream.ts"
  */
 export const storedForm = (out: Normalised): Normalised => {
   if (out.kind !== "record") return out
-  const { record, ...rest } = out
-  return { ...rest, updatedAt: out.updatedAt ?? rankOf(record), body: recordText(record) } as unknown as Normalised
+  const { osvDocument, record, ...rest } = out
+  const osv = "osv" in out ? out.osv : osvFormOf(out.source, record, osvDocument)
+  return {
+    ...rest,
+    updatedAt: out.updatedAt ?? rankOf(record),
+    body: recordText(record),
+    osv
+  } as unknown as Normalised
 }

@@ -1,4 +1,5 @@
 import type { ExploitSummaryKey, IngestSource, RecordCounts, SourceName } from "../../schema/Source.ts"
+import type { OsvForm } from "./OsvForm.ts"
 import type { RecordText } from "./RecordText.ts"
 import type { ExploitRecord } from "./VulnStore.ts"
 
@@ -37,6 +38,10 @@ export type Normalised =
     readonly record: Record<string, unknown>
     /** The record serialised for storage, when the producer already did it (the ingest workers do). */
     readonly body?: RecordText
+    /** The upstream's own OSV record (OSV and GHSA sources): served as is by the package queries. */
+    readonly osvDocument?: Record<string, unknown>
+    /** The record's OSV form and package index entries, when the producer already made them (the ingest workers do). */
+    readonly osv?: OsvForm
     /** Identifiers this record names as aliases (OSV `aliases`, EUVD aliases, GHSA references, …). */
     readonly aliases: ReadonlyArray<string>
     /**

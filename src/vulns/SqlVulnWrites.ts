@@ -93,7 +93,9 @@ const OUTPUT_TABLES: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["vuln_aliases", ["identifier", "alias"]],
   ["vuln_epss", ["cve"]],
   ["vuln_exploits", ["cve_id"]],
-  ["vuln_exploit_content", []]
+  ["vuln_exploit_content", []],
+  ["vuln_osv", ["identifier"]],
+  ["vuln_packages", ["package_key"]]
 ]
 
 export const putNormalisedSql = (
@@ -153,6 +155,7 @@ export const putNormalisedSql = (
           epss_splice = excluded.epss_splice, counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
           rank = excluded.rank, enriched_at = excluded.enriched_at`
     }
+    yield* putOsvSql(sql, records)
     if (aliases.length > 0) {
       yield* sql`
         INSERT INTO vuln_aliases (identifier, alias, origin_source, origin_identifier)
@@ -217,6 +220,29 @@ export const putNormalisedSql = (
         ON CONFLICT (source, identifier) DO UPDATE SET content_hash = excluded.content_hash`
     }
     return { previously, stored: done.length }
+  })
+
+/** The records' OSV forms and package index rows (migration 0620); their old rows went with the records'. */
+const putOsvSql = (sql: SqlClient.SqlClient, records: Rows["records"]) =>
+  Effect.gen(function*() {
+    const osv = records.filter((r) => r.osv !== undefined)
+    if (osv.length === 0) return
+    yield* sql`
+      INSERT INTO vuln_osv (source, identifier, origin_source, origin_identifier, modified, osv)
+      SELECT * FROM unnest(${osv.map((r) => r.source)}::text[], ${osv.map((r) => r.identifier)}::text[],
+        ${osv.map((r) => r.origin.source)}::text[], ${osv.map((r) => r.origin.identifier)}::text[],
+        ${osv.map((r) => r.osv!.modified)}::text[], ${osv.map((r) => r.osv!.text)}::text[])
+      ON CONFLICT (origin_source, origin_identifier, source, identifier) DO UPDATE SET modified = excluded.modified,
+        osv = excluded.osv, changed = nextval('vuln_osv_changes')`
+    const packages = osv.flatMap((r) => r.osv!.packages.map((p) => ({ record: r, p })))
+    if (packages.length === 0) return
+    yield* sql`
+      INSERT INTO vuln_packages (ecosystem, name, source, identifier, origin_source, origin_identifier, package_key, affected)
+      SELECT * FROM unnest(${packages.map(({ p }) => p.base)}::text[], ${packages.map(({ p }) => p.name)}::text[],
+        ${packages.map(({ record }) => record.source)}::text[], ${packages.map(({ record }) => record.identifier)}::text[],
+        ${packages.map(({ record }) => record.origin.source)}::text[], ${packages.map(({ record }) => record.origin.identifier)}::text[],
+        ${packages.map(({ p }) => p.key)}::text[],
+        ${packages.map(({ p }) => JSON.stringify({ ecosystem: p.ecosystem, ranges: p.ranges, versions: p.versions }))}::text[])`
   })
 
 const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) => `${item.source}\u0000${item.identifier}`

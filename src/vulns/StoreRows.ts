@@ -2,6 +2,7 @@ import { Predicate } from "effect"
 import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
 import type { KnownExploited } from "./Normalised.ts"
 import { splitContent, summaryKeyOf } from "./ExploitSummary.ts"
+import { type OsvForm, osvFormOf } from "./OsvForm.ts"
 import { type RecordText, recordText } from "./RecordText.ts"
 import type { NormalisedItem, RawKey } from "./VulnStore.ts"
 
@@ -40,6 +41,8 @@ export interface RecordRow {
   readonly knownExploited: KnownExploited | null
   /** Newest wins when two items normalise to one (source, identifier); ISO dates compare as text. */
   readonly rank: string
+  /** The record in the OSV schema and its package index entries (`vuln_osv`, `vuln_packages`). */
+  readonly osv: OsvForm | undefined
 }
 
 export interface AliasRow {
@@ -118,7 +121,9 @@ export const toRows = (items: ReadonlyArray<NormalisedItem>): Rows => {
             counts: out.counts,
             gcve: out.gcve,
             knownExploited: out.knownExploited ?? null,
-            rank: out.updatedAt ?? rankOf(out.record)
+            rank: out.updatedAt ?? rankOf(out.record),
+            // The workers always set `osv` (undefined when the record has no OSV form): their record is parsed only on access.
+            osv: "osv" in out ? out.osv : osvFormOf(out.source, out.record, out.osvDocument)
           })
           touched.add(out.identifier)
           for (const alias of out.aliases) {
@@ -160,6 +165,8 @@ export const toRows = (items: ReadonlyArray<NormalisedItem>): Rows => {
       }
     }
   }
+  // A package's queries answer differently once a record naming it changes.
+  for (const record of records.values()) for (const entry of record.osv?.packages ?? []) touched.add(entry.key)
   return {
     records: [...records.values()],
     aliases: [...aliases.values()],

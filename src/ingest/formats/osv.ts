@@ -187,6 +187,7 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     identifier: id,
     ...(generatedAt !== undefined ? { updatedAt: generatedAt } : {}),
     record,
+    osvDocument: doc,
     aliases,
     counts,
     gcve: false
