@@ -184,16 +184,31 @@ describe("after enforce mode no forwarded text holds an opening it did not verif
         return `${genuine(name, text)}${text}</${name}>`
       })
     )
-    const texts = fc.array(piece, { minLength: 1, maxLength: 14 }).map((pieces) => pieces.join(""))
+    const text = fc.array(piece, { minLength: 1, maxLength: 12 }).map((pieces) => pieces.join(""))
+    // One text as a chat message, or cut in two or three (inside a tag, often) as the text parts of
+    // one messages-surface message.
+    const texts = fc.tuple(text, fc.array(fc.nat(), { maxLength: 2 })).map(([whole, cuts]) => {
+      const at = [...new Set(cuts.map((cut) => cut % (whole.length + 1)))].sort((a, b) => a - b)
+      return [0, ...at].map((from, i) => whole.slice(from, at[i] ?? whole.length))
+    })
     // A tag whose every `nonce` is the issued one (written whole by a piece, never joined by a removal).
     const issuedOnly = (tag: string) => (tag.match(/nonce/gi) ?? []).length === tag.split(`nonce="${valid}"`).length - 1
 
     let refused = 0
     let stripped = 0
     await fc.assert(
-      fc.asyncProperty(texts, async (text) => {
+      fc.asyncProperty(texts, async (parts) => {
         gateway.upstream.reset()
-        const response = await chat(text, ENFORCE)
+        const surface = parts.length === 1 ? "chat" : "messages"
+        const response = parts.length === 1 ? await chat(parts[0]!, ENFORCE) : await send(
+          "anthropic/messages",
+          JSON.stringify({
+            model: "claude-test-model",
+            max_tokens: 8,
+            messages: [{ role: "user", content: parts.map((part) => ({ type: "text", text: part })) }]
+          }),
+          ENFORCE
+        )
         await response.arrayBuffer()
         if (response.status === 403) {
           refused++
@@ -208,7 +223,15 @@ describe("after enforce mode no forwarded text holds an opening it did not verif
           expect(Number(counts.stripped)).toBe(Number(counts.unknown) + Number(counts.tampered))
           stripped += Number(counts.stripped)
         }
-        for (const sent of forwardedTexts("chat")) {
+        // Each text as sent (every string a model reads), and the message's parts as the provider joins them.
+        const sentBody = JSON.parse(gateway.upstream.received[0]!.body.toString("utf8"))
+        const content = sentBody.messages[0].content
+        const sentTexts = [
+          ...forwardedTexts(surface),
+          ...(typeof content === "string" ? [] : [content.map((part: any) => part.text).join("")])
+        ]
+        if (typeof content !== "string") sentTexts.push(content.map((part: any) => part.text).join("\n"))
+        for (const sent of sentTexts) {
           for (const match of sent.matchAll(LOOSE_OPENING)) {
             // The only openings left are those of blocks sealed with the issued nonce.
             const tag = sent.slice(match.index).match(/^<[^<>]*>/)?.[0]
@@ -216,7 +239,7 @@ describe("after enforce mode no forwarded text holds an opening it did not verif
           }
         }
       }),
-      { numRuns: 100, seed: 32 }
+      { numRuns: 80, seed: 32 }
     )
     // The generator reaches both outcomes: removals that leave clean text, and joins that are refused.
     expect(stripped).toBeGreaterThan(20)
