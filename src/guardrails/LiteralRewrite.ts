@@ -25,7 +25,9 @@ export const rewriteLiteral = (
 ): Uint8Array | undefined => {
   if (!fits(before, changes) || !isUtf8(literal)) return undefined
   const close = literal.length - 1
-  const parts: Array<Uint8Array> = []
+  // What to write, in order: a byte range of the literal kept, then the spelling of a change.
+  const kept: Array<number> = []
+  const written: Array<string> = []
   let copied = 0
   let byte = 1
   let unit = 0
@@ -58,11 +60,24 @@ export const rewriteLiteral = (
       k++
     }
     text += before.slice(change.end, unit)
-    parts.push(literal.subarray(copied, startByte), Buffer.from(JSON.stringify(text).slice(1, -1)))
+    kept.push(copied, startByte)
+    written.push(JSON.stringify(text).slice(1, -1))
     copied = byte
   }
-  parts.push(literal.subarray(copied))
-  return Buffer.concat(parts)
+  kept.push(copied, literal.length)
+  // One allocation for the result, however many changes (a long text can hold thousands).
+  let size = 0
+  for (let i = 0; i < kept.length; i += 2) size += kept[i + 1]! - kept[i]!
+  for (const text of written) size += Buffer.byteLength(text)
+  const out = Buffer.allocUnsafe(size)
+  const source = Buffer.from(literal.buffer, literal.byteOffset, literal.byteLength)
+  let at = 0
+  for (let i = 0; i < written.length; i++) {
+    at += source.copy(out, at, kept[2 * i]!, kept[2 * i + 1]!)
+    at += out.write(written[i]!, at)
+  }
+  source.copy(out, at, kept[kept.length - 2]!, kept[kept.length - 1]!)
+  return out
 }
 
 const fits = (before: string, changes: ReadonlyArray<TextChange>): boolean => {

@@ -16,12 +16,16 @@ export interface TextChange {
 
 /** An unchanged run at least this long ends a change (shorter agreements are taken for chance). */
 const RUN = 8
+/** Failing that, a run this long close by: two matches a few characters apart. */
+const SHORT_RUN = 3
+/** Offsets up to this are tried one by one, nearest first. */
+const BOX = 64
 /** A region found between two long runs is aligned cell by cell up to this many cells; beyond, it is one change. */
 const MAX_CELLS = 1 << 20
 /** The longest text looked for as inserted at one place (a redaction writes 10 characters; a removal none). */
 const MAX_INSERT = 256
-/** How far past a change's start its end is looked for, widening: beyond the last, the rest is one change. */
-const WINDOWS = [64, 1024, 16384, 65536] as const
+/** How far past a change's start its end is looked for beyond `BOX`, widening: beyond the last, the rest is one change. */
+const WINDOWS = [1024, 16384] as const
 
 /**
  * The changes that turn `before` into `after`: the common head and tail are
@@ -88,56 +92,86 @@ class Differ {
 
   /**
    * The smallest `a + b` such that `before` from `x + a` and `after` from
-   * `y + b` agree for `RUN` characters (`before[x]` and `after[y]` differ).
+   * `y + b` agree for `RUN` characters (`before[x]` and `after[y]` differ),
+   * looked for close by (`BOX`), or a `SHORT_RUN` close by with no `RUN` soon
+   * after it (matches a few characters apart); failing both, a `RUN` further
+   * on (a long match).
    */
   resync(x: number, xEnd: number, y: number, yEnd: number): readonly [number, number] | undefined {
-    const { after, before } = this
     const aRoom = xEnd - x - RUN
     const bRoom = Math.min(yEnd - y - RUN, MAX_INSERT)
-    if (aRoom < 0 || bRoom < 0) return undefined
+    const near = this.nearestInBox(x, xEnd, y, yEnd)
+    if (near !== undefined) return near
+    return aRoom >= 0 && bRoom >= 0 && (aRoom > BOX || bRoom > BOX) ? this.nearestInWindows(x, y, aRoom, bRoom) : undefined
+  }
+
+  /** Candidates with `a` and `b` up to `BOX`, by increasing `a + b`, compared in place. */
+  nearestInBox(x: number, xEnd: number, y: number, yEnd: number): readonly [number, number] | undefined {
+    if (this.budget < 0) return undefined
+    const { after, before } = this
+    const aBox = Math.min(BOX, xEnd - x - SHORT_RUN)
+    const bBox = Math.min(BOX, yEnd - y - SHORT_RUN, MAX_INSERT)
+    let shortA = -1
+    let shortB = -1
+    let until = aBox + bBox
+    let spent = 0
+    for (let d = 1; d <= until; d++) {
+      for (let b = Math.max(0, d - aBox); b <= d && b <= bBox; b++) {
+        const a = d - b
+        spent++
+        if (before.charCodeAt(x + a) !== after.charCodeAt(y + b)) continue
+        const agree = this.agreement(x + a, xEnd, y + b, yEnd)
+        if (agree >= RUN) {
+          this.budget -= spent
+          return [a, b]
+        }
+        if (agree >= SHORT_RUN && shortA < 0) {
+          shortA = a
+          shortB = b
+          until = Math.min(until, d + RUN)
+        }
+      }
+    }
+    this.budget -= spent
+    return shortA >= 0 ? [shortA, shortB] : undefined
+  }
+
+  /**
+   * A long span: each run of `before` in a widening window indexed by its text, the nearest kept,
+   * and compared with every run of `after` up to `MAX_INSERT` on.
+   */
+  nearestInWindows(x: number, y: number, aRoom: number, bRoom: number): readonly [number, number] | undefined {
+    const { after, before } = this
     let bestA = -1
     let bestB = -1
     let best = Number.POSITIVE_INFINITY
     for (const window of WINDOWS) {
       const aLimit = Math.min(window, aRoom)
-      if (window === WINDOWS[0]) {
-        // The common case, a short span replaced by a short text: compare in place.
-        for (let b = 0; b <= bRoom && b < best; b++) {
-          const first = after.charCodeAt(y + b)
-          let a = 0
-          for (; a <= aLimit && a + b < best; a++) {
-            if (before.charCodeAt(x + a) === first && this.sameRun(x + a, y + b)) {
-              best = a + b
-              bestA = a
-              bestB = b
-            }
-          }
-          this.budget -= a + 1
-        }
-      } else {
-        this.budget -= aLimit + bRoom
-        if (this.budget < 0) return undefined
-        // A long span: each run of `before` in the window indexed by its text, the nearest kept.
-        const nearest = new Map<string, number>()
-        for (let a = aLimit; a >= 0; a--) nearest.set(before.slice(x + a, x + a + RUN), a)
-        for (let b = 0; b <= bRoom && b < best; b++) {
-          const a = nearest.get(after.slice(y + b, y + b + RUN))
-          if (a !== undefined && a + b < best) {
-            best = a + b
-            bestA = a
-            bestB = b
-          }
+      // A slice and a map entry per offset: dearer than a comparison.
+      this.budget -= 16 * (aLimit + bRoom)
+      if (this.budget < 0) return undefined
+      const nearest = new Map<string, number>()
+      for (let a = aLimit; a >= 0; a--) nearest.set(before.slice(x + a, x + a + RUN), a)
+      for (let b = 0; b <= bRoom && b < best; b++) {
+        const a = nearest.get(after.slice(y + b, y + b + RUN))
+        if (a !== undefined && a + b < best) {
+          best = a + b
+          bestA = a
+          bestB = b
         }
       }
       // Final once no offset past the window could do better.
       if (bestA >= 0 && (best <= aLimit + 1 || aLimit === aRoom)) return [bestA, bestB]
-      if (aLimit === aRoom || this.budget < 0) return undefined
+      if (aLimit === aRoom) return undefined
     }
     return bestA >= 0 ? [bestA, bestB] : undefined
   }
 
-  sameRun(x: number, y: number): boolean {
-    for (let k = 1; k < RUN; k++) if (this.before.charCodeAt(x + k) !== this.after.charCodeAt(y + k)) return false
-    return true
+  /** How many characters (up to `RUN`) agree from `x` and `y`. */
+  agreement(x: number, xEnd: number, y: number, yEnd: number): number {
+    const limit = Math.min(RUN, xEnd - x, yEnd - y)
+    let k = 1
+    while (k < limit && this.before.charCodeAt(x + k) === this.after.charCodeAt(y + k)) k++
+    return k
   }
 }
