@@ -57,7 +57,7 @@ describe("changesBetween", () => {
     const changes = changesBetween(long, long.split(key).join(R))
     assert.strictEqual(applied(long, changes), `head é ${R} tail \u00e9 / ${R} more text`)
     // Whatever of the key is kept equals the replacement's characters; all the text around it is kept.
-    assert.strictEqual(kept(long, changes).replace(/[REDACT\[\]]/g, ""), "head é  tail é /  more text")
+    assert.strictEqual(kept(long, changes).replace(/[REDACT[\]]/g, ""), "head é  tail é /  more text")
   })
 
   it("large and unalike texts: bounded, and still exact", () => {
