@@ -49,6 +49,7 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
     import("../ingest/IngestCommand.ts").then((m) => [
       m.ingestCommand.pipe(Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
     ])],
+  [["sync"], () => import("./SyncCommands.ts").then((m) => [m.syncCommand])],
   [["usage"], () => import("./ApiCommands.ts").then((m) => [m.usageCommand.pipe(Command.provide(viaAdminSocket))])],
   [["mcp"], () => import("./McpCommands.ts").then((m) => [m.mcpCommand])],
   [["versions"], () => import("./VersionsCommands.ts").then((m) => [m.versionsCommand])],

@@ -1,0 +1,55 @@
+import { Effect, Schema } from "effect"
+import { CATALOGUES } from "./Catalogues.ts"
+import { type SyncOptions, type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
+import { FeedCursors, type FeedState } from "./FeedCursors.ts"
+
+/** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
+export const FEED_SOURCES: ReadonlyArray<string> = CATALOGUES.map((c) => c.source)
+
+export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed", {
+  source: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `no live feed for "${this.source}" (feeds: ${this.known.join(", ")})`
+  }
+}
+
+/** Runs the named sources (all when none is named) one after another; a failed source never stops the others. */
+export const syncSources = Effect.fn("Feeds.sync")(function*(
+  names: ReadonlyArray<string>,
+  options: SyncOptions = {},
+  onStart: (source: string) => Effect.Effect<void> = () => Effect.void
+) {
+  const unknown = names.find((n) => !FEED_SOURCES.includes(n))
+  if (unknown !== undefined) return yield* new UnknownFeed({ source: unknown, known: [...FEED_SOURCES] })
+  const chosen = names.length === 0 ? CATALOGUES : CATALOGUES.filter((c) => names.includes(c.source))
+  const outcomes: Array<SyncOutcome> = []
+  for (const feed of chosen) {
+    yield* onStart(feed.source)
+    outcomes.push(yield* syncCatalogue(feed, options))
+  }
+  return outcomes
+})
+
+/** Every feed's row, a never-run feed included (with nothing set). */
+export const syncStatus = Effect.fn("Feeds.status")(function*() {
+  const rows = new Map((yield* (yield* FeedCursors).all()).map((r) => [r.source, r]))
+  return FEED_SOURCES.map((source): FeedState =>
+    rows.get(source) ?? {
+      source,
+      cursor: {},
+      lastUrl: undefined,
+      lastEtag: undefined,
+      lastFetchedAt: undefined,
+      lastSuccessAt: undefined,
+      lastAttemptAt: undefined,
+      lastError: undefined,
+      lastErrorKind: undefined,
+      failures: 0,
+      recordsChanged: 0,
+      recordsFailed: 0,
+      nextRunAt: undefined
+    }
+  )
+})
