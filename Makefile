@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NODE_ENV_CMD = eval "$$(bin/setup)"
 
-.PHONY: help setup start test typecheck unit postgres chromium bench bench-table lint lint-baseline format
+.PHONY: help setup start test typecheck unit postgres chromium prometheus bench bench-table lint lint-baseline format
 
 help:
 	@echo "make start   install and run every service on the embedded database (.data/)"
@@ -33,6 +33,13 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# The metrics test has a real Prometheus scrape /metrics and runs promtool (Debian's prometheus package).
+prometheus:
+	@if ! command -v promtool >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's prometheus for the metrics test"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	fi
+
 typecheck: setup
 	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json
 
@@ -51,7 +58,7 @@ lint-baseline: setup
 format: setup
 	@$(NODE_ENV_CMD) && VDB_FORMAT=1 npx eslint --fix . && echo "format: done"
 
-test: setup postgres chromium
+test: setup postgres chromium prometheus
 	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json && echo "typecheck: ok" && npx vitest run
 
 bench: setup postgres

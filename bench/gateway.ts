@@ -112,7 +112,7 @@ const runRelay = async (upstreamPort: number, logged = false) => {
     : undefined
   process.on("SIGINT", () => process.exit(0))
   listen((req, res) => {
-    const line = log?.(req)
+    const line = log?.(req, "/v1/chat/completions")
     if (line !== undefined) res.once("close", () => line(res, 0))
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))

@@ -1,11 +1,15 @@
-import { Effect, Layer } from "effect"
-import { Argument, Command } from "effect/cli"
+import cluster from "node:cluster"
+import { Config, Effect, Layer } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminSocketListener } from "../admin/AdminServer.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
+import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
+import { loadTrustedProxies, TrustedProxies } from "../server/ClientAddress.ts"
 import { serveLayer } from "../server/Serve.ts"
 import { StopLog, stopPart } from "../server/StopLog.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
+import { checkWorkers, isLeadWorker, runPrimary } from "../server/Workers.ts"
 
 export const serveCommand = Command.make(
   "serve",
@@ -20,6 +24,8 @@ export const serveCommand = Command.make(
       // A malformed address setting is reported at once, not after the database has opened and migrated.
       yield* Host
       yield* ServicePorts
+      yield* MetricsEnabled
+      yield* MetricsPort
       yield* Layer.launch(
         serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(
           Layer.provide(stopPart("the database to close", Main, "services")),

@@ -1,10 +1,11 @@
-import { Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Option } from "effect"
 import type { Fiber } from "effect"
-import { FindMyWay, Headers } from "effect/http"
+import { FindMyWay, Headers, HttpTraceContext } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
+import { TracingOn } from "../observability/Tracing.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
 import type { RelayAnswer, RelayRequest, RouteParams } from "./GatewayHandlers.ts"
@@ -129,6 +130,31 @@ const send = (request: IncomingMessage, response: ServerResponse, answer: RelayA
 }
 
 /**
+ * With tracing on, the request's server span, as the platform's tracer makes it for the routes it
+ * answers: named by the route template, continuing a client's W3C `traceparent` (or B3), with the
+ * method, route and status (never the path, headers or query). The span ends with the handler's
+ * answer, before a streamed body has finished; the upstream call's span is its child.
+ */
+const requestSpan = (request: IncomingMessage, route: string) => {
+  let traceId: string | undefined
+  const parent = HttpTraceContext.fromHeaders(request.headers as Headers.Headers)
+  return {
+    get traceId() {
+      return traceId
+    },
+    around: (handled: Effect.Effect<RelayAnswer>) =>
+      Effect.useSpan(`POST ${route}`, {
+        kind: "server",
+        ...(Option.isSome(parent) ? { parent: parent.value } : {}),
+        attributes: { "http.request.method": "POST", "http.route": route }
+      }, (span) => {
+        traceId = span.traceId
+        return Effect.tap(handled, (answer) => Effect.sync(() => span.attribute("http.response.status_code", answer.status)))
+      })
+  }
+}
+
+/**
  * The inference routes answered below Effect's HTTP server. Measured
  * (docs/gateway.md, "The framework floor"): the same relay as one route on
  * `HttpRouter.serve` with the access log reaches 0.61–0.69 of a bare Node
@@ -151,10 +177,11 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
     const context = yield* Effect.context<never>()
     const log = nodeAccessLog(service, context)
     const run = Effect.runForkWith(context)
-    const router = FindMyWay.make<InferenceHandler>(ROUTER_CONFIG)
+    const traced = Context.get(context, TracingOn)
+    const router = FindMyWay.make<{ readonly handler: InferenceHandler; readonly route: string }>(ROUTER_CONFIG)
     for (const { group, handlers } of routes) {
       for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
-        router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, handlers[id]!)
+        router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { handler: handlers[id]!, route: endpoint.path })
       }
     }
 
@@ -175,13 +202,15 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
       if (request.httpVersionMajor !== 1 || request.headers.expect !== undefined) return false
       const found = router.find("POST", url)
       if (found === undefined) return false
-      const logged = log(request)
-      const fiber = run(found.handler(new NodeRelayRequest(request, url), found.params as unknown as RouteParams))
+      const logged = log(request, found.handler.route)
+      const handled = found.handler.handler(new NodeRelayRequest(request, url), found.params as unknown as RouteParams)
+      const span = traced ? requestSpan(request, found.handler.route) : undefined
+      const fiber = run(span === undefined ? handled : span.around(handled))
       answer(request, response, fiber)
       response.once("close", () => {
         // The client closed before the answer was complete: stop the upstream call (or the stream).
         if (!response.writableEnded) fiber.interruptUnsafe()
-        logged?.(response, fiber.id)
+        logged(response, fiber.id, span?.traceId)
       })
       return true
     })

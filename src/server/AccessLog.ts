@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Context, Effect, Exit, LogLevel, References } from "effect"
+import { Context, Effect, Exit, LogLevel, References, Tracer } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { HttpEffect, HttpServerError, HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServerError, HttpServerRequest } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
+import { httpRequestRecorder, UNMATCHED_ROUTE } from "../metrics/HttpMetrics.ts"
+import { TracingOn } from "../observability/Tracing.ts"
 import { type LineWriter, stderrLineWriter } from "./LineWriter.ts"
 
 /**
@@ -89,13 +91,14 @@ const lineOf = (
   method: string,
   url: string,
   status: number,
-  started: number
+  started: number,
+  traceId?: string
 ) =>
   `{"message":"request","level":"INFO","timestamp":"${isoTimestamp()}","annotations":{"service":${serviceJson},"requestId":"${requestId}","method":${
     JSON.stringify(method)
   },"route":${JSON.stringify(pathOf(url))},"status":${status},"durationMs":${
     durationText(performance.now() - started)
-  }},"spans":{},"fiberId":"#${fiberId}"}`
+  }${traceId === undefined ? "" : `,"traceId":"${traceId}"`}},"spans":{},"fiberId":"#${fiberId}"}`
 
 /**
  * One JSON line per request on stderr (the logger's format): request id,
@@ -117,6 +120,7 @@ const lineOf = (
 export const accessLog = (service: string, options?: { readonly relays?: boolean }) => {
   const serviceJson = JSON.stringify(service)
   const relays = options?.relays === true
+  const record = httpRequestRecorder(service)
   return <E, R>(
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
@@ -129,10 +133,19 @@ export const accessLog = (service: string, options?: { readonly relays?: boolean
       if (relays) HttpEffect.appendPreResponseHandlerUnsafe(requestFiber.context, watchRelayedBody)
       return Effect.onExit(app, (exit) =>
         Effect.withFiber((fiber) => {
-          if (LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) return Effect.void
+          // The router left the matched route in the fiber's context until the request ends: its
+          // template, never the raw path, is the metrics label.
+          const context = fiber.context
+          const route = Context.getOrUndefined(context, HttpRouter.RouteContext)?.route.path ?? UNMATCHED_ROUTE
+          const silenced = LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")
           const writer = fiber.getRef(AccessLogWriter)
-          const write = (status: number) =>
-            writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started))
+          const traceId = fiber.getRef(TracingOn) ? tracedRequest(context, request.method, route) : undefined
+          const write = (status: number) => {
+            record(context, route, request.method, status, (performance.now() - started) / 1000)
+            if (!silenced) {
+              writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started, traceId))
+            }
+          }
           const response = nodeResponseOf(request)
           if (response !== undefined) {
             if (response.writableEnded) write(response.statusCode)
@@ -144,6 +157,18 @@ export const accessLog = (service: string, options?: { readonly relays?: boolean
           return Effect.void
         }))
     })
+}
+
+/**
+ * With tracing on, the platform's request span (`HttpMiddleware.tracer`, around this middleware) is
+ * named `METHOD /route/{template}` once the route is known (the platform names it by method alone,
+ * before routing; a raw path would carry ids), and its trace id goes in the access-log line.
+ */
+const tracedRequest = (context: Context.Context<never>, method: string, route: string): string | undefined => {
+  const span = Context.getOrUndefined(context, Tracer.ParentSpan)
+  if (span === undefined || span._tag !== "Span" || !span.sampled) return undefined
+  ;(span as { name: string }).name = `${method} ${route}`
+  return span.traceId
 }
 
 /**
@@ -192,21 +217,21 @@ export const nodeAccessLog = (service: string, context: Context.Context<never>) 
   const serviceJson = JSON.stringify(service)
   const silenced = LogLevel.isGreaterThan(Context.get(context, References.MinimumLogLevel), "Info")
   const writer = Context.get(context, AccessLogWriter)
-  /** At the request's start; the returned function writes its line once the response has closed. */
-  return (request: IncomingMessage): ((response: ServerResponse, fiberId: number) => void) | undefined => {
-    if (silenced) return undefined
+  const record = httpRequestRecorder(service)
+  /**
+   * At the request's start, with the route template it matched; the returned function records it
+   * in the metrics and writes its line once the response has closed.
+   */
+  return (request: IncomingMessage, route: string): (response: ServerResponse, fiberId: number, traceId?: string) => void => {
     const started = performance.now()
     const header = request.headers["x-request-id"]
-    const requestId = requestIdOf(typeof header === "string" ? header : undefined)
-    return (response, fiberId) =>
-      writer.write(lineOf(
-        serviceJson,
-        fiberId,
-        requestId,
-        request.method ?? "",
-        request.url ?? "",
-        loggedStatus(response),
-        started
-      ))
+    const requestId = silenced ? "" : requestIdOf(typeof header === "string" ? header : undefined)
+    return (response, fiberId, traceId) => {
+      const status = loggedStatus(response)
+      record(context, route, request.method ?? "", status, (performance.now() - started) / 1000)
+      if (!silenced) {
+        writer.write(lineOf(serviceJson, fiberId, requestId, request.method ?? "", request.url ?? "", status, started, traceId))
+      }
+    }
   }
 }

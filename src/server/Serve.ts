@@ -5,8 +5,10 @@ import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { AdminRpcServer } from "../admin/AdminServer.ts"
 import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
 import { Organizations } from "../orgs/Organizations.ts"
+import { registerInFlight } from "../metrics/HttpMetrics.ts"
 import { accessLog } from "./AccessLog.ts"
 import { InterceptingServer, ServerInterceptors } from "./InterceptingServer.ts"
+import { metricsService } from "./MetricsService.ts"
 import { ROUTER_CONFIG } from "./RouterConfig.ts"
 import { StopLog, stopPart } from "./StopLog.ts"
 import { PORT_VARIABLES, routesOf, type ServiceName } from "./Services.ts"
@@ -27,12 +29,12 @@ export class ListenFailed extends Schema.TaggedError<ListenFailed>()("ListenFail
 }
 
 /** A host that is not this machine's is VDB_HOST's fault; anything else (busy, privileged) the port's. */
-const listenFailed = (name: ServiceName, host: string, port: number) => (cause: unknown) =>
+const listenFailed = (portVariable: string, host: string, port: number) => (cause: unknown) =>
   new ListenFailed({
     address: hostPort(host, port),
     variable: ["EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"].includes(systemCode(cause) ?? "")
       ? "VDB_HOST"
-      : PORT_VARIABLES[name],
+      : portVariable,
     reason: systemReason(cause, "listen failed")
   })
 
@@ -48,8 +50,16 @@ const httpService = (name: ServiceName, host: string, port: number) =>
     const stopLog = yield* StopLog
     stopLog.watch(name, server)
     const listen = NodeHttpServer.make(() => server, { host, port, gracefulShutdownTimeout: "20 seconds" }).pipe(
-      Effect.mapError(listenFailed(name, host, port))
+      Effect.mapError(listenFailed(PORT_VARIABLES[name], host, port))
     )
+    // In flight, read from the server's own count at scrape time: nothing per request.
+    const inFlight = Layer.effectDiscard(Effect.gen(function*() {
+      const context = yield* Effect.context<never>()
+      yield* Effect.acquireRelease(
+        Effect.sync(() => registerInFlight(name, server, context)),
+        (registration) => Effect.sync(() => registration.remove())
+      )
+    }))
     return HttpRouter.serve(routesOf(name), {
       disableLogger: true,
       disableListenLog: true,
@@ -59,7 +69,7 @@ const httpService = (name: ServiceName, host: string, port: number) =>
       Layer.effect(HttpServer.HttpServer, listen),
       NodeHttpServer.layerHttpServices,
       Layer.succeed(ServerInterceptors, server.interceptors)
-    )))
+    )), Layer.merge(inFlight))
   }))
 
 /**
@@ -89,14 +99,18 @@ const announce = (names: ReadonlyArray<ServiceName>) =>
  * SIGINT) stops accepting, drains in-flight requests, then closes the database;
  * each part's stop is timed for the stop line (StopLog.ts).
  */
-export const serveLayer = (names: ReadonlyArray<ServiceName>) =>
+export const serveLayer = (names: ReadonlyArray<ServiceName>, options: { readonly admin: boolean } = { admin: true }) =>
   Layer.unwrap(Effect.gen(function*() {
     const host = yield* Host
     const ports = yield* ServicePorts
     return announce(names).pipe(
       Layer.provide(Layer.mergeAll(
-        stopPart("admin requests and ingest runs", Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer)),
-        ...names.map((name) => stopPart(`requests in flight on ${name}`, httpService(name, host, ports[name])))
+        // Under --workers only worker 1 (src/server/Workers.ts).
+        options.admin
+          ? stopPart("admin requests and ingest runs", Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer))
+          : Layer.empty,
+        ...names.map((name) => stopPart(`requests in flight on ${name}`, httpService(name, host, ports[name]))),
+        metricsService(host, (port) => listenFailed("VDB_METRICS_PORT", host, port))
       ))
     )
   }))

@@ -22,8 +22,11 @@ export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>,
     else child.stdin?.end()
   })
 
-/** What a child process inherits: only the path and a home; the rest of the environment is the test's. */
-export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" })
+/**
+ * What a child process inherits: only the path and a home; the rest of the environment is the test's.
+ * Metrics are off (their default port, 9464, is one for every server); test/server/metrics.test.ts turns them on.
+ */
+export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_METRICS: "off" })
 
 export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
 
