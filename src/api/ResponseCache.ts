@@ -1,4 +1,4 @@
-import { Clock, Config, Context, Effect, Layer, Schedule, Stream } from "effect"
+import { Clock, Config, Context, Effect, Layer, Metric, Schedule, Stream } from "effect"
 import { Invalidation, type Invalidated } from "../db/Invalidation.ts"
 import { readTouched, touchKey } from "../vulns/TouchedRecords.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
@@ -53,6 +53,16 @@ const SWEEP_MILLIS = 30_000
  * read the rows just before the write committed. `MAX_AGE_MILLIS` is the
  * fallback for a lost notification.
  */
+// One metric per outcome, built once: an update then allocates nothing (`withAttributes` adds a context per update).
+const cacheRequests = (outcome: string) =>
+  Metric.counter("vdb_api_response_cache_requests_total", {
+    description: "Lookups of the API's response cache by outcome: hit, or miss (the answer was built)",
+    incremental: true,
+    attributes: { outcome }
+  })
+const cacheHits = cacheRequests("hit")
+const cacheMisses = cacheRequests("miss")
+
 export class ResponseCache extends Context.Service<ResponseCache, {
   /** The cached answer of `key`, else `build`'s (kept unless it raced a write or the cache is off). */
   serve<A, E, R>(key: string, build: Effect.Effect<Built<A>, E, R>): Effect.Effect<Served<A>, E, R>
@@ -65,6 +75,7 @@ export class ResponseCache extends Context.Service<ResponseCache, {
   /** `live`: whether the invalidation bus hears every change now (`InvalidationBus.live`); when not, nothing is served or kept. */
   static readonly make = Effect.fnUntraced(function*(maxBytes: number, live: () => boolean = () => true) {
     const clock = yield* Clock.Clock
+    const context = yield* Effect.context<never>()
     const entries = new Map<string, Entry>()
     const byDependency = new Map<string, Set<string>>()
     let total = 0
@@ -133,6 +144,7 @@ export class ResponseCache extends Context.Service<ResponseCache, {
       if (!live()) return undefined
       const entry = entries.get(key)
       if (entry === undefined) return undefined
+      cacheHits.updateUnsafe(1, context)
       // Most recently used last: re-inserting moves it to the end of the map's order.
       entries.delete(key)
       entries.set(key, entry)
@@ -144,6 +156,8 @@ export class ResponseCache extends Context.Service<ResponseCache, {
         const hit = peek<A>(key)
         if (hit !== undefined) return Effect.succeed(hit)
         const started = generation
+        // A miss is counted where the answer is built: a handler's own `peek` before `serve` is not a second one.
+        cacheMisses.updateUnsafe(1, context)
         return Effect.map(build, (built): Served<A> => {
           if (maxBytes > 0 && started === generation && live()) insert(key, built)
           return { value: built.value, hit: false }

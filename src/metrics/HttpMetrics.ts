@@ -35,6 +35,23 @@ export const httpRequestRecorder = (service: string) => {
       boundaries: DURATION_BUCKETS,
       attributes: { service, route, method, status_class: STATUS_CLASSES[statusClass]! }
     })
+  // Two answers operators watch on their own: a conditional request answered without a body,
+  // and a refusal for a rate limit. Looked up only when a request gets one of them.
+  const notable = (id: string, description: string) => {
+    const byRoute = new Map<string, Metric.Counter<number>>()
+    return (route: string) => {
+      let counter = byRoute.get(route)
+      if (counter === undefined) {
+        byRoute.set(route, counter = Metric.counter(id, { description, incremental: true, attributes: { service, route } }))
+      }
+      return counter
+    }
+  }
+  const notModified = notable("vdb_http_not_modified_total", "304 Not Modified answers by service and route template")
+  const rateLimited = notable(
+    "vdb_http_rate_limited_total",
+    "429 Too Many Requests answers by service and route template (on the gateway's relay routes, a provider's 429 too)"
+  )
   return (context: Context.Context<never>, route: string, rawMethod: string, status: number, seconds: number): void => {
     const method = METHODS.has(rawMethod) ? rawMethod : "other"
     let byMethod = byRoute.get(route)
@@ -44,6 +61,8 @@ export const httpRequestRecorder = (service: string) => {
     const statusClass = statusClassIndex(status)
     const metric = series[statusClass] ??= histogram(route, method, statusClass)
     metric.updateUnsafe(seconds, context)
+    if (status === 304) notModified(route).updateUnsafe(1, context)
+    else if (status === 429) rateLimited(route).updateUnsafe(1, context)
   }
 }
 
