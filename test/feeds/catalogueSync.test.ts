@@ -105,6 +105,16 @@ describe.each(SqlBackends)("live catalogue feeds on the mirror ($name)", ({ laye
             assert.strictEqual(healed.failures, 0)
           }
 
+          // Redirects: followed within the loopback mirror, refused to plain http elsewhere (no request is sent there).
+          mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "redirect", location: "/cisa-kev/copy.json" } })
+          mirror.publish("/cisa-kev/copy.json", kevCatalogue(), "application/json")
+          assert.strictEqual((yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true }))[0]!.status, "updated")
+          assert.strictEqual((yield* cursors.get("cisa-kev"))!.lastUrl, mirror.url("/cisa-kev/copy.json"))
+          mirror.fault(KEV, { kind: "redirect", location: "http://example.com/kev.json" })
+          const [bounced] = yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true })
+          assert.strictEqual(bounced!.error?.kind, "InsecureRedirect")
+          mirror.fault(KEV, undefined)
+
           // A short Retry-After inside the deadline is waited for, and the same run succeeds.
           mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "status", status: 429, retryAfter: "1" } })
           const started = Date.now()

@@ -19,6 +19,8 @@ export type Fault =
   | { readonly kind: "bomb" }
   | { readonly kind: "wrongType" }
   | { readonly kind: "lyingLength" }
+  /** 302 to `location` (another mirror path, or an address the client must refuse to follow). */
+  | { readonly kind: "redirect"; readonly location: string }
   /** Answer the next N requests with this fault, then behave. */
   | { readonly kind: "times"; readonly n: number; readonly fault: Fault }
 
@@ -79,6 +81,9 @@ const answerFault = (fault: Fault, file: File, req: IncomingMessage, res: Server
       res.writeHead(fault.status, { "retry-after": fault.retryAfter ?? "3600", "content-type": "text/plain" })
       res.end("slow down")
       return fault.status
+    case "redirect":
+      res.writeHead(302, { location: fault.location }).end()
+      return 302
     case "wrongType":
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", etag: file.etag })
       res.end("<html><body>Access denied</body></html>")
