@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Exit, Layer, Queue, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Metric, Queue, type Scope } from "effect"
 
 /** What a cache keeps that a write elsewhere can make stale: one channel each. */
 export const INVALIDATION_CHANNELS = [
@@ -94,6 +94,21 @@ const RECONNECT_MAX_MS = 10_000
 export const reconnectDelay = (previous: number | undefined, listened: boolean): number =>
   previous === undefined || listened ? RECONNECT_FIRST_MS : Math.min(previous * 2, RECONNECT_MAX_MS)
 
+/** From NOTIFY to the last other process's acknowledgement (docs/operations.md). */
+const roundTrip = Metric.histogram("vdb_invalidation_round_trip_seconds", {
+  description: "Time from publishing a cache invalidation to every other process confirming it evicted",
+  boundaries: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2]
+})
+const lostOf = (reason: string) =>
+  Metric.counter("vdb_invalidation_lost_total", {
+    description: "Invalidations other processes may have missed, by reason; their caches fall back to the TTL",
+    incremental: true,
+    attributes: { reason }
+  })
+const unconfirmed = lostOf("unconfirmed")
+const notSent = lostOf("not_sent")
+const sessionLost = lostOf("session_lost")
+
 interface Awaiting {
   /** The listening sessions (backend process ids) yet to acknowledge. */
   readonly pending: Set<number>
@@ -156,7 +171,10 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
     const lost = listened
     listened = false
     const log = lost
-      ? Effect.logWarning("invalidation listener lost its database session; caches read the database until it is back")
+      ? Effect.andThen(
+        Metric.update(sessionLost, 1),
+        Effect.logWarning("invalidation listener lost its database session; caches read the database until it is back")
+      )
       : Effect.logDebug("invalidation listener cannot reach the database yet")
     return log.pipe(
       Effect.annotateLogs("failure", failureMessage(cause)),
@@ -221,9 +239,12 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
       const waiting: Awaiting = { pending, done: Deferred.makeUnsafe<void>() }
       awaiting.set(number, waiting)
       yield* Effect.gen(function*() {
+        const started = performance.now()
         yield* notify
         const answered = yield* Deferred.await(waiting.done).pipe(Effect.timeoutOption(ACK_TIMEOUT))
-        if (answered._tag === "None") {
+        if (answered._tag === "Some") yield* Metric.update(roundTrip, (performance.now() - started) / 1000)
+        else {
+          yield* Metric.update(unconfirmed, 1)
           for (const pid of waiting.pending) unresponsive.add(pid)
           yield* Effect.logWarning("invalidation: a process did not confirm in time; until it does, its caches are bounded by their TTL").pipe(
             Effect.annotateLogs({ channel, processes: waiting.pending.size })
@@ -239,8 +260,11 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
         local.deliver(channel, { _tag: "Key", key }),
         tell(channel, key).pipe(
           Effect.catchCause((cause) =>
-            Effect.logWarning("invalidation not sent; other processes fall back to their cache TTL").pipe(
-              Effect.annotateLogs({ channel, failure: failureMessage(cause) })
+            Effect.andThen(
+              Metric.update(notSent, 1),
+              Effect.logWarning("invalidation not sent; other processes fall back to their cache TTL").pipe(
+                Effect.annotateLogs({ channel, failure: failureMessage(cause) })
+              )
             )
           )
         )

@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Redacted } from "effect"
+import { Context, Effect, Layer, Logger, Metric, Redacted } from "effect"
 import { PgConnection } from "@effect/sql-pg"
 import { layerPostgres } from "../../src/db/Database.ts"
 import { type Invalidated, Invalidation, NOTIFY_CHANNEL, reconnectDelay } from "../../src/db/Invalidation.ts"
@@ -33,6 +33,16 @@ const waitFor = (check: () => boolean, limitMs = 2000) =>
       if (Date.now() - start > limitMs) return assert.fail(`not within ${limitMs} ms`)
       yield* Effect.sleep("10 millis")
     }
+  })
+
+/** A series' count (histogram) or value (counter) in this process's metrics, 0 before its first update. */
+const seriesValue = (id: string, attributes: Record<string, string> = {}) =>
+  Effect.map(Metric.snapshot, (snapshots) => {
+    const found = snapshots.find((s) =>
+      s.id === id && Object.entries(attributes).every(([key, value]) => s.attributes?.[key] === value)
+    )
+    const state = found?.state as { readonly count?: number } | undefined
+    return state?.count ?? 0
   })
 
 describe("reconnecting the listening session", () => {
@@ -79,16 +89,20 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
           yield* bus.subscribe("organization", (event) =>
             Effect.andThen(Effect.sleep("300 millis"), Effect.sync(() => void evicted.push(`${name}:${event._tag === "Key" ? event.key : "*"}`))))
         }
+        const roundTrips = yield* seriesValue("vdb_invalidation_round_trip_seconds")
         yield* a.publish("organization", "org-1")
         assert.deepStrictEqual([...evicted].sort(), ["b:org-1", "c:org-1"])
         yield* c.publish("organization", "org-2")
         assert.include(evicted, "b:org-2")
+        // Each publish that waited for the others is one round trip in /metrics.
+        assert.strictEqual((yield* seriesValue("vdb_invalidation_round_trip_seconds")) - roundTrips, 2)
       }).pipe(Effect.scoped))
 
     it.effect("a process that never confirms holds up one publish for a bounded time, not every one after", () =>
       Effect.gen(function*() {
         const warnings: Array<string> = []
         const { buses: [a], db } = yield* processes(1)
+        const unconfirmed = yield* seriesValue("vdb_invalidation_lost_total", { reason: "unconfirmed" })
         // A session named like a listener that never answers (a stopped process).
         yield* PgConnection.make({ url: Redacted.make(db.url), applicationName: "vdb-invalidation" })
         for (const key of ["org-1", "org-2", "org-3"]) {
@@ -101,6 +115,7 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
         }
         // The first publish waited for it and gave up; the later ones did not wait again.
         assert.strictEqual(warnings.filter((w) => w.includes("did not confirm")).length, 1)
+        assert.strictEqual((yield* seriesValue("vdb_invalidation_lost_total", { reason: "unconfirmed" })) - unconfirmed, 1)
       }).pipe(Effect.scoped))
 
     it.effect("a key holding TABs and newlines reaches the other processes whole", () =>
