@@ -16,6 +16,7 @@ import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
 import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
+import { TracingLayer } from "../src/observability/Tracing.ts"
 
 /** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
 export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.mergeAll(
@@ -35,6 +36,8 @@ export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.merg
  * The whole application over one database. Built in order: master key (before
  * the embedded database directory is created, so a lost key is noticed), the
  * database, migrations, the master-key check, then the domain services.
+ * Tracing (OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nothing) comes
+ * first and closes last, so the spans of the last requests are flushed.
  */
 export const appOver = <E>(database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>) =>
   SqlDomains.pipe(
@@ -42,7 +45,8 @@ export const appOver = <E>(database: Layer.Layer<PgClient.PgClient | SqlClient.S
     Layer.provideMerge(MigrationsLayer),
     Layer.provideMerge(SecretBox.layer),
     Layer.provideMerge(database),
-    Layer.provideMerge(MasterKeyFromConfig)
+    Layer.provideMerge(MasterKeyFromConfig),
+    Layer.provideMerge(TracingLayer)
   )
 
 export type DatabaseFailure = DatabaseError

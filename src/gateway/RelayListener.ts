@@ -149,7 +149,9 @@ const requestSpan = (request: IncomingMessage, route: string) => {
         attributes: { "http.request.method": "POST", "http.route": route }
       }, (span) => {
         traceId = span.traceId
-        return Effect.tap(handled, (answer) => Effect.sync(() => span.attribute("http.response.status_code", answer.status)))
+        return Effect.tap(handled, (answer) => Effect.sync(() => span.attribute("http.response.status_code", answer.status))).pipe(
+          Effect.withParentSpan(span, { captureStackTrace: false })
+        )
       })
   }
 }

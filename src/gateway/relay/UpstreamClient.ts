@@ -3,6 +3,7 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { EventEmitter } from "node:events"
 import type { IncomingHttpHeaders } from "node:http"
 import type { Readable } from "node:stream"
+import { TracingOn } from "../../observability/Tracing.ts"
 import { ProviderCredentialInvalid, UpstreamTimeout, UpstreamUnreachable } from "../../../schema/GatewayError.ts"
 
 export interface UpstreamRequest {
@@ -122,6 +123,40 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 }
 
 /**
+ * With tracing on, the upstream call's client span, and the W3C `traceparent` that makes the
+ * provider's spans its children. A `traceparent` the client sent (forwarded with its other
+ * headers) is replaced for this hop: the client's trace is continued by the request's span, whose
+ * child this is; its `tracestate` goes on as sent. The span holds the provider's slug, the method,
+ * the origin's host and the status (never the path, which may carry a key, nor headers). A stream's
+ * span ends when its headers arrive. Off, the client's headers go upstream as they were.
+ */
+const upstreamSpan = <A extends { readonly status: number }, E>(call: (request: UpstreamRequest) => Effect.Effect<A, E>) =>
+(request: UpstreamRequest): Effect.Effect<A, E> =>
+  Effect.useSpan("gateway.upstream", {
+    kind: "client",
+    attributes: {
+      "gateway.provider": request.provider,
+      "http.request.method": request.method,
+      "server.address": hostOf(request.origin)
+    }
+  }, (span) =>
+    Effect.tap(
+      call({
+        ...request,
+        headers: { ...request.headers, traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
+      }),
+      (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
+    ))
+
+const hostOf = (origin: string): string => {
+  try {
+    return new URL(origin).hostname
+  } catch {
+    return ""
+  }
+}
+
+/**
  * Calls providers through one pooled undici agent (keep-alive, no pipelining).
  * Interrupting a call aborts the upstream request. Written against undici's
  * callback APIs (`dispatch` for buffered calls): this is the hot path, and a
@@ -161,9 +196,8 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
         bodyTimeout: 0
       })
 
-      return UpstreamClient.of({
-        stream: (request) =>
-          Effect.callback<StreamedResponse, SendFailure>((resume) => {
+      const stream = (request: UpstreamRequest) =>
+        Effect.callback<StreamedResponse, SendFailure>((resume) => {
             // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
             const abort = new EventEmitter()
             agent.request(streamOptions(request, abort), (error, response) => {
@@ -171,15 +205,15 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
               else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
             })
             return Effect.sync(() => abort.emit("abort"))
-          }),
-
-        buffered: (request) =>
-          Effect.callback<BufferedResponse, SendFailure | UpstreamTimeout>((resume) => {
+          })
+      const buffered = (request: UpstreamRequest) =>
+        Effect.callback<BufferedResponse, SendFailure | UpstreamTimeout>((resume) => {
             const handler = new BufferingHandler(request.provider, resume)
             agent.dispatch(bufferedOptions(request, timeoutMs), handler)
             return Effect.sync(() => handler.abort())
           })
-      })
+      if (!(yield* TracingOn)) return UpstreamClient.of({ stream, buffered })
+      return UpstreamClient.of({ stream: upstreamSpan(stream), buffered: upstreamSpan(buffered) })
     })
 
   static readonly layer = Layer.effect(UpstreamClient)(UpstreamClient.make())
