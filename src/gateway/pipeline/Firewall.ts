@@ -19,6 +19,7 @@ import { inspectSealedBlocks, nonceModeOf } from "../nonces/SealedBlocks.ts"
 import { surfaceOf } from "../ProviderCatalog.ts"
 import { BackendUnavailable } from "../ServiceKeys.ts"
 import { Inspection } from "./Inspection.ts"
+import { countDecision, countRefusal } from "./FirewallMetrics.ts"
 import { type Decision, type InboundRequest, refusedWith, strongest, type Verdict } from "./Verdict.ts"
 
 // Guardrail rules live in the policy backend: their store being unreachable is the spec's "policy backend unavailable".
@@ -59,6 +60,8 @@ export const makeFirewall = Effect.gen(function*() {
   const nonces = yield* Nonces
   const disabled = yield* disabledProviders
 
+  const context = yield* Effect.context<never>()
+
   const inspect = Effect.fnUntraced(function*(request: InboundRequest) {
     const { orgUuid, provider, headers } = request
     const surface = surfaceOf(request.endpoint)
@@ -75,14 +78,16 @@ export const makeFirewall = Effect.gen(function*() {
     const rules: Array<string> = []
     const violations: Array<Violation> = []
     // Policy refusals come before anything is stripped or redacted.
-    const refuse = (refusal: PolicyRefusal) =>
-      Effect.fail(refusedWith(refusal, {
+    const refuse = (refusal: PolicyRefusal) => {
+      countRefusal(refusal.refusal, context)
+      return Effect.fail(refusedWith(refusal, {
         decision: "block",
         rules: refusal.blockedBy === undefined ? rules : [...rules, refusal.blockedBy],
         redactions: 0,
         stripped: 0,
         nonce
       }))
+    }
 
     if (nonce !== undefined && nonce.tampered > 0) {
       // The same decision as the dry run's (src/guardrails/DelimiterIntegrity.ts).
@@ -147,6 +152,7 @@ export const makeFirewall = Effect.gen(function*() {
     rules.push(...outcome.rules)
     if (outcome.decision === "block") {
       const blockedBy = outcome.blockedBy ?? outcome.rules[outcome.rules.length - 1] ?? "guardrail"
+      countRefusal("request_blocked", context)
       return yield* Effect.fail(refusedWith(
         new PolicyRefusal({
           refusal: "request_blocked",
@@ -165,6 +171,7 @@ export const makeFirewall = Effect.gen(function*() {
       nonce,
       body: outcome.body ?? rewritten
     }
+    countDecision(verdict.decision, context)
     return verdict
   })
 

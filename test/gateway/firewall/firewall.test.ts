@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { Effect, Metric } from "effect"
 import type { NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { integrityOf } from "../../../src/gateway/nonces/SealedBlocks.ts"
 import { type FirewallGateway, ORG, run, SERVICE_KEY, startFirewallGateway } from "./harness.ts"
@@ -88,6 +89,25 @@ describe("model policy", () => {
     expect(error.code).toBe("model_denied")
     expect(error.message).toContain("gpt-4.1")
     expect((await chat({ model: "gpt-4.1-mini" })).status).toBe(200)
+  })
+
+  it("counts refusals by code and decisions in /metrics (vdb_gateway_policy_refusals_total, vdb_gateway_firewall_decisions_total)", async () => {
+    const count = (id: string, attributes: Record<string, string>) =>
+      Effect.runSync(Metric.snapshot).filter((m) =>
+        m.id === id && Object.entries(attributes).every(([k, v]) => m.attributes?.[k] === v)
+      ).reduce((sum, m) => sum + Number((m.state as { count: number }).count), 0)
+    const refused = () => count("vdb_gateway_policy_refusals_total", { refusal: "model_denied" })
+    const allowed = () => count("vdb_gateway_firewall_decisions_total", { decision: "allow" })
+    const blocked = () => count("vdb_gateway_firewall_decisions_total", { decision: "block" })
+    const before = { refused: refused(), allowed: allowed(), blocked: blocked() }
+    await add({ kind: "model", effect: "deny", provider: "openai", value: "gpt-4.1" })
+    expect((await chat({ model: "gpt-4.1" })).status).toBe(403)
+    expect((await chat({ model: "gpt-4.1-mini" })).status).toBe(200)
+    expect({ refused: refused(), allowed: allowed(), blocked: blocked() }).toEqual({
+      refused: before.refused + 1,
+      allowed: before.allowed + 1,
+      blocked: before.blocked + 1
+    })
   })
 
   it("the first allow entry switches the provider to allowlist mode, and removing it switches back", async () => {
