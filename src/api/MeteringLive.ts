@@ -1,8 +1,10 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { BlockList } from "node:net"
+import { Clock, Context, Effect, Layer } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
+import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import { schemaErrorSummary } from "../server/SchemaErrorSummary.ts"
 import type { UsageEntry } from "../usage/UsageEntry.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
@@ -24,7 +26,8 @@ export const usageEntry = (
   identifier: string | undefined,
   status: number,
   started: number,
-  at: Date
+  at: Date,
+  trusted: BlockList | undefined
 ): UsageEntry => ({
   orgUuid,
   method: request.method,
@@ -32,7 +35,7 @@ export const usageEntry = (
   identifier: clip(identifier),
   status,
   latencyMs: performance.now() - started,
-  clientAddress: Option.getOrNull(request.remoteAddress),
+  clientAddress: clientAddressOf(trusted, request),
   userAgent: clip(request.headers["user-agent"]),
   at
 })
@@ -64,10 +67,11 @@ export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
       const at = new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       const route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext)
+      const trusted = fiber.getRef(TrustedProxies)
       const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
       HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
         Effect.sync(() => {
-          usage.record(usageEntry(request, slot.orgUuid, endpoint.path, route.params.identifier, response.status, started, at))
+          usage.record(usageEntry(request, slot.orgUuid, endpoint.path, route.params.identifier, response.status, started, at, trusted))
           const challenged = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
             : response

@@ -4,6 +4,7 @@ import type { ErrorBody } from "../../schema/ErrorBody.ts"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
 import { signedInWith } from "../auth/Jwt.ts"
 import { Organizations } from "../orgs/Organizations.ts"
+import { TrustedProxies } from "../server/ClientAddress.ts"
 import { routeFallback, routesOf, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { Api } from "./Api.ts"
@@ -101,7 +102,7 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
   return routeFallback(
     [...routesOf(Api), ...EXTRA_GET_PATHS.map((path) => ["GET", path] as const)],
     (matched, request) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      Effect.flatMap(Effect.all([Clock.currentTimeMillis, TrustedProxies.useSync((list) => list)]), ([now, trusted]) => {
         const started = performance.now()
         // The path without its query, which may carry anything (the access log leaves it out too).
         const query = request.url.indexOf("?")
@@ -115,7 +116,7 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
           headers: unmatchedHeaders(unmatched) ?? {}
         })
         return Effect.map(orgOf(request.headers.authorization, now), (orgUuid) => {
-          usage.record(usageEntry(request, orgUuid, UNMATCHED_ROUTE, path, response.status, started, new Date(now)))
+          usage.record(usageEntry(request, orgUuid, UNMATCHED_ROUTE, path, response.status, started, new Date(now), trusted))
           return response
         })
       }),

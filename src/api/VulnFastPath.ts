@@ -7,6 +7,7 @@ import { Organizations } from "../orgs/Organizations.ts"
 import { negotiate } from "../gateway/relay/Compression.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
+import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { DATA_ANSWER_HEADERS, UNLIMITED } from "./AuthenticationLive.ts"
 import { compressible, type VulnAnswer } from "./CachedAnswers.ts"
@@ -114,7 +115,7 @@ export const VulnFastPath = HttpRouter.middleware(
               identifier: raw.slice(0, MAX_LOGGED),
               status: response.status,
               latencyMs: performance.now() - started,
-              clientAddress: Option.getOrNull(request.remoteAddress),
+              clientAddress: clientAddressOf(fiber.getRef(TrustedProxies), request),
               userAgent: request.headers["user-agent"]?.slice(0, MAX_LOGGED) ?? null,
               at: new Date(at)
             })

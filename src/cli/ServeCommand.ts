@@ -17,20 +17,31 @@ export const serveCommand = Command.make(
     services: Argument.Literals("service", SERVICE_NAMES).pipe(
       Argument.withDescription("Services to run: api, gateway, site, mcp (default: all four)"),
       Argument.variadic()
+    ),
+    workers: Flag.Int("workers").pipe(
+      Flag.withDescription("Processes serving the same ports (needs DATABASE_URL); default VDB_WORKERS or 1"),
+      Flag.withFallbackConfig(Config.Int("VDB_WORKERS")),
+      Flag.withDefault(1)
     )
   },
-  ({ services }) =>
+  ({ services, workers }) =>
     Effect.gen(function*() {
       // A malformed address setting is reported at once, not after the database has opened and migrated.
       yield* Host
       yield* ServicePorts
       yield* MetricsEnabled
       yield* MetricsPort
+      const trusted = yield* loadTrustedProxies
+      // --workers N: this process only forks and waits (src/server/Workers.ts).
+      if (cluster.isPrimary && (yield* checkWorkers(workers)) > 1) return yield* runPrimary(workers)
+      const lead = isLeadWorker()
       yield* Layer.launch(
-        serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)]).pipe(
+        serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)], { admin: lead }).pipe(
           Layer.provide(stopPart("the database to close", Main, "services")),
-          Layer.provide(AdminSocketListener),
-          Layer.provide(StopLog.layer)
+          // A worker other than the first builds no admin part, so it needs no socket.
+          Layer.provide(lead ? AdminSocketListener : Layer.empty as unknown as typeof AdminSocketListener),
+          Layer.provide(StopLog.layer),
+          Layer.provide(Layer.succeed(TrustedProxies, trusted))
         )
       )
     })

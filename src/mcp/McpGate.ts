@@ -1,3 +1,4 @@
+import type { BlockList } from "node:net"
 import { ByteSize, Clock, Config, Duration, Effect, Exit, Option, Redacted, Schedule, Schema } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
@@ -5,6 +6,7 @@ import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { type Limits, RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { declaresOver } from "../server/BodyCap.ts"
+import { clientAddressOf, resolveForwardedProto, TrustedProxies } from "../server/ClientAddress.ts"
 import { echoableHost } from "../server/HostHeader.ts"
 import { rateLimitHeaders, retryAfterSeconds } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
@@ -59,14 +61,17 @@ export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Hos
   })))
 
 /**
- * The origin a response names: `VDB_MCP_URL` when set; else `http://` and the request's Host when it
- * is a valid `host[:port]`, otherwise the service's own address. `shared`: the same for any request
- * with that Host, so a shared cache may keep it (`vary: host`).
+ * The origin a response names: `VDB_MCP_URL` when set; else the scheme (`https` when a trusted
+ * proxy's `X-Forwarded-Proto` says so, `trusted` being `VDB_TRUSTED_PROXIES`) and the request's Host
+ * when it is a valid `host[:port]`, otherwise the service's own address. `shared`: the same for any
+ * request with that Host, so a shared cache may keep it (`vary: host`); an answer that followed a
+ * forwarded scheme is not.
  */
-export const originOf = (request: HttpServerRequest.HttpServerRequest, service: ServiceAddress) => {
+export const originOf = (request: HttpServerRequest.HttpServerRequest, service: ServiceAddress, trusted: BlockList | undefined) => {
   if (service.publicOrigin !== undefined) return { origin: service.publicOrigin, shared: true }
   const host = echoableHost(request)
-  return { origin: `http://${host ?? service.own}`, shared: host !== undefined }
+  const forwarded = resolveForwardedProto(trusted, Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-proto"])
+  return { origin: `${forwarded ?? "http"}://${host ?? service.own}`, shared: host !== undefined && forwarded === undefined }
 }
 
 /**
@@ -338,7 +343,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
 
   const authenticate = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest): Effect.fn.Return<Caller> {
     const key = parseApiKey((request.headers.authorization ?? "").trim())
-    const challenge = { "www-authenticate": challengeFor(originOf(request, serviceHost).origin) }
+    const challenge = { "www-authenticate": challengeFor(originOf(request, serviceHost, yield* TrustedProxies.useSync((list) => list)).origin) }
     if (key === undefined) {
       return { orgUuid: null, refusal: errorBody(401, "unauthorized", "missing or malformed credentials: send Authorization: ApiKey <org_uuid>:<hex>", challenge) }
     }
@@ -397,6 +402,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
       }
       const started = performance.now()
       const at = new Date(yield* Clock.currentTimeMillis)
+      const trusted = yield* TrustedProxies.useSync((list) => list)
       const caller = yield* authenticate(request)
       // Ending a session only frees what the server holds for it: no unit of the limits.
       const admission = caller.refusal === null && request.method === "POST"
@@ -423,7 +429,7 @@ export const McpGate = HttpRouter.middleware(Effect.gen(function*() {
             identifier: null,
             status: sent.status,
             latencyMs: performance.now() - started,
-            clientAddress: Option.getOrNull(request.remoteAddress),
+            clientAddress: clientAddressOf(trusted, request),
             userAgent: (request.headers["user-agent"] ?? "").slice(0, 200) || null,
             at
           })

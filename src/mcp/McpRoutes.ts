@@ -12,6 +12,7 @@ import { Policies } from "../policies/Policies.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { CallerMiddleware } from "./McpCaller.ts"
+import { TrustedProxies } from "../server/ClientAddress.ts"
 import { routeFallback, UNMATCHED_CODES, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { DISCOVERY_PATH, errorBody, MCP_PATH, McpGate, originOf, ServiceHost } from "./McpGate.ts"
 import { McpPromptsLayer } from "./McpPrompts.ts"
@@ -44,7 +45,7 @@ const discovery = Layer.unwrap(Effect.gen(function*() {
   const serviceHost = yield* ServiceHost
   return HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const { origin, shared } = originOf(request, serviceHost)
+    const { origin, shared } = originOf(request, serviceHost, yield* TrustedProxies.useSync((list) => list))
     return HttpServerResponse.jsonUnsafe({
       resource: `${origin}${MCP_PATH}`,
       resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",

@@ -125,7 +125,7 @@ export const DeviceHandlers = HttpApiBuilder.group(SiteApi, "device", Effect.fn(
     .handleRaw("authorize", ({ request }) =>
       Effect.gen(function*() {
         // Every call counts, well-formed or not: the limiter is what stops code farming.
-        const wait = yield* limiter.take(clientAddress(request))
+        const wait = yield* limiter.take(yield* clientAddress(request))
         if (wait !== undefined) {
           return errorJson(429, "too_many_requests", "too many sign-in requests from this address; wait and retry", {
             "retry-after": String(wait)
@@ -139,7 +139,7 @@ export const DeviceHandlers = HttpApiBuilder.group(SiteApi, "device", Effect.fn(
         const issued = yield* grants.authorize({
           name: clientText(body.client_name, clientText(agent.name, "unknown client")),
           version: clientText(body.client_version, clientText(agent.version, "")),
-          address: clientAddress(request)
+          address: yield* clientAddress(request)
         })
         const origin = yield* siteOrigin(request)
         return okJson({

@@ -66,7 +66,7 @@ export const PageHandlers = HttpApiBuilder.group(SiteApi, "pages", Effect.fn(fun
         const next = safeNext(form.get("next"))
         if (!(yield* signInFormAllowed(request, form))) return forbiddenPage()
         const email = form.get("email") ?? ""
-        const result = yield* signIn(email, form.get("password") ?? "", clientAddress(request))
+        const result = yield* signIn(email, form.get("password") ?? "", yield* clientAddress(request))
         const csrf = signInCsrf(request).token
         switch (result._tag) {
           case "throttled":

@@ -29,7 +29,7 @@ export const SessionHandlers = HttpApiBuilder.group(SiteApi, "session", Effect.f
           if (body === undefined || typeof body.email !== "string" || typeof body.password !== "string") {
             return errorJson(400, "invalid_request", "the body must be a JSON object with email and password")
           }
-          const result = yield* signIn(body.email, body.password, clientAddress(request))
+          const result = yield* signIn(body.email, body.password, yield* clientAddress(request))
           switch (result._tag) {
             case "throttled":
               return errorJson(429, "too_many_attempts", "too many failed sign-ins; try again later", {

@@ -3,26 +3,26 @@ import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effe
 import type { Member } from "../members/Member.ts"
 import { Sessions } from "../members/Sessions.ts"
 import { declaresOver } from "../server/BodyCap.ts"
+import { clientAddress as sharedClientAddress, requestScheme } from "../server/ClientAddress.ts"
 import { echoableHost } from "../server/HostHeader.ts"
 import { SiteAddress } from "./SiteUrl.ts"
 
 export const SESSION_COOKIE = "vdb_session"
 
-/** The TCP peer (IPv4-mapped IPv6 shown as IPv4). Forwarded headers are not trusted: no proxy is configured. */
-export const clientAddress = (request: HttpServerRequest.HttpServerRequest): string => {
-  const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-  return address.startsWith("::ffff:") ? address.slice(7) : address
-}
+/** The client's address (src/server/ClientAddress.ts: the peer, or a trusted proxy's X-Forwarded-For). */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> =>
+  Effect.map(sharedClientAddress(request), (address) => address ?? "unknown")
 
 /**
- * The origin this site is served at: `VDB_SITE_URL`; else `http://` + the request's Host when it is a
+ * The origin this site is served at: `VDB_SITE_URL`; else the scheme (`https` when a trusted proxy's
+ * `X-Forwarded-Proto` says so, else `http`) + `://` + the request's Host when it is a
  * valid `host[:port]` (the rule the MCP service uses), otherwise the site's own listening address.
  * A Host such as `a@b` would otherwise make `verification_uri` point somewhere else.
  */
 export const siteOrigin = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
   const site = yield* Effect.orDie(SiteAddress)
   if (Option.isSome(site.configured)) return site.configured.value
-  return `http://${echoableHost(request) ?? site.own}`
+  return `${yield* requestScheme(request)}://${echoableHost(request) ?? site.own}`
 })
 
 export const isHttps = (origin: string) => origin.startsWith("https://")
