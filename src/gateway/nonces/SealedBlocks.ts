@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { Surface } from "../../../schema/GatewayRequest.ts"
-import { type JsonPath, segmentsOf } from "../../guardrails/TextSegments.ts"
+import { type JsonPath, readSegments } from "../../guardrails/TextSegments.ts"
 import type { NonceSummary } from "../pipeline/Verdict.ts"
 import type { NonceCheck } from "./NonceToken.ts"
 import { openingsIn } from "./SealedGrammar.ts"
@@ -57,22 +57,36 @@ const REFUSAL_DETAIL = {
     "into a new sealed-block tag; send the request without it",
   too_deep: "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested",
   split: "in nonce enforce mode, a sealed-block tag is cut across neighbouring text parts, which the provider joins " +
-    "and the gateway cannot remove; send the request without it"
+    "and the gateway cannot remove; send the request without it",
+  encode: "in nonce enforce mode, a textual document without its unknown or tampered sealed blocks cannot be written " +
+    "back in its character set; send the request without them"
 } as const
 
 // Made per request: the firewall attaches the request's verdict to the refusal it is given.
 const refusalOf = (reason: keyof typeof REFUSAL_DETAIL) =>
   new PolicyRefusal({ refusal: "request_uninspectable", detail: REFUSAL_DETAIL[reason] })
 
+// A textual payload the walk could not decode (an unread character set, invalid base64, over the
+// size cap) may hide a block the provider decodes: enforce mode does not send what it did not read.
+const undecodableRefusal = (what: string) =>
+  new PolicyRefusal({
+    refusal: "request_uninspectable",
+    detail: `in nonce enforce mode, the request carries ${what}, which the gateway cannot read for sealed blocks`
+  })
+
 // A body can carry a block only if its bytes spell `nonce` (in any letter case: attribute names
-// are read so) or hold a JSON `\u` escape, which can spell anything. The exact spellings are found
-// without decoding; only a body with neither pays for a case-blind scan, in slices small enough to
-// stay out of the old generation (one string of the whole body cost several times as much).
-const NONCE = Buffer.from("nonce")
-const ESCAPE = Buffer.from("\\u")
+// are read so), hold a JSON `\u` escape, which can spell anything, or carry a payload the provider
+// decodes, whose encoding hides the word (`EncodedText.ts`). Such payloads sit only at documented
+// positions (`OpaquePositions.ts`): a `"base64"` source's `data`, a `file_data`, an `image_url`, so
+// their exact bytes are the markers (`64"`, `_data"`, `_url"`: searches that start at a rare byte
+// cost a few hundredths of a millisecond per MB; a false match only costs the walk). The exact
+// spellings are found without decoding; only a body with none pays for a case-blind scan, in slices
+// small enough to stay out of the old generation (one string of the whole body cost several times
+// as much).
+const MARKERS = ["nonce", "\\u", '64"', '_data"', '_url"'].map((marker) => Buffer.from(marker))
 const SLICE = 32 * 1024
 const mayHoldBlock = (raw: Buffer): boolean => {
-  if (raw.includes(NONCE) || raw.includes(ESCAPE)) return true
+  for (const marker of MARKERS) if (raw.includes(marker)) return true
   // Consecutive slices overlap by 4 bytes, so a spelling across a boundary is whole in one of them.
   for (let start = 0; start < raw.length; start += SLICE) {
     if (/[Nn][Oo][Nn][Cc][Ee]/.test(raw.toString("latin1", start, Math.min(raw.length, start + SLICE + 4)))) return true
@@ -96,9 +110,14 @@ export const inspectSealedBlocks = <E>(options: {
 }): Effect.Effect<SealedBlockOutcome, E> => {
   const raw = Buffer.isBuffer(options.raw) ? options.raw : Buffer.from(options.raw.buffer, options.raw.byteOffset, options.raw.length)
   if (!mayHoldBlock(raw)) return Effect.succeed(none)
-  // The guardrails' own segments (same walker, same paths): a block sits wherever a rule would read
-  // text, and the paths are what the enforce-mode rewrite below and `spliceStrings` edit.
-  const segments = segmentsOf(options.surface, options.body)
+  // The guardrails' own segments (same walker, same paths), decoded documents included: a block sits
+  // wherever a rule would read text, and the paths are what the enforce-mode rewrite below and
+  // `spliceStrings` edit (a decoded text goes back through its segment's `encode`).
+  const read = readSegments(options.surface, options.body)
+  if (options.mode === "enforce" && read.undecodable !== undefined) {
+    return Effect.succeed({ ...none, refusal: undecodableRefusal(read.undecodable) })
+  }
+  const segments = read.segments
   const found = segments
     .map((segment) => ({ segment, openings: openingsIn(segment.text) }))
     .filter(({ openings }) => openings.length > 0)
@@ -125,7 +144,10 @@ export const inspectSealedBlocks = <E>(options: {
       if (options.mode !== "enforce") continue
       if (!removable) unremovable += reading.unknown + reading.tampered
       refusal ??= reading.refused ?? (unremovable > 0 ? "key" : undefined)
-      if (reading.text !== segment.text) rewrites.push({ path: segment.path, text: reading.text })
+      if (reading.text === segment.text) continue
+      const text = segment.encode === undefined ? reading.text : segment.encode(reading.text)
+      if (text === undefined) refusal ??= "encode"
+      else rewrites.push({ path: segment.path, text })
     }
     let body: Json | undefined
     if (rewrites.length > 0) {
