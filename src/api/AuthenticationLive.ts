@@ -11,6 +11,7 @@ import type { RateDecision } from "../ratelimit/Windows.ts"
 import { VulnApi } from "./Api.ts"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
+import { spanWhenTraced } from "../observability/Tracing.ts"
 
 const unauthorized = (message: string) => new Unauthorized({ message })
 const INVALID_CREDENTIALS = "invalid credentials"
@@ -160,7 +161,7 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
         : scheme === "bearer" && value !== ""
         ? viaBearer(slot, value, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
         : Effect.fail(unauthorized("missing credentials: send Authorization: ApiKey <org_uuid>:<hex> or Bearer <token>"))
-      return Effect.matchEffect(outcome, {
+      return Effect.matchEffect(spanWhenTraced("api.authenticate")(outcome), {
         onFailure: (error) => {
           slot.authFailure = error
           return Effect.fail(error)

@@ -36,6 +36,12 @@ import { UpstreamClient, type UpstreamRequest } from "./relay/UpstreamClient.ts"
 import { firewallHeaders } from "./ResponseHeaders.ts"
 import { Nonces } from "./nonces/Nonces.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
+import { spanWhenTraced } from "../observability/Tracing.ts"
+
+// With tracing on, the request's steps before the upstream call: the service key, then the
+// firewall (policies, sealed blocks, guardrails; their own spans, e.g. `Guardrails.check`, below).
+const authenticated = spanWhenTraced("gateway.authenticate")
+const firewalled = spanWhenTraced("gateway.firewall")
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -199,7 +205,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       if (endpoint !== undefined && provider.upstreamPaths[endpoint] === undefined) {
         return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(provider) })
       }
-      const orgUuid = yield* authenticate(serviceKeys, org, headers)
+      const orgUuid = yield* authenticated(authenticate(serviceKeys, org, headers))
       return { provider, orgUuid, route: undefined as CustomRoute | undefined }
     })
 
@@ -217,7 +223,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       endpoint: Endpoint | undefined
     ) {
       const route = org === undefined ? undefined : yield* custom.lookup(org, slug)
-      const orgUuid = yield* authenticate(serviceKeys, org, headers).pipe(
+      const orgUuid = yield* authenticated(authenticate(serviceKeys, org, headers)).pipe(
         Effect.catchTag("InvalidApiKey", () => Effect.fail(new UnknownProvider({ provider: slug })))
       )
       if (route === undefined) return yield* new UnknownProvider({ provider: slug })
@@ -240,7 +246,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       const { orgUuid, provider, route } = yield* admit(exchange, params, headers, orgSource, endpoint)
       const body = yield* readBody(request)
       const { envelope, parsed } = yield* parseBody(body)
-      const verdict = yield* inspection.inspect({
+      const verdict = yield* firewalled(inspection.inspect({
         requestId: exchange.requestId,
         orgUuid,
         provider,
@@ -249,7 +255,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
         body,
         envelope,
         parsed
-      })
+      }))
       exchange.verdict = verdict
       const providerKey = yield* providerKeys.get(orgUuid, provider.slug)
       const sent = verdict.body ?? body

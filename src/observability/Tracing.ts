@@ -120,3 +120,10 @@ export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap
     Layer.succeed(HttpMiddleware.TracerHeaderFilter)(() => false)
   ).pipe(Layer.provide(Layer.mergeAll(serialization, OtlpExporter.layerFlusher, FetchHttpClient.layer)))
 }))
+
+/**
+ * `name`'s span around `self` while tracing is on. Off, `self` as it is: the hot paths (the
+ * relay, the API's authentication) make no span, not even the native tracer's.
+ */
+export const spanWhenTraced = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => fiber.getRef(TracingOn) ? Effect.withSpan(self, name) : self)

@@ -129,6 +129,7 @@ describe("traces over OTLP/HTTP", () => {
     expect(request?.name).toBe("GET /v1/vuln/:identifier")
     expect(request?.parentSpanId).toBe("00f067aa0ba902b7")
     const inTrace = spans.filter((span) => span.traceId === API_TRACE)
+    expect(inTrace.find((span) => span.name === "api.authenticate")?.parentSpanId).toBe(request?.spanId)
     expect(inTrace.some((span) => span.name.startsWith("sql.") || span.name.includes("postgres") || span.name.includes("pglite"))).toBe(true)
   })
 
@@ -136,6 +137,9 @@ describe("traces over OTLP/HTTP", () => {
     const request = spans.find((span) => span.traceId === GATEWAY_TRACE && span.kind === 2)
     expect(request?.name).toBe("POST /:provider/:org/v1/chat/completions")
     expect(request?.parentSpanId).toBe("00f067aa0ba902b7")
+    for (const step of ["gateway.authenticate", "gateway.firewall"]) {
+      expect(named(step).find((span) => span.traceId === GATEWAY_TRACE)?.parentSpanId, step).toBe(request?.spanId)
+    }
     const upstream = named("gateway.upstream").find((span) => span.traceId === GATEWAY_TRACE)
     expect(upstream).toBeDefined()
     let ancestor = byId(upstream!.parentSpanId)
