@@ -22,7 +22,7 @@ const jwt = Flag.Boolean("jwt").pipe(
  * The typed client with credentials from the environment or the credentials file. A 429 says
  * when to retry and how the limit is raised (RateLimitHint.ts), not only "rate limit exceeded".
  */
-const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) =>
+export const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const { api: baseUrl, credentials } = yield* loadCredentialsAndApi
     if (mode === "jwt" && !hasSecret(credentials)) {

@@ -53,6 +53,7 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
   [["usage"], () => import("./ApiCommands.ts").then((m) => [m.usageCommand.pipe(Command.provide(viaAdminSocket))])],
   [["mcp"], () => import("./McpCommands.ts").then((m) => [m.mcpCommand])],
   [["versions"], () => import("./VersionsCommands.ts").then((m) => [m.versionsCommand])],
+  [["query"], () => import("./QueryCommand.ts").then((m) => [m.queryCommand])],
   [["info", "vuln", "exploits"], () => import("./ApiCommands.ts").then((m) => [...m.apiCommands])]
 ]
 

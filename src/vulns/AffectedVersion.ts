@@ -36,15 +36,44 @@ const boundOf = (order: VersionOrder, event: RangeEvent): Bound | undefined => {
 const compare = (order: VersionOrder, a: ParsedVersion | typeof ZERO, b: ParsedVersion | typeof ZERO) =>
   a === ZERO ? (b === ZERO ? 0 : -1) : b === ZERO ? 1 : order.compareParsed(a, b)
 
+interface Compiled {
+  readonly limits: ReadonlyArray<Bound>
+  readonly sorted: ReadonlyArray<Bound>
+}
+
+/**
+ * Ranges parsed and sorted once per range object: the package answers the
+ * response cache keeps hold the same objects, so a hot package's bounds are
+ * parsed once, not on every query (a batch asks about one package many times).
+ */
+const compiled = new WeakMap<AffectedRange, Compiled>()
+
+const compile = (order: VersionOrder, range: AffectedRange): Compiled => {
+  const known = compiled.get(range)
+  if (known !== undefined) return known
+  const bounds = range.events.flatMap((e) => boundOf(order, e) ?? [])
+  const made: Compiled = {
+    limits: bounds.filter((b) => b.kind === "limit"),
+    // Events in version order; at one version an `introduced` comes before what closes it.
+    sorted: bounds.filter((b) => b.kind !== "limit").sort((a, b) =>
+      compare(order, a.at, b.at) || (a.kind === "introduced" ? -1 : 0) - (b.kind === "introduced" ? -1 : 0)
+    )
+  }
+  compiled.set(range, made)
+  return made
+}
+
+const listed = new WeakMap<ReadonlyArray<string>, ReadonlySet<string>>()
+const listedSet = (versions: ReadonlyArray<string>) => {
+  let set = listed.get(versions)
+  if (set === undefined) listed.set(versions, set = new Set(versions))
+  return set
+}
+
 /** Whether `version` lies in one SEMVER/ECOSYSTEM range. */
 export const inRange = (order: VersionOrder, range: AffectedRange, version: ParsedVersion): boolean => {
-  const bounds = range.events.flatMap((e) => boundOf(order, e) ?? [])
-  const limits = bounds.filter((b) => b.kind === "limit")
+  const { limits, sorted } = compile(order, range)
   if (limits.length > 0 && !limits.some((l) => compare(order, version, l.at) < 0)) return false
-  // Events in version order; at one version an `introduced` comes before what closes it.
-  const sorted = bounds.filter((b) => b.kind !== "limit").sort((a, b) =>
-    compare(order, a.at, b.at) || (a.kind === "introduced" ? -1 : 0) - (b.kind === "introduced" ? -1 : 0)
-  )
   let affected = false
   for (const bound of sorted) {
     const c = compare(order, version, bound.at)
@@ -67,7 +96,7 @@ export const isAffected = (
   order: VersionOrder | undefined,
   parsed: ParsedVersion | undefined
 ): boolean => {
-  if (entry.versions.includes(version)) return true
+  if (entry.versions.length > 0 && (entry.versions.length < 8 ? entry.versions.includes(version) : listedSet(entry.versions).has(version))) return true
   if (order === undefined || parsed === undefined) return false
   return entry.ranges.some((r) => r.type !== "GIT" && inRange(order, r, parsed))
 }
