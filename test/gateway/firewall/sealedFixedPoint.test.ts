@@ -38,7 +38,10 @@ const messages = (text: string, headers: Record<string, string> = {}) =>
 const LOOSE_OPENING = new RegExp(`<\\s*(?:${SEALED_KINDS.join("|")})(?=[\\s/<>]|$)[^<>]*?nonce`, "giu")
 /** Every text the stub provider received that a model reads (the guardrails' segments). */
 const forwardedTexts = (surface: "chat" | "messages") =>
-  gateway.upstream.received.flatMap((request) => segmentsOf(surface, JSON.parse(request.body.toString("utf8"))).map((s) => s.text))
+  gateway.upstream.received.flatMap((request) =>
+    // Decoded documents included: a model reads a base64 text/plain document as text.
+    segmentsOf(surface, JSON.parse(request.body.toString("utf8")), { decode: true }).map((s) => s.text)
+  )
 
 const issue = async (count: number) => {
   const response = await fetch(`${gateway.url}/openai/${ORG}/v1/nonces?count=${count}`, {
@@ -205,7 +208,14 @@ describe("after enforce mode no forwarded text holds an opening it did not verif
           JSON.stringify({
             model: "claude-test-model",
             max_tokens: 8,
-            messages: [{ role: "user", content: parts.map((part) => ({ type: "text", text: part })) }]
+            // The whole text again as a base64 text/plain document, which the provider decodes for its model.
+            messages: [{
+              role: "user",
+              content: [
+                ...parts.map((part) => ({ type: "text", text: part })),
+                { type: "document", source: { type: "base64", media_type: "text/plain", data: Buffer.from(parts.join("")).toString("base64") } }
+              ]
+            }]
           }),
           ENFORCE
         )
@@ -226,11 +236,8 @@ describe("after enforce mode no forwarded text holds an opening it did not verif
         // Each text as sent (every string a model reads), and the message's parts as the provider joins them.
         const sentBody = JSON.parse(gateway.upstream.received[0]!.body.toString("utf8"))
         const content = sentBody.messages[0].content
-        const sentTexts = [
-          ...forwardedTexts(surface),
-          ...(typeof content === "string" ? [] : [content.map((part: any) => part.text).join("")])
-        ]
-        if (typeof content !== "string") sentTexts.push(content.map((part: any) => part.text).join("\n"))
+        const texts = typeof content === "string" ? [] : content.filter((part: any) => part.type === "text").map((part: any) => part.text)
+        const sentTexts = [...forwardedTexts(surface), ...(typeof content === "string" ? [] : [texts.join(""), texts.join("\n")])]
         for (const sent of sentTexts) {
           for (const match of sent.matchAll(LOOSE_OPENING)) {
             // The only openings left are those of blocks sealed with the issued nonce.
