@@ -1,10 +1,20 @@
-import { Clock, Context, Deferred, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Deferred, Effect, Layer, Metric, Redacted } from "effect"
 import { ProviderCredentialInvalid, type UpstreamAuthFailed } from "../../../schema/GatewayError.ts"
 import { isRefused, type KiroSignIn, parseKiroSignIn } from "../../../schema/KiroSignIn.ts"
 import { ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
 import { UpstreamClient } from "../relay/UpstreamClient.ts"
 import { type KiroAuthEndpoints, kiroAuthEndpoints, refreshSignIn } from "./KiroAuth.ts"
+
+/** Calls to Kiro's token endpoint, by outcome (docs/operations.md): one per lease across processes. */
+const refreshesOf = (outcome: string) =>
+  Metric.counter("vdb_gateway_kiro_refreshes_total", {
+    description: "Kiro access-token refreshes this process made, by outcome: ok or failed",
+    incremental: true,
+    attributes: { outcome }
+  })
+const refreshOk = refreshesOf("ok")
+const refreshFailed = refreshesOf("failed")
 
 /** What a Kiro call needs from the sign-in. */
 export interface KiroAccess {
@@ -136,7 +146,10 @@ export class KiroTokens extends Context.Service<KiroTokens, {
               from = current
               fromText = storedText
             }
-            const answer = yield* refreshSignIn(upstream, endpoints, from)
+            const answer = yield* refreshSignIn(upstream, endpoints, from).pipe(
+              Effect.tapError(() => Metric.update(refreshFailed, 1)),
+              Effect.tap(Metric.update(refreshOk, 1))
+            )
             const profileArn = answer.profileArn ?? from.profileArn
             const current: KiroSignIn = {
               ...from,

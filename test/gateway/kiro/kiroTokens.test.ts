@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, Redacted } from "effect"
+import { Clock, Effect, Fiber, Layer, Metric, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { KiroTokens } from "../../../src/gateway/kiro/KiroTokens.ts"
@@ -9,6 +9,13 @@ import { SecretBoxTest } from "../../support/secrets.ts"
 import { type FakeKiro, startFakeKiro } from "./FakeKiro.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
+
+/** `vdb_gateway_kiro_refreshes_total` for one outcome, as /metrics reports it. */
+const refreshesCounted = (outcome: string) =>
+  Effect.map(Metric.snapshot, (all) => {
+    const found = all.find((m) => m.id === "vdb_gateway_kiro_refreshes_total" && m.attributes?.outcome === outcome)
+    return found === undefined ? 0 : Number((found.state as { count: number }).count)
+  })
 const REFRESH_TOKEN = "aorAAAAAGkiroRefreshTokenForTests0000"
 const social = JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social", profileArn: "arn:aws:codewhisperer:us-east-1:1:profile/P" })
 
@@ -53,6 +60,7 @@ describe("KiroTokens", () => {
   it.effect("20 concurrent first uses make exactly one refresh call", () =>
     Effect.gen(function*() {
       yield* withSignIn(social)
+      const counted = yield* refreshesCounted("ok")
       const open = kiro.hold()
       const all = yield* Effect.forkChild(Effect.all(Array.from({ length: 20 }, () => accessToken), { concurrency: "unbounded" }))
       // Every caller is waiting once the one refresh call has arrived; then it may answer.
@@ -61,6 +69,7 @@ describe("KiroTokens", () => {
       const minted = yield* Fiber.join(all)
       assert.deepStrictEqual(new Set(minted), new Set(["access-token-1"]))
       assert.strictEqual(kiro.refreshes.length, 1)
+      assert.strictEqual((yield* refreshesCounted("ok")) - counted, 1)
     }).pipe(Effect.provide(tokens())))
 
   it.effect("stores a rotated refresh token in the vault and refreshes with it next time", () =>
@@ -109,6 +118,7 @@ describe("KiroTokens", () => {
     Effect.gen(function*() {
       yield* withSignIn(social)
       kiro.auth = () => ({ status: 401, body: { message: `invalid refresh token ${REFRESH_TOKEN}` } })
+      const failed = yield* refreshesCounted("failed")
       const failures = yield* Effect.all(Array.from({ length: 5 }, () => Effect.flip(accessToken)), { concurrency: "unbounded" })
       for (const failure of failures) {
         assert.strictEqual(failure._tag, "UpstreamAuthFailed")
@@ -117,6 +127,7 @@ describe("KiroTokens", () => {
         assert.notInclude(JSON.stringify(failure), REFRESH_TOKEN)
       }
       assert.strictEqual(kiro.refreshes.length, 1)
+      assert.strictEqual((yield* refreshesCounted("failed")) - failed, 1)
       kiro.auth = () => ({ status: 200, body: { expiresIn: 3600 } })
       assert.strictEqual(((yield* Effect.flip(accessToken)) as any).reason, "malformed")
     }).pipe(Effect.provide(tokens())))
