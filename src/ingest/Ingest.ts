@@ -188,7 +188,9 @@ export const ingestFiles = (
     )
   }))
 
-const run = Effect.fnUntraced(function*(
+// Spans (exported with tracing on): one per run, one per batch, with the phases below it
+// (VulnStore.putRaw, phase 1; VulnStore.putNormalised, phase 2; the SQL of each).
+const run = Effect.fn("Ingest.run")(function*(
   plan: IngestPlan,
   open: OpenFile,
   store: VulnStore["Service"],
@@ -268,7 +270,7 @@ const run = Effect.fnUntraced(function*(
     while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
   })
 
-  const write = Effect.fnUntraced(function*(
+  const write = Effect.fn("Ingest.batch")(function*(
     chunk: ReadonlyArray<{ readonly item: UpstreamItem; readonly hash: string }>,
     prior: Fiber.Fiber<void> | undefined
   ) {

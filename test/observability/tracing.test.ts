@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -38,6 +39,7 @@ const AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 const PROVIDER_KEY = "sk-provider-secret-tracing-0042"
 const OTLP_SECRET = "otlp-collector-token-9911"
 
+const FIXTURE = fileURLToPath(new URL("../fixtures/data/sources/mitre/CVE-2021-44228.json", import.meta.url))
 const exported: Array<string> = []
 const otlpHeaders: Array<IncomingHttpHeaders> = []
 const upstreamHeaders: Array<IncomingHttpHeaders> = []
@@ -89,6 +91,19 @@ beforeAll(async () => {
   const set = await runVdb(["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"], env, PROVIDER_KEY)
   expect(set.code, set.stderr).toBe(0)
   secrets.push(org.apiKey, key)
+  // A guardrail that matches part of the prompt: the matched text is redacted upstream and never exported.
+  const manage = (path: string, body: unknown) =>
+    fetch(`http://127.0.0.1:${server.ports.gateway}/manage/v1/${path}`, {
+      method: "POST",
+      headers: { authorization: org.apiKey, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+  const rule = await manage("guardrails", { name: "zebra", rule_type: "pii_redact", pattern: "zebra-umbrella-[0-9]+" })
+  expect(rule.status, await rule.text()).toBeLessThan(300)
+  const checked = await manage("guardrails/check", { text: `the ${PROMPT}` })
+  expect(checked.status, await checked.text()).toBe(200)
+  const ingested = await runVdb(["ingest", "mitre", FIXTURE, "--json"], env)
+  expect(ingested.code, ingested.stderr).toBe(0)
 
   const api = await fetch(`http://127.0.0.1:${server.ports.api}/v1/vuln/CVE-2021-44228?key=${org.apiKey}`, {
     headers: { authorization: org.apiKey, traceparent: clientParent(API_TRACE) }
@@ -147,6 +162,16 @@ describe("traces over OTLP/HTTP", () => {
     expect(ancestor).toBe(request)
     const sent = upstreamHeaders.at(-1)!.traceparent as string
     expect(sent).toBe(`00-${GATEWAY_TRACE}-${upstream!.spanId}-01`)
+  })
+
+  it("an ingestion sent over the admin socket: a run span, its batches, and both phases below them", () => {
+    const run = named("Ingest.run")[0]
+    expect(run).toBeDefined()
+    const batch = named("Ingest.batch").find((span) => span.parentSpanId === run!.spanId)
+    expect(batch).toBeDefined()
+    for (const phase of ["VulnStore.putRaw", "VulnStore.putNormalised"]) {
+      expect(named(phase).some((span) => span.parentSpanId === batch!.spanId), phase).toBe(true)
+    }
   })
 
   it("the access-log lines carry the trace ids", () => {
