@@ -3,6 +3,7 @@ import type { HttpClient } from "effect/http"
 import { FileUnreadable } from "../ingest/FileBytes.ts"
 import { ingestFiles, type IngestOptions } from "../ingest/Ingest.ts"
 import type { IngestSummary } from "../ingest/IngestEvents.ts"
+import type { IngestSource } from "../ingest/Upstream.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { backoffMs } from "./Backoff.ts"
 import { type BodyLimits, guardBody, gunzipGuarded } from "./BodyGuard.ts"
@@ -41,7 +42,12 @@ export const DEFAULT_LIMITS: BodyLimits = { maxBytes: 512 * 1024 * 1024, maxInfl
 const DEFAULT_TIMEOUT_MS = 30 * 60 * 1000
 
 /** Stores the fetched file as `vdb ingest` would; says which refusal cut its body, if any. */
-const store = (feed: CatalogueFeed, body: Stream.Stream<Uint8Array, FeedRefused>, options: SyncOptions) =>
+export const storeFile = (
+  source: IngestSource,
+  fileName: string,
+  body: Stream.Stream<Uint8Array, FeedRefused>,
+  options: SyncOptions
+) =>
   Effect.gen(function*() {
     let cut: FeedRefused | undefined
     let wholeFile: string | undefined
@@ -50,17 +56,17 @@ const store = (feed: CatalogueFeed, body: Stream.Stream<Uint8Array, FeedRefused>
       Stream.tapError((e) => Effect.sync(() => void (cut = e))),
       Stream.mapError((e) => new FileUnreadable({ reason: e.message }))
     )
-    const plan = { files: [{ source: feed.source, display: feed.fileName }], ignored: [] }
+    const plan = { files: [{ source, display: fileName }], ignored: [] }
     yield* Stream.runForEach(ingestFiles(plan, () => bytes, options.ingest), (event) =>
       Effect.sync(() => {
         // A problem of the file as a whole (not one record): the document did not parse to its end.
-        if (event._tag === "Problem" && event.position === feed.fileName) wholeFile ??= event.reason
+        if (event._tag === "Problem" && event.position === fileName) wholeFile ??= event.reason
         if (event._tag === "Summary") summary = event
       }))
     const changed = summary === undefined ? 0 : summary.inserted + summary.updated
     const failed = summary?.skipped ?? 0
-    const refusal = cut ?? (wholeFile === undefined ? undefined : refused("Corrupt", `${feed.fileName}: ${wholeFile}`))
-    return { changed, failed, refusal }
+    const refusal = cut ?? (wholeFile === undefined ? undefined : refused("Corrupt", `${fileName}: ${wholeFile}`))
+    return { changed, failed, items: summary?.items ?? 0, refusal }
   })
 
 /**
@@ -99,7 +105,7 @@ export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(function*(feed: Ca
       return { source: feed.source, status: "unchanged", changed: 0, failed: 0, nextRunAt } satisfies SyncOutcome
     }
     const guarded = guardBody(fetched.body, limits, fetched.contentLength)
-    const stored = yield* store(feed, feed.gzip ? gunzipGuarded(guarded, limits) : guarded, options)
+    const stored = yield* storeFile(feed.source, feed.fileName, feed.gzip ? gunzipGuarded(guarded, limits) : guarded, options)
     changed = stored.changed
     failed = stored.failed
     if (stored.refusal !== undefined) return yield* stored.refusal
@@ -118,27 +124,19 @@ export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(function*(feed: Ca
       duration: timeoutMs,
       orElse: () => Effect.fail(refused("Timeout", `the run passed its ${Math.round(timeoutMs / 1000)} s limit`))
     }),
-    Effect.catch((error: FeedRefused) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const streak = state?.failures ?? 0
-        const nextRunAt = new Date(error.retryAt ?? now + (yield* backoffMs(streak)))
-        yield* cursors.failed(feed.source, { error: error.message, kind: error.kind, changed, failed, nextRunAt })
-        // One warning per failure streak, not one per retry or per run.
-        if (streak === 0) {
-          yield* Effect.logWarning(`feed ${feed.source} failed: ${error.message}; next try at ${nextRunAt.toISOString()}`)
-        }
-        return {
-          source: feed.source,
-          status: "failed",
-          changed,
-          failed,
-          error: { kind: error.kind, message: error.message },
-          nextRunAt
-        } satisfies SyncOutcome
-      })
-    )
+    Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
   )
 }) as (feed: CatalogueFeed, options?: SyncOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>
+
+/** A run that ended refused: the cursor stays, the next run is due after backoff or the publisher's Retry-After. */
+export const recordFailure = Effect.fnUntraced(function*(source: string, streak: number, error: FeedRefused, changed: number, failed: number) {
+  const cursors = yield* FeedCursors
+  const now = yield* Clock.currentTimeMillis
+  const nextRunAt = new Date(error.retryAt ?? now + (yield* backoffMs(streak)))
+  yield* cursors.failed(source, { error: error.message, kind: error.kind, changed, failed, nextRunAt })
+  // One warning per failure streak, not one per retry or per run.
+  if (streak === 0) yield* Effect.logWarning(`feed ${source} failed: ${error.message}; next try at ${nextRunAt.toISOString()}`)
+  return { source, status: "failed", changed, failed, error: { kind: error.kind, message: error.message }, nextRunAt } satisfies SyncOutcome
+})
 
 export const isRefusal = (e: unknown): e is FeedRefused => e instanceof FeedRefused

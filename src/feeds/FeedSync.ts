@@ -1,10 +1,11 @@
 import { Effect, Schema } from "effect"
 import { CATALOGUES } from "./Catalogues.ts"
-import { type SyncOptions, type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
+import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
+import { type NvdOptions, syncNvd } from "./NvdSync.ts"
 
 /** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
-export const FEED_SOURCES: ReadonlyArray<string> = CATALOGUES.map((c) => c.source)
+export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd"]
 
 export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed", {
   source: Schema.String,
@@ -18,7 +19,7 @@ export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed"
 /** Runs the named sources (all when none is named) one after another; a failed source never stops the others. */
 export const syncSources = Effect.fn("Feeds.sync")(function*(
   names: ReadonlyArray<string>,
-  options: SyncOptions = {},
+  options: NvdOptions = {},
   onStart: (source: string) => Effect.Effect<void> = () => Effect.void
 ) {
   const unknown = names.find((n) => !FEED_SOURCES.includes(n))
@@ -28,6 +29,10 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
   for (const feed of chosen) {
     yield* onStart(feed.source)
     outcomes.push(yield* syncCatalogue(feed, options))
+  }
+  if (names.length === 0 || names.includes("nist-nvd")) {
+    yield* onStart("nist-nvd")
+    outcomes.push(yield* syncNvd(options))
   }
   return outcomes
 })

@@ -123,5 +123,38 @@ describe.each(SqlBackends)("live catalogue feeds on the mirror ($name)", ({ laye
           assert.ok(Date.now() - started >= 900, "Retry-After: 1 was honoured")
         })
       ), { timeout: 60_000 })
+
+    it.effect("nist-nvd: a first run pages through everything, then lastMod windows from the watermark; apiKey sent, never shown", () =>
+      onMirror((mirror) =>
+        Effect.gen(function*() {
+          const store = yield* VulnStore
+          const cursors = yield* FeedCursors
+          const nvd = { ...OPTIONS, requestGapMs: 0, pageSize: 10 }
+          const total = mirror.nvd.length
+          const [first] = yield* syncSources(["nist-nvd"], nvd).pipe(
+            Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...mirrorConfig(mirror), VDB_NVD_API_KEY: "k-secret-123" })))
+          )
+          assert.deepStrictEqual([first!.status, first!.changed, first!.failed], ["updated", total, 0])
+          const pages = mirror.requests.filter((r) => r.path === "/nist-nvd/cves/2.0")
+          assert.strictEqual(pages.length, Math.ceil(total / 10))
+          assert.ok(pages.every((r) => r.apiKey && !r.query.includes("lastMod")))
+          const watermark = (yield* cursors.get("nist-nvd"))!.cursor.watermark
+          assert.ok(watermark !== undefined)
+          assert.ok(!JSON.stringify(yield* cursors.get("nist-nvd")).includes("k-secret-123"))
+          assert.ok((yield* store.lookup("CVE-2014-1424", { bodies: false })).records.some((r) => r.source === "nist-nvd"))
+
+          mirror.requests.length = 0
+          const [second] = yield* syncSources(["nist-nvd"], nvd)
+          assert.deepStrictEqual([second!.status, second!.changed], ["unchanged", 0])
+          assert.ok(mirror.requests.every((r) => r.query.includes("lastModStartDate") && !r.apiKey))
+
+          // NVD modifies one CVE: the next window brings exactly that one.
+          const item = mirror.nvd[0]!
+          mirror.nvd[0] = { cve: { ...item.cve, lastModified: new Date().toISOString().slice(0, 23), vulnStatus: "Modified" } }
+          const [third] = yield* syncSources(["nist-nvd"], nvd)
+          assert.deepStrictEqual([third!.status, third!.changed], ["updated", 1])
+          assert.ok((yield* cursors.get("nist-nvd"))!.cursor.watermark! > watermark)
+        })
+      ), { timeout: 60_000 })
   })
 })

@@ -29,6 +29,9 @@ export interface MirrorRequest {
   readonly conditional: boolean
   readonly status: number
   readonly userAgent: string | undefined
+  readonly query: string
+  /** Whether an apiKey header came (never its value). */
+  readonly apiKey: boolean
 }
 
 interface File {
@@ -44,6 +47,8 @@ export interface FeedMirror {
   readonly publish: (path: string, body: Buffer | string, contentType: string) => void
   readonly fault: (path: string, fault: Fault | undefined) => void
   readonly requests: Array<MirrorRequest>
+  /** The NVD API's records (`{cve}` items, as in its pages), served at `/nist-nvd/cves/2.0`; change them to publish. */
+  readonly nvd: Array<{ cve: Record<string, unknown> }>
 }
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/data/", import.meta.url))
@@ -70,6 +75,38 @@ export const SAMPLES: ReadonlyArray<readonly [string, () => Buffer, string]> = [
   ["/exploit-db/files_exploits.csv", () => fixture("sources/exploit-db/files_exploits.subset.csv"), "text/plain; charset=utf-8"],
   ["/nuclei/cves.json", () => fixture("corpus/nuclei/cves.json"), "text/plain; charset=utf-8"]
 ]
+
+/** The recorded NVD API 2.0 responses' items (the one bare fkie `cve` object wrapped as an item). */
+export const nvdItems = (): Array<{ cve: Record<string, unknown> }> => {
+  const dir = `${FIXTURES}sources/nist-nvd/`
+  return readdirSync(dir).sort().flatMap((f) => {
+    const doc = JSON.parse(readFileSync(dir + f, "utf8")) as { vulnerabilities?: Array<{ cve: Record<string, unknown> }> } & Record<string, unknown>
+    return doc.vulnerabilities ?? [{ cve: doc }]
+  })
+}
+
+/** One page of NVD's API: its envelope, `startIndex`/`resultsPerPage` paging and `lastMod*Date` windows over `cve.lastModified`. */
+const nvdPage = (items: ReadonlyArray<{ cve: Record<string, unknown> }>, query: URLSearchParams) => {
+  const from = query.get("lastModStartDate")
+  const to = query.get("lastModEndDate")
+  const time = (s: string) => Date.parse(/[Z+]/.test(s.slice(10)) ? s : `${s}Z`)
+  const chosen = items.filter(({ cve }) => {
+    const t = time(String(cve.lastModified))
+    return (from === null || t >= time(from)) && (to === null || t <= time(to))
+  })
+  const start = Number(query.get("startIndex") ?? 0)
+  const size = Math.min(2000, Number(query.get("resultsPerPage") ?? 2000))
+  const vulnerabilities = chosen.slice(start, start + size)
+  return JSON.stringify({
+    resultsPerPage: vulnerabilities.length,
+    startIndex: start,
+    totalResults: chosen.length,
+    format: "NVD_CVE",
+    version: "2.0",
+    timestamp: new Date().toISOString().slice(0, 23),
+    vulnerabilities
+  })
+}
 
 const tagOf = (body: Buffer) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
 
@@ -119,6 +156,7 @@ export const feedMirror = Effect.acquireRelease(
     const files = new Map<string, File>()
     const faults = new Map<string, Fault>()
     const requests: Array<MirrorRequest> = []
+    const nvd = nvdItems()
     let clock = Date.parse("2025-08-25T17:00:00Z")
     const publish = (path: string, body: Buffer | string, contentType: string) => {
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body)
@@ -127,9 +165,15 @@ export const feedMirror = Effect.acquireRelease(
     }
     for (const [path, body, type] of SAMPLES) publish(path, body(), type)
     const server = createServer((req, res) => {
-      const path = new URL(req.url ?? "/", "http://mirror").pathname
+      const parsed = new URL(req.url ?? "/", "http://mirror")
+      const path = parsed.pathname
       const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
-      const note = (status: number) => requests.push({ path, conditional, status, userAgent: req.headers["user-agent"] })
+      const note = (status: number) =>
+        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined })
+      if (path === "/nist-nvd/cves/2.0") {
+        res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))
+        return note(200)
+      }
       const file = files.get(path)
       if (file === undefined) {
         res.writeHead(404).end()
@@ -163,7 +207,8 @@ export const feedMirror = Effect.acquireRelease(
           url: (path) => `http://127.0.0.1:${port}${path}`,
           publish,
           fault: (path, fault) => void (fault === undefined ? faults.delete(path) : faults.set(path, fault)),
-          requests
+          requests,
+          nvd
         },
         close: () => {
           server.closeAllConnections()
@@ -176,8 +221,10 @@ export const feedMirror = Effect.acquireRelease(
 ).pipe(Effect.map(({ mirror }) => mirror))
 
 /** The `VDB_FEED_<SOURCE>_URL` overrides pointing every feed at the mirror. */
-export const mirrorConfig = (mirror: FeedMirror): Record<string, string> =>
-  Object.fromEntries(SAMPLES.map(([path]) => {
+export const mirrorConfig = (mirror: FeedMirror): Record<string, string> => ({
+  ...Object.fromEntries(SAMPLES.map(([path]) => {
     const source = path.split("/")[1]!
     return [`VDB_FEED_${source.toUpperCase().replaceAll("-", "_")}_URL`, mirror.url(path)]
-  }))
+  })),
+  VDB_FEED_NIST_NVD_URL: mirror.url("/nist-nvd/cves/2.0")
+})
