@@ -11,7 +11,7 @@ import type { RateDecision } from "../ratelimit/Windows.ts"
 import { VulnApi } from "./Api.ts"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
-import { spanWhenTraced } from "../observability/Tracing.ts"
+import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
 
 const unauthorized = (message: string) => new Unauthorized({ message })
 const INVALID_CREDENTIALS = "invalid credentials"
@@ -100,6 +100,7 @@ const makeGate = Effect.gen(function*() {
 export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
   const { admit, findOrg } = yield* makeGate
   const tokens = yield* VerifiedTokens
+  const authenticated = spanWhenTraced(yield* TracingOn, "api.authenticate")
 
   // The expected digest of an opened secret (Organizations hands out the same
   // Redacted while its entry is cached); a rotated secret is a new object. A
@@ -161,7 +162,7 @@ export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(functi
         : scheme === "bearer" && value !== ""
         ? viaBearer(slot, value, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
         : Effect.fail(unauthorized("missing credentials: send Authorization: ApiKey <org_uuid>:<hex> or Bearer <token>"))
-      return Effect.matchEffect(spanWhenTraced("api.authenticate")(outcome), {
+      return Effect.matchEffect(authenticated(outcome), {
         onFailure: (error) => {
           slot.authFailure = error
           return Effect.fail(error)

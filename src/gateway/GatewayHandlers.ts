@@ -36,12 +36,7 @@ import { UpstreamClient, type UpstreamRequest } from "./relay/UpstreamClient.ts"
 import { firewallHeaders } from "./ResponseHeaders.ts"
 import { Nonces } from "./nonces/Nonces.ts"
 import { ServiceKeys } from "./ServiceKeys.ts"
-import { spanWhenTraced } from "../observability/Tracing.ts"
-
-// With tracing on, the request's steps before the upstream call: the service key, then the
-// firewall (policies, sealed blocks, guardrails; their own spans, e.g. `Guardrails.check`, below).
-const authenticated = spanWhenTraced("gateway.authenticate")
-const firewalled = spanWhenTraced("gateway.firewall")
+import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -183,6 +178,11 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const serviceKeys = yield* ServiceKeys
     const providerKeys = yield* ProviderKeys
     const inspection = yield* Inspection
+    // With tracing on, the request's steps before the upstream call: the service key, then the
+    // firewall (policies, sealed blocks, guardrails; their own spans, e.g. `Guardrails.check`, below).
+    const traced = yield* TracingOn
+    const authenticated = spanWhenTraced(traced, "gateway.authenticate")
+    const firewalled = spanWhenTraced(traced, "gateway.firewall")
     const upstream = yield* UpstreamClient
     const inferenceLog = yield* InferenceLog
     const nonces = yield* Nonces

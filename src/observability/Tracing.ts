@@ -122,8 +122,9 @@ export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap
 }))
 
 /**
- * `name`'s span around `self` while tracing is on. Off, `self` as it is: the hot paths (the
- * relay, the API's authentication) make no span, not even the native tracer's.
+ * `name`'s span around an effect while tracing is on, decided once when a service is built
+ * (`on` is `yield* TracingOn` there). Off, the effect as it is: the hot paths (the relay, the
+ * API's authentication) make no span, not even the native tracer's, and pay nothing per request.
  */
-export const spanWhenTraced = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) => fiber.getRef(TracingOn) ? Effect.withSpan(self, name) : self)
+export const spanWhenTraced = (on: boolean, name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  on ? Effect.withSpan(self, name) : self
