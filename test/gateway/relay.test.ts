@@ -103,6 +103,20 @@ describe("headers", () => {
     expect(headers["user-agent"]).toBe("test-agent/1.0")
   })
 
+  it("with tracing off, forwards a client's traceparent and tracestate as sent and adds none", async () => {
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    await send(chatUrl(), {
+      headers: { ...auth, traceparent, tracestate: "vendor=opaque", "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4.1", messages: [] })
+    })
+    await send(chatUrl(), { headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", messages: [] }) })
+    const [traced, untraced] = gateway.upstream.received
+    expect(traced!.headers.traceparent).toBe(traceparent)
+    expect(traced!.headers.tracestate).toBe("vendor=opaque")
+    expect(untraced!.headers.traceparent).toBeUndefined()
+    expect(untraced!.headers.b3).toBeUndefined()
+  })
+
   it("sets provider default headers only when the client sent none", async () => {
     const url = `${gateway.url}/anthropic/${ORG}/v1/messages`
     const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 8, messages: [] })
