@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NODE_ENV_CMD = eval "$$(bin/setup)"
 
-.PHONY: help setup start test typecheck unit postgres chromium prometheus bench bench-table lint lint-baseline format
+.PHONY: help setup start test typecheck unit postgres chromium prometheus nginx bench bench-table lint lint-baseline format
 
 help:
 	@echo "make start   install and run every service on the embedded database (.data/)"
@@ -24,6 +24,13 @@ postgres:
 	  echo "starting the local PostgreSQL"; \
 	  pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start; \
 	  for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
+	fi
+
+# The proxy tests (test/proxy/nginx.test.ts) run Debian's nginx in the foreground with a config of their own.
+nginx:
+	@if [ ! -x /usr/sbin/nginx ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's nginx for the proxy tests"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; \
 	fi
 
 # The device sign-in browser test drives Debian's Chromium (playwright-core never downloads a browser).
@@ -58,7 +65,7 @@ lint-baseline: setup
 format: setup
 	@$(NODE_ENV_CMD) && VDB_FORMAT=1 npx eslint --fix . && echo "format: done"
 
-test: setup postgres chromium prometheus
+test: setup postgres chromium prometheus nginx
 	@$(NODE_ENV_CMD) && npx tsc --noEmit -p tsconfig.json && echo "typecheck: ok" && npx vitest run
 
 bench: setup postgres

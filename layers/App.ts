@@ -8,6 +8,7 @@ import { InferenceLog } from "../src/gateway/InferenceLog.ts"
 import { ServiceKeys } from "../src/gateway/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { Policies } from "../src/policies/Policies.ts"
+import { AuthorizeLimiter } from "../src/device/AuthorizeLimiter.ts"
 import { DeviceGrants } from "../src/device/DeviceGrants.ts"
 import { Members } from "../src/members/Members.ts"
 import { Sessions } from "../src/members/Sessions.ts"
@@ -26,6 +27,7 @@ export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.merg
   InferenceLog.layer,
   Policies.layer,
   DeviceGrants.layer,
+  AuthorizeLimiter.layer,
   Sessions.layer
 ).pipe(
   Layer.provideMerge(Members.layer),

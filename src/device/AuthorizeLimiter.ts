@@ -1,11 +1,13 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The authorize call's limiter: 12 calls per 60-second window per client
- * address (the TCP peer address; `X-Forwarded-For` is not trusted, as the
- * site has no configured proxy). The window opens at an address's first call;
- * the 13th and later calls inside it are refused with the seconds until it
- * closes. Per process.
+ * address (src/server/ClientAddress.ts: the TCP peer, or the client a trusted
+ * proxy names). The window opens at an address's first call; the 13th and
+ * later calls inside it are refused with the seconds until it closes. `layer`
+ * keeps the windows in the database, one statement a call, so several
+ * processes behind a proxy share them; `layerMemory` is per process (tests).
  */
 export const AUTHORIZE_LIMIT = 12
 export const AUTHORIZE_WINDOW_MILLIS = 60_000
@@ -33,4 +35,27 @@ export class AuthorizeLimiter extends Context.Service<AuthorizeLimiter, {
         })
     })
   })
+
+  static readonly layer = Layer.effect(AuthorizeLimiter, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const decode = Schema.decodeUnknownSync(Schema.Struct({ started: Schema.Number, calls: Schema.Number }))
+    let taken = 0
+    return AuthorizeLimiter.of({
+      take: Effect.fnUntraced(function*(address) {
+        const now = yield* Clock.currentTimeMillis
+        const expired = new Date(now - AUTHORIZE_WINDOW_MILLIS)
+        // Now and then, windows long closed go (a row per address ever seen would only grow).
+        if (++taken % 256 === 0) yield* sql`DELETE FROM authorize_windows WHERE window_start <= ${expired}`.pipe(Effect.orDie)
+        const rows = yield* sql`
+          INSERT INTO authorize_windows AS w (address, window_start, calls) VALUES (${address}, ${new Date(now)}, 1)
+          ON CONFLICT (address) DO UPDATE SET
+            window_start = CASE WHEN w.window_start <= ${expired} THEN EXCLUDED.window_start ELSE w.window_start END,
+            calls = CASE WHEN w.window_start <= ${expired} THEN 1 ELSE LEAST(w.calls + 1, ${AUTHORIZE_LIMIT + 1}::int) END
+          RETURNING (extract(epoch FROM window_start) * 1000)::float8 AS started, calls`.pipe(Effect.orDie)
+        const { calls, started } = decode(rows[0])
+        if (calls <= AUTHORIZE_LIMIT) return undefined
+        return Math.max(1, Math.ceil((started + AUTHORIZE_WINDOW_MILLIS - now) / 1000))
+      })
+    })
+  }))
 }

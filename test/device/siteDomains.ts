@@ -2,6 +2,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { Invalidation } from "../../src/db/Invalidation.ts"
+import { AuthorizeLimiter } from "../../src/device/AuthorizeLimiter.ts"
 import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
 import { Members } from "../../src/members/Members.ts"
 import { Sessions } from "../../src/members/Sessions.ts"
@@ -10,7 +11,7 @@ import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
 
 /** What the site's routes need, on the memory layers; a test may swap the sessions. */
 export const siteDomains = (sessions: Layer.Layer<Sessions, never, Members> = Sessions.layerMemory) =>
-  Layer.mergeAll(sessions, DeviceGrants.layerMemory).pipe(
+  Layer.mergeAll(sessions, DeviceGrants.layerMemory, AuthorizeLimiter.layerMemory).pipe(
     Layer.provideMerge(Members.layerMemory),
     Layer.provideMerge(Organizations.layerMemory),
     Layer.provideMerge(Invalidation.layerMemory)
