@@ -1,5 +1,5 @@
 import { Clock, Effect, Redacted, type Scope, type Stream } from "effect"
-import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { Headers, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { backoffMs, retryAfterAt, USER_AGENT } from "./Backoff.ts"
 import { type FeedRefused, refused, shownUrl } from "./FeedError.ts"
 import { checkRedirect, checkUrl } from "./FeedUrl.ts"
@@ -35,6 +35,8 @@ export type Fetched =
   }
 
 const MAX_REDIRECTS = 5
+/** Effect's default redacted header names (Headers.CurrentRedactedNames), kept when a feed adds its own. */
+const REDACTED_ALWAYS = ["authorization", "cookie", "set-cookie", "x-api-key"]
 
 const mediaType = (value: string | undefined) => value?.split(";")[0]?.trim().toLowerCase()
 
@@ -63,7 +65,10 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
     if (plan.lastModified !== undefined) headers["if-modified-since"] = plan.lastModified
     for (const [name, value] of Object.entries(plan.secretHeaders ?? {})) headers[name] = Redacted.value(value)
     const request = HttpClientRequest.get(url, { headers })
-    const sent = yield* Effect.exit(client.execute(request))
+    // The client records request headers on its trace span: a secret header must be among the redacted names.
+    const sent = yield* Effect.exit(client.execute(request).pipe(
+      Effect.provideService(Headers.CurrentRedactedNames, [...REDACTED_ALWAYS, ...Object.keys(plan.secretHeaders ?? {})])
+    ))
     const now = yield* Clock.currentTimeMillis
     let retry: { readonly error: FeedRefused; readonly at: number | undefined }
     if (sent._tag === "Failure") {
