@@ -1,6 +1,8 @@
 import type { Violation } from "../../schema/GatewayError.ts"
 import type { GuardrailDecision } from "../../schema/GuardrailRule.ts"
 import type { CompiledRule, CompiledRuleSet } from "./CompiledRules.ts"
+import { composeChanges } from "./RedactionSpans.ts"
+import type { TextChange } from "./TextChanges.ts"
 import { formatPath, type Segment } from "./TextSegments.ts"
 
 export const REDACTED = "[REDACTED]"
@@ -13,10 +15,17 @@ export interface SegmentVerdict {
   readonly blockedBy?: string | undefined
   readonly violations: ReadonlyArray<Violation>
   /** Segment index → redacted text, for segments a redaction changed (empty on a block). */
-  readonly changed: ReadonlyMap<number, string>
+  readonly changed: ReadonlyMap<number, ChangedText>
 }
 
-const NOTHING_CHANGED: ReadonlyMap<number, string> = new Map()
+/** A segment's text after the redactions, and exactly which characters of the original they replaced. */
+export interface ChangedText {
+  readonly text: string
+  /** Sorted, disjoint, in UTF-16 units of the segment's original text (what the splice rewrites). */
+  readonly changes: ReadonlyArray<TextChange>
+}
+
+const NOTHING_CHANGED: ReadonlyMap<number, ChangedText> = new Map()
 
 export const allowSegments: SegmentVerdict = {
   decision: "allow",
@@ -49,7 +58,7 @@ export const evaluateSegments = (
   if (candidates.size === 0) return allowSegments
 
   const texts = segments.map((s) => s.text)
-  const changed = new Map<number, string>()
+  const changed = new Map<number, ChangedText>()
   const matched: Array<string> = []
   const violations: Array<Violation> = []
   let redactions = 0
@@ -63,7 +72,7 @@ export const evaluateSegments = (
     if (!candidate) {
       // A rule the pass excluded can still match text an earlier redaction wrote.
       if (changed.size === 0) continue
-      late ??= candidatesOf(ruleSet, Buffer.from([...changed.values()].join("\n")))
+      late ??= candidatesOf(ruleSet, Buffer.from([...changed.values()].map((c) => c.text).join("\n")))
       if (!late.has(r)) continue
     }
     const targets = targetsOf(rule, candidate, joined, changed)
@@ -77,10 +86,11 @@ export const evaluateSegments = (
         return { decision: "block", rules: matched, redactions: 0, blockedBy: rule.name, violations, changed: NOTHING_CHANGED }
       }
       for (const s of targets) {
-        const [next, count] = redact(rule, texts[s]!)
-        if (count === 0) continue
+        const [next, matches] = redact(rule, texts[s]!)
+        if (matches.length === 0) continue
         texts[s] = next
-        changed.set(s, next)
+        // Spans are recorded only here, for a segment a rule rewrote: a request no rule matches pays nothing.
+        changed.set(s, { text: next, changes: composeChanges(changed.get(s)?.changes ?? [], matches, REDACTED.length, next) })
         late = undefined
         if (first === -1) first = s
       }
@@ -182,7 +192,7 @@ const targetsOf = (
   rule: CompiledRule,
   candidate: boolean,
   joined: JoinedText,
-  changed: ReadonlyMap<number, string>
+  changed: ReadonlyMap<number, unknown>
 ): ReadonlyArray<number> => {
   if (candidate && rule.alwaysTest) return Array.from(joined.starts.keys())
   const targets = new Set<number>(changed.keys())
@@ -225,37 +235,72 @@ const segmentAt = (starts: Int32Array, offset: number): number => {
 }
 
 /**
- * Replaces every non-empty match (an empty match has nothing to hide).
+ * Replaces every non-empty match (an empty match has nothing to hide), and
+ * gives where each was, as flat `[start, end, ...]` pairs in `text`'s units.
  *
  * RE2 reads text as UTF-8: a lone surrogate (legal in JSON as `\ud800`)
  * throws its offsets off and hides later matches. Matching therefore runs on
  * the well-formed copy (each lone surrogate becomes U+FFFD, the same length),
  * and the spans found there are cut out of the original.
+ *
+ * The spans come from one native replace that wraps each match in a character
+ * the text does not hold: a replacer function is given UTF-16 offsets that RE2
+ * counts from the start of the text on every call, quadratic on non-ASCII text
+ * (20,000 matches in 540 KB: 10 s instead of 20 ms).
  */
-const redact = (rule: CompiledRule, text: string): [string, number] => {
-  let count = 0
-  if (text.isWellFormed()) {
-    const next = rule.all.replace(text, (match: string) => {
-      if (match === "") return ""
-      count++
-      return REDACTED
-    })
-    return [next, count]
-  }
+const redact = (rule: CompiledRule, text: string): [string, Array<number>] => {
+  const input = text.isWellFormed() ? text : text.toWellFormed()
+  const mark = markFor(input)
+  if (mark === undefined) return redactByReplacer(rule, text, input)
+  const marked = rule.all.replace(input, `${mark}$&${mark}`)
+  const matches: Array<number> = []
   let out = ""
   let at = 0
-  rule.all.replace(text.toWellFormed(), (match: string, ...rest: Array<unknown>) => {
-    // (match, ...captures, offset, input[, groups]): the offset is the first number.
-    const offset = rest.find((arg) => typeof arg === "number") as number
+  let marks = 0
+  for (let open = marked.indexOf(mark); open !== -1; open = marked.indexOf(mark, open + 1)) {
+    const close = marked.indexOf(mark, open + 1)
+    const start = open - marks
+    const end = close - marks - 1
+    marks += 2
+    open = close
+    if (end === start) continue
+    out += text.slice(at, start) + REDACTED
+    matches.push(start, end)
+    at = end
+  }
+  return [matches.length === 0 ? text : out + text.slice(at), matches]
+}
+
+/** A character `text` does not hold (a private-use one, almost always the first); `undefined` if it holds every one. */
+const markFor = (text: string): string | undefined => {
+  if (!text.includes("\ue000")) return "\ue000"
+  const seen = new Uint8Array(0x10000)
+  for (let i = 0; i < text.length; i++) seen[text.charCodeAt(i)] = 1
+  for (let unit = 0xe001; unit < 0x10000; unit++) if (seen[unit] === 0) return String.fromCharCode(unit)
+  // Not `$`: the replacement would read it as a substitution.
+  for (let unit = 0x20; unit < 0xd800; unit++) if (seen[unit] === 0 && unit !== 0x24) return String.fromCharCode(unit)
+  return undefined
+}
+
+/** The same through a replacer function: for a text that holds every character `markFor` could take. */
+const redactByReplacer = (rule: CompiledRule, text: string, input: string): [string, Array<number>] => {
+  const matches: Array<number> = []
+  let out = ""
+  let at = 0
+  rule.all.replace(input, (match: string, ...rest: Array<unknown>) => {
+    const offset = offsetOf(rest)
     if (match !== "") {
       out += text.slice(at, offset) + REDACTED
       at = offset + match.length
-      count++
+      matches.push(offset, at)
     }
     return match
   })
-  return [out + text.slice(at), count]
+  return [matches.length === 0 ? text : out + text.slice(at), matches]
 }
+
+/** A replacer's arguments after the match (...captures, offset, input[, groups]): the offset is the first number. */
+const offsetOf = (rest: ReadonlyArray<unknown>): number => rest.find((arg) => typeof arg === "number") as number
 
 const violationOf = (rule: CompiledRule, segment: Segment): Violation => ({
   policy_uuid: rule.uuid,

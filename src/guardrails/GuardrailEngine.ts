@@ -10,6 +10,7 @@ import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
 import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
 import type { DelimiterIntegrityRule, GuardrailOutcome } from "./Guardrails.ts"
 import { shapeOf, spliceStrings, type StringEdit } from "./JsonSplice.ts"
+import { payloadChange } from "./RedactionSpans.ts"
 import type { RuleCache } from "./RuleCache.ts"
 import { type JsonPath, readSegments } from "./TextSegments.ts"
 
@@ -103,12 +104,18 @@ const outcomeOf = (
   }
   if (verdict.changed.size === 0) return asRead ? { ...outcome, body: reserialised(parsed, []) } : outcome
   const edits: Array<StringEdit> = []
-  for (const [index, text] of verdict.changed) {
-    // Decoded text (a base64 or data: document) goes back in its encoding.
+  for (const [index, { changes, text }] of verdict.changed) {
     const segment = segments[index]!
-    const raw = segment.encode === undefined ? text : segment.encode(text)
+    // The exact spans the rules replaced: the splice rewrites those and keeps every other byte as sent.
+    if (segment.encode === undefined) {
+      edits.push({ path: segment.path, text, changes })
+      continue
+    }
+    // Decoded text (a base64 or data: document) goes back in its encoding: the payload is written anew.
+    const raw = segment.encode(text)
     if (raw === undefined) return { ...uninspectable, uninspectableDetail: "a redaction in a textual payload that cannot be written back in its character set" }
-    edits.push({ path: segment.path, text: raw })
+    const sent = valueAt(parsed, segment.path)
+    edits.push({ path: segment.path, text: raw, changes: typeof sent === "string" ? payloadChange(sent, raw) : undefined })
   }
   return { ...outcome, body: (asRead ? undefined : spliceStrings(body, edits)) ?? reserialised(parsed, edits) }
 }
@@ -124,6 +131,12 @@ const reserialised = (parsed: unknown, edits: ReadonlyArray<StringEdit>) => {
   const copy = structuredClone(parsed)
   for (const edit of edits) setAt(copy, edit.path, edit.text)
   return Buffer.from(JSON.stringify(copy))
+}
+
+const valueAt = (root: unknown, path: JsonPath): unknown => {
+  let node = root
+  for (const step of path) node = (node as Record<string | number, unknown> | null | undefined)?.[step]
+  return node
 }
 
 const setAt = (root: unknown, path: JsonPath, value: string) => {

@@ -258,6 +258,40 @@ const keepsAllButLiterals = (out: Buffer, bytes: Buffer, edited: ReadonlyArray<{
   return out.subarray(at).equals(bytes.subarray(from))
 }
 
+/**
+ * The test's own account of what rules run one after another replace: each character of the
+ * text carries the range of the original it stands for (a replacement's characters all carry
+ * the union of what their match covered), and runs of replacement characters are the changes.
+ */
+const redactedSpans = (original: string, rules: ReadonlyArray<RegExp>): Array<Change> => {
+  let chars = [...Array(original.length).keys()].map((i) => ({ ch: original[i]!, lo: i, hi: i + 1, written: false }))
+  for (const rule of rules) {
+    const text = chars.map((c) => c.ch).join("").toWellFormed()
+    const next: typeof chars = []
+    let at = 0
+    for (const found of text.matchAll(rule)) {
+      if (found[0] === "") continue
+      const covered = chars.slice(found.index, found.index + found[0].length)
+      next.push(...chars.slice(at, found.index))
+      const lo = Math.min(...covered.map((c) => c.lo))
+      const hi = Math.max(...covered.map((c) => c.hi))
+      for (const ch of "[REDACTED]") next.push({ ch, lo, hi, written: true })
+      at = found.index + found[0].length
+    }
+    chars = [...next, ...chars.slice(at)]
+  }
+  const changes: Array<Change> = []
+  for (let i = 0; i < chars.length; i++) {
+    if (!chars[i]!.written) continue
+    let j = i
+    while (j + 1 < chars.length && chars[j + 1]!.written) j++
+    const run = chars.slice(i, j + 1)
+    changes.push({ start: run[0]!.lo, end: run[run.length - 1]!.hi, text: run.map((c) => c.ch).join("") })
+    i = j
+  }
+  return changes
+}
+
 /** Every member and element path below the root (the removable places). */
 const memberPaths = (value: unknown, path: JsonPath = []): Array<JsonPath> => {
   const entries: Array<[string | number, unknown]> = Array.isArray(value)
@@ -465,6 +499,36 @@ describe("byte-faithful rewriting", () => {
     assert.strictEqual(Buffer.from(out!).toString(), `{"a":"first","a":"edited","b":["x"]}`)
     assert.isUndefined(spliceStrings(bytes, [{ path: ["b", 3], text: "nowhere" }]))
   })
+
+  it.effect("redactions by several rules through the engine rewrite exactly the matched characters (touching, overlapping, one character apart)", () =>
+    Effect.gen(function*() {
+      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false })
+      const org = "7a1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+      // The second rule runs on the first's output: `]+7` can take the last character of a [REDACTED].
+      const patterns = ["\\d{3}-\\d{2}-\\d{4}", "KEY\\d+|\\]\\+\\d+"]
+      for (const [i, pattern] of patterns.entries()) {
+        yield* guardrails.create(org, { name: `rule${i}`, rule_type: "pii_redact", pattern, priority: i })
+      }
+      const content = fc.array(fc.oneof(text, fc.constantFrom("123-45-6789", "KEY4", "+7", "[", "R", "E", "D", "A", "C", "T", "]")), { maxLength: 8 })
+        .map((parts) => parts.join(""))
+      const chatDoc = fc.record({
+        model: fc.constant("gpt"),
+        messages: fc.array(fc.record({ role: fc.constantFrom("system", "user"), content }), { minLength: 1, maxLength: 4 })
+      })
+      for (const [doc, seed] of fc.sample(fc.tuple(chatDoc, fc.integer()), { numRuns: 300, seed: 7 })) {
+        const { bytes, ranges } = writeJson(doc, seed)
+        const outcome = yield* guardrails.evaluate(org, "chat", bytes, JSON.parse(bytes.toString()))
+        const edits = doc.messages.flatMap((m, i) => {
+          const changes = redactedSpans(m.content, patterns.map((p) => new RegExp(p, "gu")))
+          return changes.length === 0 ? [] : [{ path: ["messages", i, "content"] as JsonPath, text: applyChanges(m.content, changes), changes }]
+        })
+        if (edits.length === 0) {
+          assert.isUndefined(outcome.body)
+          continue
+        }
+        assert.strictEqual(Buffer.from(outcome.body!).toString(), expectedBytes(bytes, ranges, edits).toString())
+      }
+    }))
 
   it.effect("a redaction through the engine rewrites only the matched characters (chat, random spelling)", () =>
     Effect.gen(function*() {
