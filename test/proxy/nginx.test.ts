@@ -88,6 +88,20 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
     assert.notInclude(page.text, `<dd>${PROXY}</dd>`)
   })
 
+  it("50 concurrent polls through nginx, spread over both workers, redeem an approved grant once", async () => {
+    const site = nginx.ports.site!
+    const grant = (await authorize(site, "127.0.0.51")).json as { device_code: string; user_code: string }
+    const signedIn = await postJson(site, SESSION, { email, password: PASSWORD }, { from: "127.0.0.52" })
+    const cookie = `vdb_session=${cookiesOf(signedIn)["vdb_session"]}`
+    const approved = await postJson(site, "/api/site/v1/cli/device/approve", { user_code: grant.user_code }, { headers: { cookie }, from: "127.0.0.52" })
+    assert.strictEqual(approved.status, 200, approved.text)
+    const polls = await Promise.all(Array.from({ length: 50 }, () =>
+      postJson(site, "/api/site/v1/cli/device/token", { device_code: grant.device_code }, { from: "127.0.0.51" })))
+    const issued = polls.filter((r) => r.status === 200)
+    assert.strictEqual(issued.length, 1, polls.map((r) => `${r.status} ${r.json?.error ?? ""}`).join(","))
+    assert.strictEqual(issued[0]!.json.api_key, org.apiKey)
+  })
+
   it("an organization's per-minute limit is exact across both workers", async () => {
     const replies = await Promise.all(Array.from({ length: 24 }, (_, i) =>
       http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: org.apiKey }, from: `127.0.0.${40 + (i % 4)}` })))
