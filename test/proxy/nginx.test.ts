@@ -102,6 +102,25 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
     assert.strictEqual(issued[0]!.json.api_key, org.apiKey)
   })
 
+  it("a rotated secret and a deactivation are refused at once by both workers", async () => {
+    const made = await runVdb(["org", "create", "--name", "rotating", "--per-minute", "0", "--per-week", "0", "--json"], server.env)
+    const rotating = JSON.parse(made.stdout) as { uuid: string; apiKey: string }
+    const statuses = (apiKey: string) =>
+      Promise.all(Array.from({ length: 8 }, (_, i) =>
+        http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: apiKey }, from: `127.0.0.${60 + i}` })
+          .then((r) => r.status)))
+    // Read (and cached) by both workers first: authentication before the lookup, so 404 means admitted.
+    assert.deepStrictEqual(await statuses(rotating.apiKey), Array(8).fill(404))
+    const rotated = await runVdb(["org", "rotate-secret", rotating.uuid, "--json"], server.env)
+    assert.strictEqual(rotated.code, 0, rotated.stderr)
+    const fresh = JSON.parse(rotated.stdout).apiKey as string
+    assert.deepStrictEqual(await statuses(rotating.apiKey), Array(8).fill(401))
+    assert.deepStrictEqual(await statuses(fresh), Array(8).fill(404))
+    const deactivated = await runVdb(["org", "deactivate", rotating.uuid], server.env)
+    assert.strictEqual(deactivated.code, 0, deactivated.stderr)
+    assert.notInclude(await statuses(fresh), 404)
+  })
+
   it("an organization's per-minute limit is exact across both workers", async () => {
     const replies = await Promise.all(Array.from({ length: 24 }, (_, i) =>
       http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: org.apiKey }, from: `127.0.0.${40 + (i % 4)}` })))
