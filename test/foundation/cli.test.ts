@@ -110,7 +110,7 @@ describe("bin/vdb with DATABASE_URL", () => {
   it("lists every top-level command, and each one alone runs as it does among all (main.ts loads only the named one)", async () => {
     const root = await runVdb(["--help"], { VDB_DATA_DIR: tempDataDir() })
     const listed = root.stdout.split("SUBCOMMANDS")[1]!.trim().split("\n").map((line) => line.trim().split(/\s+/)[0]!)
-    expect(listed).toEqual(["serve", "db", "org", "member", "auth", "gateway", "ingest", "usage", "mcp", "info", "vuln", "exploits"])
+    expect(listed).toEqual(["serve", "db", "org", "member", "auth", "gateway", "ingest", "sync", "usage", "mcp", "versions", "query", "info", "vuln", "exploits"])
     const helps = await Promise.all(listed.map((name) => runVdb([name, "--help"], { VDB_DATA_DIR: tempDataDir() })))
     for (const [i, help] of helps.entries()) {
       expect(help.code, listed[i]).toBe(0)
