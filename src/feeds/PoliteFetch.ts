@@ -17,9 +17,9 @@ export interface FetchPlan {
   /** Epoch milliseconds past which no retry is started. */
   readonly deadline: number
   /** Tries on 429, 503, other 5xx and unreachable hosts, the first included. Default 5. */
-  readonly attempts?: number
+  readonly attempts?: number | undefined
   /** Base of the exponential backoff between tries (tests shorten it). Default 1 s. */
-  readonly backoffBaseMs?: number
+  readonly backoffBaseMs?: number | undefined
 }
 
 export type Fetched =

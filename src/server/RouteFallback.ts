@@ -86,8 +86,8 @@ export const catchAll = <E, R>(
   path: HttpRouter.PathInput,
   handler: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) => {
-  const [first, ...rest] = CATCH_ALL_METHODS.map((method) => HttpRouter.add(method, path, handler))
-  return Layer.mergeAll(first, ...rest)
+  const [first, ...rest] = CATCH_ALL_METHODS
+  return Layer.mergeAll(HttpRouter.add(first, path, handler), ...rest.map((method) => HttpRouter.add(method, path, handler)))
 }
 
 /** What HttpRouter routes (it takes no TRACE), HEAD left out. */

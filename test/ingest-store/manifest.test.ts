@@ -43,7 +43,7 @@ describe("the ingested data folder against manifest.json (PostgreSQL)", () => {
           if (lost.length > 0) problems.push(`${id}: aliases ${lost.join(",")} missing`)
           const x = entry.exploits
           if (x !== undefined) {
-            const s = seen.summary
+            const s = { metasploit: 0, nuclei: 0, github: 0, exploitDb: 0, ...seen.summary }
             if (s.metasploit !== x.metasploit) problems.push(`${id}: metasploit ${s.metasploit} ≠ ${x.metasploit}`)
             if (s.nuclei !== x.nuclei) problems.push(`${id}: nuclei ${s.nuclei} ≠ ${x.nuclei}`)
             if ((s.github > 0) !== x.pocInGithub) problems.push(`${id}: github ${s.github}, manifest ${x.pocInGithub}`)

@@ -12,12 +12,16 @@ const processBus = (url: string) =>
     (context) => Context.get(context, Invalidation)
   )
 
-/** `count` processes' buses on one throwaway database. */
+type Bus = Context.Service.Shape<typeof Invalidation>
+type Buses = readonly [Bus, Bus, Bus]
+
+/** `count` (at most 3) processes' buses on one throwaway database. */
 const processes = (count: number) =>
   Effect.flatMap(throwawayDatabase, (db) =>
     Effect.map(
       Effect.forEach(Array.from({ length: count }), () => processBus(db.url)),
-      (buses) => ({ db, buses })
+      // A tuple of `count` buses: the tests name each process's bus.
+      (buses) => ({ db, buses: buses as unknown as Buses })
     ))
 
 const recorder = Effect.fnUntraced(function*(bus: Context.Service.Shape<typeof Invalidation>) {

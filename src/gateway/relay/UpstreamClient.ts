@@ -61,7 +61,7 @@ const bufferedOptions = (request: UpstreamRequest, timeoutMs: number): Dispatche
   path: request.path,
   method: request.method,
   headers: request.headers,
-  body: request.body,
+  body: request.body ?? null,
   headersTimeout: timeoutMs,
   bodyTimeout: timeoutMs
 })
@@ -190,7 +190,7 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
         path: request.path,
         method: request.method,
         headers: request.headers,
-        body: request.body,
+        body: request.body ?? null,
         signal,
         headersTimeout: 0,
         bodyTimeout: 0

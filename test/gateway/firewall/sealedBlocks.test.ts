@@ -134,7 +134,7 @@ describe("the nonce state table", () => {
         mode: "observe",
         checkAll: (list) => (asked.push(list), nonces.checkAll(ORG, list))
       })
-      assert.deepStrictEqual(asked, [[nonce]])
+      assert.deepStrictEqual(asked, [[nonce!]])
     }))
 })
 

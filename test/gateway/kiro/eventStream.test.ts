@@ -44,7 +44,7 @@ describe("EventStreamReader", () => {
   it("stops at a frame whose CRC fails, keeping what it read before", () => {
     const frames = sampleFrames()
     const broken = Buffer.from(frames[2]!)
-    broken[broken.length - 6] ^= 0xff // payload byte: the message CRC no longer matches
+    broken[broken.length - 6] = broken[broken.length - 6]! ^ 0xff // payload byte: the message CRC no longer matches
     const summary = read([concat([frames[0]!, frames[1]!, broken, ...frames.slice(3)])])
     expect(summary.undecodable).toBe(true)
     expect(summary.events).toEqual({ assistantResponseEvent: 2 })
@@ -128,7 +128,7 @@ describe("the frame reader against the SDK codec", () => {
       expect(readFrame(frame, start, end)).toEqual(codecDecode(frame, start, end))
       // One damaged byte: both refuse (a CRC covers every byte), or, when the flip is a no-op, both agree.
       const damaged = Buffer.from(frame)
-      damaged[start + (position % (end - start))] ^= flip
+      damaged[start + (position % (end - start))] = damaged[start + (position % (end - start))]! ^ flip
       const a = outcome(() => readFrame(damaged, start, end))
       const b = outcome(() => codecDecode(damaged, start, end))
       expect("failed" in a).toBe("failed" in b)
