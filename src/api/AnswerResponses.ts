@@ -1,6 +1,6 @@
 import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
-import { negotiate } from "../gateway/relay/Compression.ts"
+import { negotiate } from "../http/Compression.ts"
 import { compressible, encoded, type OpenAnswer, type VulnAnswer } from "./CachedAnswers.ts"
 import { noneMatch } from "./Conditional.ts"
 

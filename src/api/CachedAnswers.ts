@@ -2,11 +2,11 @@ import { brotliCompressSync, constants, gzipSync } from "node:zlib"
 import { Schema } from "effect"
 import { CveSummary } from "../../schema/CveSummary.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
-import { type Coding, MIN_COMPRESS_BYTES } from "../gateway/relay/Compression.ts"
+import { type Coding, MIN_COMPRESS_BYTES } from "../http/Compression.ts"
 import type { Lookup } from "../vulns/VulnStore.ts"
 import { weakEtag } from "./Conditional.ts"
 import type { Built } from "./ResponseCache.ts"
-import type { SummaryBody } from "./Summary.ts"
+import type { SummaryBody } from "../vulns/Summary.ts"
 
 /**
  * The answers the response cache keeps, as bytes (or text) ready to send.

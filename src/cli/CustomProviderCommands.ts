@@ -1,8 +1,8 @@
 import { Console, DateTime, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { printFields, printJson, printTable } from "./Output.ts"
-import type { CustomProvider, CustomSurface } from "../gateway/custom/CustomProvider.ts"
-import { CustomProviderAdminClient, CustomProviderAdminError } from "../gateway/custom/CustomProviderAdminRpcs.ts"
+import type { CustomProvider, CustomSurface } from "../providers/custom/CustomProvider.ts"
+import { CustomProviderAdminClient, CustomProviderAdminError } from "../admin/CustomProviderAdminRpcs.ts"
 import { refusalsAs } from "./Refusals.ts"
 
 /** A refused `bin/vdb gateway custom-provider` command: one line for stderr, exit 1. */

@@ -2,7 +2,7 @@ import { Console, DateTime, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { printJson, printTable } from "./Output.ts"
 import { type GatewayPolicyEntry, PolicyKind, type PolicyEffect, STRIPPABLE_KINDS } from "../../schema/GatewayPolicy.ts"
-import { FirewallAdminClient } from "../gateway/FirewallAdminRpcs.ts"
+import { FirewallAdminClient } from "../admin/FirewallAdminRpcs.ts"
 import { entryUuid, json, oneOf, org, refusal, validUuid } from "./RuleCommands.ts"
 
 const entryJson = (entry: GatewayPolicyEntry) => ({

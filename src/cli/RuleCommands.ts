@@ -7,7 +7,7 @@ import {
   type GuardrailRule,
   type NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
-import { FirewallAdminClient, FirewallAdminError } from "../gateway/FirewallAdminRpcs.ts"
+import { FirewallAdminClient, FirewallAdminError } from "../admin/FirewallAdminRpcs.ts"
 import type { FirewallCheckResult } from "../../schema/FirewallCheck.ts"
 import { wholeNumberFlag } from "./NumberFlags.ts"
 import { refusalsAs } from "./Refusals.ts"

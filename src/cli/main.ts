@@ -33,9 +33,9 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
   [["gateway"], async () => {
     const [{ gatewayCommand }, gateway, firewall, custom] = await Promise.all([
       import("./GatewayCommands.ts"),
-      import("../gateway/GatewayAdminRpcs.ts"),
-      import("../gateway/FirewallAdminRpcs.ts"),
-      import("../gateway/custom/CustomProviderAdminRpcs.ts")
+      import("../admin/GatewayAdminRpcs.ts"),
+      import("../admin/FirewallAdminRpcs.ts"),
+      import("../admin/CustomProviderAdminRpcs.ts")
     ])
     // Domain commands name the client of their own RPC group; the merged admin client serves them all.
     const clients = Layer.mergeAll(
@@ -46,7 +46,7 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
     return [gatewayCommand.pipe(Command.provide(clients.pipe(Layer.provide(viaAdminSocket))))]
   }],
   [["ingest"], () =>
-    import("../ingest/IngestCommand.ts").then((m) => [
+    import("./IngestCommand.ts").then((m) => [
       m.ingestCommand.pipe(Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
     ])],
   [["sync"], () => import("./SyncCommands.ts").then((m) => [m.syncCommand])],

@@ -5,15 +5,15 @@ import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } 
 import { GatewayHandlers, type RouteParams, toServerResponse } from "./GatewayHandlers.ts"
 import { type InferenceHandler, type InferenceRoutes, relayListener } from "./RelayListener.ts"
 import { KiroRelay } from "./kiro/KiroRelay.ts"
-import { Nonces } from "./nonces/Nonces.ts"
+import { Nonces } from "../nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Policies } from "../policies/Policies.ts"
 import { FirewallLayer } from "./pipeline/Firewall.ts"
-import { ProviderCatalog } from "./ProviderCatalog.ts"
-import { UpstreamClient } from "./relay/UpstreamClient.ts"
+import { ProviderCatalog } from "../providers/ProviderCatalog.ts"
+import { UpstreamClient } from "../http/UpstreamClient.ts"
 import { ManageRoutes } from "./manage/ManageHandlers.ts"
 import { catchAll } from "../server/RouteFallback.ts"
-import { CustomRelayLive } from "./custom/CustomProvidersLive.ts"
+import { CustomRelayLive } from "./custom/CustomRelayLive.ts"
 
 // Kiro's relay mints tokens with the same vault and upstream client as the handlers: no further requirement.
 const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make).pipe(Layer.provide(KiroRelay.layer))

@@ -1,5 +1,5 @@
 import type { AnthropicModelList, OpenAiModelList } from "../../schema/GatewayRequest.ts"
-import type { Provider } from "./ProviderCatalog.ts"
+import type { Provider } from "../providers/ProviderCatalog.ts"
 
 const EPOCH = "1970-01-01T00:00:00Z"
 

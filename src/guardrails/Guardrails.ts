@@ -1,6 +1,6 @@
 import { Config, Context, Effect, Layer, type Duration } from "effect"
 import { Invalidation } from "../db/Invalidation.ts"
-import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
 import type { Violation } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type {

@@ -1,5 +1,5 @@
 import { Effect, Queue, Stream } from "effect"
-import { releaseMemory } from "../server/ReleaseMemory.ts"
+import { releaseMemory } from "../runtime/ReleaseMemory.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import { CHUNK_BYTES, FileUnreadable } from "./FileBytes.ts"
 import { ingestFiles } from "./Ingest.ts"

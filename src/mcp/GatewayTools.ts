@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { InferenceLog } from "../gateway/InferenceLog.ts"
-import { Nonces } from "../gateway/nonces/Nonces.ts"
+import { InferenceLog } from "../inference/InferenceLog.ts"
+import { Nonces } from "../nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Policies } from "../policies/Policies.ts"
 import { McpCaller } from "./McpCaller.ts"

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { identifierProblem, normaliseIdentifier } from "../api/Identifier.ts"
+import { identifierProblem, normaliseIdentifier } from "../vulns/Identifier.ts"
 import type { ExploitRecord, Lookup } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import type { McpCaller } from "./McpCaller.ts"

@@ -8,9 +8,9 @@ import {
   STRIPPABLE_KINDS
 } from "../../schema/GatewayPolicy.ts"
 import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
-import { makeBackendCache } from "../gateway/keys/BackendCache.ts"
-import { keyCacheTtl } from "../gateway/keys/KeyCacheTtl.ts"
-import { BackendUnavailable } from "../gateway/keys/ServiceKeyErrors.ts"
+import { makeBackendCache } from "../cache/BackendCache.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
+import { BackendUnavailable } from "../servicekeys/ServiceKeyErrors.ts"
 import { canonicalMcpUrl, looksLikeUrl } from "./McpServerUrl.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"

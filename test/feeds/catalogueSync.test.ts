@@ -1,7 +1,7 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { buildSummary } from "../../src/api/Summary.ts"
+import { buildSummary } from "../../src/vulns/Summary.ts"
 import type { SyncOptions } from "../../src/feeds/CatalogueSync.ts"
 import { FeedCursors } from "../../src/feeds/FeedCursors.ts"
 import { syncSources } from "../../src/feeds/FeedSync.ts"

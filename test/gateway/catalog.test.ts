@@ -1,7 +1,7 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { ProviderCatalog } from "../../src/gateway/ProviderCatalog.ts"
-import { builtinProviders } from "../../src/gateway/providers/index.ts"
+import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
+import { builtinProviders } from "../../src/providers/catalog/index.ts"
 
 describe("provider catalog", () => {
   it("has the 13 slugs of spec 2 and its surface matrix", () => {

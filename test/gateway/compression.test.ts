@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http"
 import { brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { MIN_COMPRESS_BYTES, negotiate } from "../../src/gateway/relay/Compression.ts"
+import { MIN_COMPRESS_BYTES, negotiate } from "../../src/http/Compression.ts"
 import { type Gateway, ORG, SERVICE_KEY, startGateway } from "./harness.ts"
 import { send } from "./http.ts"
 

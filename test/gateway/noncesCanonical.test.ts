@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { checkNonce, issueNonce, nonceKey } from "../../src/gateway/nonces/NonceToken.ts"
+import { checkNonce, issueNonce, nonceKey } from "../../src/nonces/NonceToken.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

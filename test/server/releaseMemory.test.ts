@@ -1,7 +1,7 @@
 import { getHeapSpaceStatistics } from "node:v8"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { releaseMemory } from "../../src/server/ReleaseMemory.ts"
+import { releaseMemory } from "../../src/runtime/ReleaseMemory.ts"
 
 const newSpaceBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === "new_space")!.space_size
 

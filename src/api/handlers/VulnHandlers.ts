@@ -17,9 +17,9 @@ import {
   vulnAnswer,
   type VulnAnswer
 } from "../CachedAnswers.ts"
-import { identifierProblem, normaliseCve, normaliseIdentifier } from "../Identifier.ts"
+import { identifierProblem, normaliseCve, normaliseIdentifier } from "../../vulns/Identifier.ts"
 import { ResponseCache } from "../ResponseCache.ts"
-import { buildSummary } from "../Summary.ts"
+import { buildSummary } from "../../vulns/Summary.ts"
 
 const malformed = (raw: string) =>
   new BadRequest({ message: `malformed identifier ${JSON.stringify(raw.slice(0, 100))}` })

@@ -6,15 +6,15 @@ import {
   UpstreamTimeout,
   UpstreamUnreachable
 } from "../../../schema/GatewayError.ts"
-import type { BackendUnavailable } from "../keys/ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../../servicekeys/ServiceKeyErrors.ts"
 import {
   type BufferedResponse,
   type StreamedResponse,
   UpstreamClient,
   type UpstreamRequest
-} from "../relay/UpstreamClient.ts"
-import { type CustomRoute, CustomProviders } from "./CustomProviders.ts"
-import { makeHostVetting, VettingPolicy } from "./VettingPolicy.ts"
+} from "../../http/UpstreamClient.ts"
+import { type CustomRoute, CustomProviders } from "../../providers/custom/CustomProviders.ts"
+import { makeHostVetting, VettingPolicy } from "../../providers/custom/VettingPolicy.ts"
 
 type Refusal = UpstreamBlocked | UpstreamUnreachable
 

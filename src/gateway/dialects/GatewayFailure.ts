@@ -1,6 +1,6 @@
 import type { GatewayError, PolicyRefusal, Violation } from "../../../schema/GatewayError.ts"
 import type { ProviderKeyMissing, ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
-import type { BackendUnavailable } from "../ServiceKeys.ts"
+import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
 
 /** Everything a gateway route can answer with instead of the provider's response. */
 export type GatewayFailure =

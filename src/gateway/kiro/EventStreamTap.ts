@@ -1,5 +1,5 @@
 import { pipeline, type Readable, Transform } from "node:stream"
-import type { StreamRecord } from "../InferenceLog.ts"
+import type { StreamRecord } from "../../inference/InferenceLog.ts"
 import { type FrameDecoder, makeFrameReader } from "./FrameReader.ts"
 
 /** What the inference log keeps of a Kiro response: event names and metered usage, never content. */

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
 import { GatewayPolicyEntry, NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { GuardrailRule, GuardrailRulePatch, NewGuardrailRule } from "../../../schema/GuardrailRule.ts"
-import { CustomProvider, NewCustomProvider } from "../custom/CustomProvider.ts"
+import { CustomProvider, NewCustomProvider } from "../../providers/custom/CustomProvider.ts"
 import { CheckRequest, FirewallCheckResult } from "../../../schema/FirewallCheck.ts"
 import {
   ManageInvalidRequestBody,

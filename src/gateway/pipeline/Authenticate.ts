@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { InvalidApiKey } from "../../../schema/GatewayError.ts"
-import type { BackendUnavailable, ServiceKeys } from "../ServiceKeys.ts"
+import type { BackendUnavailable, ServiceKeys } from "../../servicekeys/ServiceKeys.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 

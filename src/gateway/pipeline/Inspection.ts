@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
-import type { Provider } from "../ProviderCatalog.ts"
-import type { BackendUnavailable } from "../ServiceKeys.ts"
+import type { Provider } from "../../providers/ProviderCatalog.ts"
+import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
 import { allowVerdict, type InboundRequest, type Verdict } from "./Verdict.ts"
 
 /**

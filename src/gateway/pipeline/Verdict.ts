@@ -1,18 +1,12 @@
 import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
-import type { Provider } from "../ProviderCatalog.ts"
-import type { Endpoint } from "../providers/ProviderSpec.ts"
+import type { Provider } from "../../providers/ProviderCatalog.ts"
+import type { Endpoint } from "../../providers/catalog/ProviderSpec.ts"
+import type { Decision } from "../../inference/Decision.ts"
+import type { NonceSummary } from "../../nonces/SealedBlocks.ts"
 
-export type Decision = "allow" | "redact" | "flag" | "block"
-
-/** Sealed-block counts for `X-Gateway-Firewall-Nonce`; present only when the request carried sealed blocks. */
-export interface NonceSummary {
-  readonly mode: "observe" | "enforce"
-  readonly verified: number
-  readonly unknown: number
-  readonly tampered: number
-  readonly stripped: number
-}
+export { type Decision, strongest } from "../../inference/Decision.ts"
+export type { NonceSummary } from "../../nonces/SealedBlocks.ts"
 
 /** What the inspection steps see: the request as received, decoded only where the gateway needs it. */
 export interface InboundRequest {
@@ -40,11 +34,6 @@ export interface Verdict {
 }
 
 export const allowVerdict: Verdict = { decision: "allow", rules: [], redactions: 0, stripped: 0 }
-
-const DECISION_RANK: Record<Decision, number> = { allow: 0, flag: 1, redact: 2, block: 3 }
-
-/** The stronger of two decisions (`block` > `redact` > `flag` > `allow`). */
-export const strongest = (a: Decision, b: Decision): Decision => DECISION_RANK[a] >= DECISION_RANK[b] ? a : b
 
 const refusalVerdict = Symbol.for("vdb/gateway/RefusalVerdict")
 

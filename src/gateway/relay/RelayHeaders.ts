@@ -1,5 +1,5 @@
 import { Redacted } from "effect"
-import type { Provider } from "../ProviderCatalog.ts"
+import type { Provider } from "../../providers/ProviderCatalog.ts"
 
 type HeaderRecord = Record<string, string | ReadonlyArray<string> | undefined>
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { looksNumeric, parseAddress, vetAddress } from "../../../src/gateway/custom/AddressVetting.ts"
+import { looksNumeric, parseAddress, vetAddress } from "../../../src/providers/custom/AddressVetting.ts"
 
 const refused = (text: string) => {
   const verdict = vetAddress(text)

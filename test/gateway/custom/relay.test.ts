@@ -4,7 +4,7 @@ import { Inspection } from "../../../src/gateway/pipeline/Inspection.ts"
 import { allowVerdict } from "../../../src/gateway/pipeline/Verdict.ts"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { VettingPolicy } from "../../../src/gateway/custom/VettingPolicy.ts"
+import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import {
   type Canary,
   chat,

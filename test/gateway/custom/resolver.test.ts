@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { ProductionVetting } from "../../../src/gateway/custom/CustomProvidersLive.ts"
-import { Resolver } from "../../../src/gateway/custom/Resolver.ts"
-import { makeHostVetting } from "../../../src/gateway/custom/VettingPolicy.ts"
+import { ProductionVetting } from "../../../src/providers/custom/CustomProvidersLive.ts"
+import { Resolver } from "../../../src/providers/custom/Resolver.ts"
+import { makeHostVetting } from "../../../src/providers/custom/VettingPolicy.ts"
 
 /** The production layers themselves (system resolver, production policy), on names /etc/hosts answers. */
 describe("production vetting", () => {

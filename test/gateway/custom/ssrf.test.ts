@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { memoryCustomProviderStore } from "../../../src/gateway/custom/CustomProviderStore.ts"
-import { VettingPolicy } from "../../../src/gateway/custom/VettingPolicy.ts"
+import { memoryCustomProviderStore } from "../../../src/providers/custom/CustomProviderStore.ts"
+import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import { type Canary, chat, type CustomGateway, ORG, startCanary, startCustomGateway, tableResolver } from "./harness.ts"
 
 /**

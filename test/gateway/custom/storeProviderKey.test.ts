@@ -1,11 +1,11 @@
 import { Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import type { CustomProviders } from "../../../src/gateway/custom/CustomProviders.ts"
-import { storeProviderKey } from "../../../src/gateway/custom/KnownProvider.ts"
+import type { CustomProviders } from "../../../src/providers/custom/CustomProviders.ts"
+import { storeProviderKey } from "../../../src/providers/custom/KnownProvider.ts"
 import type { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 
 /**
- * `storeProviderKey` (src/gateway/custom/KnownProvider.ts) against the interleaving that left a key
+ * `storeProviderKey` (src/providers/custom/KnownProvider.ts) against the interleaving that left a key
  * behind its provider: the provider was checked and found, then removed with its key, and only
  * then was the key written. The stores here are maps; `set` runs the removal first, as that race did.
  */

@@ -3,7 +3,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Effect, Metric } from "effect"
 import type { NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
-import { integrityOf } from "../../../src/gateway/nonces/SealedBlocks.ts"
+import { integrityOf } from "../../../src/nonces/SealedBlocks.ts"
 import { type FirewallGateway, ORG, run, SERVICE_KEY, startFirewallGateway } from "./harness.ts"
 
 let gateway: FirewallGateway

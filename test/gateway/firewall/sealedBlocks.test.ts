@@ -2,13 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import type { Surface } from "../../../schema/GatewayRequest.ts"
-import { Nonces } from "../../../src/gateway/nonces/Nonces.ts"
+import { Nonces } from "../../../src/nonces/Nonces.ts"
 import {
   findSealedBlocks,
   inspectSealedBlocks,
   integrityOf,
   type NonceMode
-} from "../../../src/gateway/nonces/SealedBlocks.ts"
+} from "../../../src/nonces/SealedBlocks.ts"
 import { spliceStrings } from "../../../src/guardrails/JsonSplice.ts"
 import { segmentsOf } from "../../../src/guardrails/TextSegments.ts"
 

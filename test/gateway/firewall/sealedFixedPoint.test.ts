@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { integrityOf, SEALED_KINDS } from "../../../src/gateway/nonces/SealedBlocks.ts"
+import { integrityOf, SEALED_KINDS } from "../../../src/nonces/SealedBlocks.ts"
 import { segmentsOf } from "../../../src/guardrails/TextSegments.ts"
 import { type FirewallGateway, ORG, SERVICE_KEY, startFirewallGateway } from "./harness.ts"
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { NonceCheck } from "../../../src/gateway/nonces/NonceToken.ts"
-import { findSealedBlocks, openingsIn } from "../../../src/gateway/nonces/SealedGrammar.ts"
-import { integrityOf, MAX_VERIFIED_DEPTH, readSealedText } from "../../../src/gateway/nonces/SealedRemoval.ts"
+import type { NonceCheck } from "../../../src/nonces/NonceToken.ts"
+import { findSealedBlocks, openingsIn } from "../../../src/nonces/SealedGrammar.ts"
+import { integrityOf, MAX_VERIFIED_DEPTH, readSealedText } from "../../../src/nonces/SealedRemoval.ts"
 
 const VALID = "VALID.nonce"
 const checks: ReadonlyMap<string, NonceCheck> = new Map([[VALID, "valid"]])

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { integrityOf } from "../../../src/gateway/nonces/SealedBlocks.ts"
+import { integrityOf } from "../../../src/nonces/SealedBlocks.ts"
 import { type FirewallGateway, ORG, run, SERVICE_KEY, startFirewallGateway } from "./harness.ts"
 
 /** The firewall step with the guardrail engine itself (in memory): the two compose as the server wires them. */

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect } from "effect"
-import { keyCacheTtl } from "../../../src/gateway/keys/KeyCacheTtl.ts"
-import { generateServiceKey, isServiceKeyShaped } from "../../../src/gateway/keys/ServiceKeyFormat.ts"
+import { keyCacheTtl } from "../../../src/cache/KeyCacheTtl.ts"
+import { generateServiceKey, isServiceKeyShaped } from "../../../src/servicekeys/ServiceKeyFormat.ts"
 
 const ttlOf = (env: Record<string, string>) =>
   Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
-import { ServiceKeys } from "../../../src/gateway/ServiceKeys.ts"
+import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { layerPostgres } from "../../../src/db/Database.ts"

@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { InferenceLog, type InferenceRecord } from "../../../src/gateway/InferenceLog.ts"
+import { InferenceLog, type InferenceRecord } from "../../../src/inference/InferenceLog.ts"
 import { SqlBackends } from "../../support/database.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatApiKey } from "../../../src/auth/ApiKey.ts"
-import { ServiceKeys } from "../../../src/gateway/ServiceKeys.ts"
+import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
