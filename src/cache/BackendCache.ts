@@ -1,7 +1,7 @@
 import { Cache, Cause, Duration, Effect, Exit, type Scope } from "effect"
 import type { InvalidationBus, InvalidationChannel } from "../db/Invalidation.ts"
 import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
-import type { BackendUnavailable } from "../servicekeys/ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "./BackendUnavailable.ts"
 
 /**
  * What the gateway reads from its backend on the request path (service keys,

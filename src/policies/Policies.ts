@@ -10,7 +10,7 @@ import {
 import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
 import { makeBackendCache } from "../cache/BackendCache.ts"
 import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
-import { BackendUnavailable } from "../servicekeys/ServiceKeyErrors.ts"
+import { BackendUnavailable } from "../cache/BackendUnavailable.ts"
 import { canonicalMcpUrl, looksLikeUrl } from "./McpServerUrl.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"

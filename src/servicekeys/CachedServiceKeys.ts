@@ -1,8 +1,9 @@
 import { Duration, Effect } from "effect"
 import type { InvalidationBus } from "../db/Invalidation.ts"
 import type { Organizations } from "../orgs/Organizations.ts"
-import { makeBackendCache } from "../cache/BackendCache.ts"
-import { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { isOrgUuid, makeKeyCache } from "../cache/KeyCache.ts"
+import { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 import { generateServiceKey, isServiceKeyShaped, serviceKeyVerifier, verifierMatches } from "./ServiceKeyFormat.ts"
 import type { ServiceKeyStore } from "./ServiceKeyStore.ts"
 
@@ -14,9 +15,7 @@ interface OrgKeyState {
   readonly verifier: Buffer | undefined
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const INVALID = Effect.succeed<ServiceKeyCheck>("invalid")
-const unavailable = new BackendUnavailable({ backend: "authentication" })
 
 /**
  * Service-key verification with a per-process cache of each organization's
@@ -42,21 +41,22 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
       Effect.catchTag("OrgError", () => Effect.succeed(false))
     )
 
-  const cache = yield* makeBackendCache({
+  const cache = yield* makeKeyCache({
     what: "service-key",
+    backend: "authentication",
     read: (orgUuid) =>
       Effect.all([orgActive(orgUuid), store.verifierOf(orgUuid)], { concurrency: 2 }).pipe(
         Effect.map(([active, verifier]): OrgKeyState => ({ active, verifier }))
       ),
-    unavailable,
     ttl,
     bus,
-    channels: ["organization", "service-key"]
+    channels: ["organization", "service-key"],
+    publishOn: "service-key"
   })
 
   const verify = (orgUuid: string, presentedKey: string): Effect.Effect<ServiceKeyCheck, BackendUnavailable> => {
     // Shape checks first: a provider key, a malformed UUID or junk never reaches the database.
-    if (!UUID.test(orgUuid) || !isServiceKeyShaped(presentedKey)) return INVALID
+    if (!isOrgUuid(orgUuid) || !isServiceKeyShaped(presentedKey)) return INVALID
     const presented = serviceKeyVerifier(presentedKey)
     return Effect.map(
       cache.get(orgUuid.toLowerCase()),
@@ -72,7 +72,7 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
     const key = generateServiceKey()
     const written = yield* store.put(org.uuid, serviceKeyVerifier(key), mode)
     if (!written) return yield* new ServiceKeyExists({ uuid: org.uuid })
-    yield* bus.publish("service-key", org.uuid)
+    yield* cache.changed(org.uuid)
     return { key }
   })
 
@@ -87,7 +87,7 @@ export const makeServiceKeys = Effect.fnUntraced(function*(options: {
   const revoke = Effect.fn("ServiceKeys.revoke")(function*(orgUuid: string) {
     const org = yield* orgs.show(orgUuid).pipe(Effect.mapError(() => new OrgUnknown({ uuid: orgUuid })))
     const removed = yield* store.remove(org.uuid)
-    if (removed) yield* bus.publish("service-key", org.uuid)
+    if (removed) yield* cache.changed(org.uuid)
     return removed
   })
 

@@ -3,10 +3,12 @@ import { Invalidation } from "../db/Invalidation.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { makeServiceKeys, type ServiceKeyCheck } from "./CachedServiceKeys.ts"
 import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
-import type { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import type { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 import { memoryServiceKeyStore, sqlServiceKeyStore } from "./ServiceKeyStore.ts"
 
-export { BackendUnavailable, OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
+export { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+export { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 export type { ServiceKeyCheck } from "./CachedServiceKeys.ts"
 
 /**

@@ -1,16 +1,14 @@
 import { randomUUID } from "node:crypto"
 import { Duration, Effect, Redacted } from "effect"
 import type { InvalidationBus } from "../db/Invalidation.ts"
-import { makeBackendCache } from "../cache/BackendCache.ts"
-import { BackendUnavailable } from "../servicekeys/ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { isOrgUuid, makeKeyCache } from "../cache/KeyCache.ts"
 import type { SecretBox } from "../secrets/SecretBox.ts"
 import { ProviderKeyMissing, ProviderKeyUnreadable } from "./ProviderKeyErrors.ts"
 import type { ProviderKeyStore } from "./ProviderKeyStore.ts"
 import { openProviderKey, sealProviderKey } from "./SealedProviderKey.ts"
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
-const unavailable = new BackendUnavailable({ backend: "provider" })
 
 /**
  * How long a lease holds without being ended: longer than the call made under it (a Kiro refresh is
@@ -61,13 +59,22 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     )
   }
 
-  const cache = yield* makeBackendCache({ what: "provider-key", read: readEntry, unavailable, ttl, bus, channels: ["provider-key"] })
+  const cache = yield* makeKeyCache({
+    what: "provider-key",
+    backend: "provider",
+    read: readEntry,
+    ttl,
+    bus,
+    channels: ["provider-key"],
+    publishOn: "provider-key"
+  })
+  const { unavailable } = cache
 
   const get = (
     orgUuid: string,
     provider: string
   ): Effect.Effect<Redacted.Redacted<string>, ProviderKeyMissing | ProviderKeyUnreadable | BackendUnavailable> => {
-    if (!UUID.test(orgUuid) || !SLUG.test(provider)) return Effect.fail(new ProviderKeyMissing({ provider }))
+    if (!isOrgUuid(orgUuid) || !SLUG.test(provider)) return Effect.fail(new ProviderKeyMissing({ provider }))
     const org = orgUuid.toLowerCase()
     return Effect.flatMap(cache.get(cacheKey(org, provider)), (entry): Effect.Effect<
       Redacted.Redacted<string>,
@@ -84,13 +91,13 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
     const org = orgUuid.toLowerCase()
     const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(key))
     yield* store.put(org, provider, sealed, box.keyId)
-    yield* bus.publish("provider-key", cacheKey(org, provider))
+    yield* cache.changed(cacheKey(org, provider))
   })
 
   const remove = Effect.fn("ProviderKeys.remove")(function*(orgUuid: string, provider: string) {
     const org = orgUuid.toLowerCase()
     const removed = yield* store.remove(org, provider)
-    if (removed) yield* bus.publish("provider-key", cacheKey(org, provider))
+    if (removed) yield* cache.changed(cacheKey(org, provider))
     return removed
   })
 
@@ -139,7 +146,7 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
         // The holder's result stands, as it would had the write been lost a moment later.
         Effect.catchDefect(() => Effect.as(Effect.logError(`${provider} key: the new value could not be stored`), false))
       )
-      if (stored) yield* bus.publish("provider-key", cacheKey(org, provider))
+      if (stored) yield* cache.changed(cacheKey(org, provider))
       return value
     })
   }

@@ -6,7 +6,7 @@ import {
   UpstreamTimeout,
   UpstreamUnreachable
 } from "../../../schema/GatewayError.ts"
-import type { BackendUnavailable } from "../../servicekeys/ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
 import {
   type BufferedResponse,
   type StreamedResponse,

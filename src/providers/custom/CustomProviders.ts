@@ -3,7 +3,7 @@ import { Invalidation, type InvalidationBus } from "../../db/Invalidation.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
 import { makeBackendCache } from "../../cache/BackendCache.ts"
 import { keyCacheTtl } from "../../cache/KeyCacheTtl.ts"
-import { BackendUnavailable } from "../../servicekeys/ServiceKeyErrors.ts"
+import { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
 import { type Provider, resolveProvider } from "../ProviderCatalog.ts"
 import type { Endpoint, ProviderSpec } from "../catalog/ProviderSpec.ts"
 import {

@@ -2,7 +2,7 @@ import { Clock, Context, Deferred, Effect, Layer, Metric, Redacted } from "effec
 import { ProviderCredentialInvalid, type UpstreamAuthFailed } from "../../../schema/GatewayError.ts"
 import { isRefused, type KiroSignIn, parseKiroSignIn } from "../../../schema/KiroSignIn.ts"
 import { ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
-import type { BackendUnavailable } from "../../servicekeys/ServiceKeyErrors.ts"
+import type { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
 import { UpstreamClient } from "../../http/UpstreamClient.ts"
 import { type KiroAuthEndpoints, kiroAuthEndpoints, refreshSignIn } from "./KiroAuth.ts"
 
