@@ -1,11 +1,12 @@
 import { Effect, Schema } from "effect"
+import { API_FEEDS, type FeedOptions } from "./ApiFeeds.ts"
 import { CATALOGUES } from "./Catalogues.ts"
 import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
-import { type NvdOptions, syncNvd } from "./NvdSync.ts"
+import { syncNvd } from "./NvdSync.ts"
 
 /** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
-export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd"]
+export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd", ...API_FEEDS.map((f) => f.source)]
 
 export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed", {
   source: Schema.String,
@@ -19,7 +20,7 @@ export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed"
 /** Runs the named sources (all when none is named) one after another; a failed source never stops the others. */
 export const syncSources = Effect.fn("Feeds.sync")(function*(
   names: ReadonlyArray<string>,
-  options: NvdOptions = {},
+  options: FeedOptions = {},
   onStart: (source: string) => Effect.Effect<void> = () => Effect.void
 ) {
   const unknown = names.find((n) => !FEED_SOURCES.includes(n))
@@ -33,6 +34,12 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
   if (names.length === 0 || names.includes("nist-nvd")) {
     yield* onStart("nist-nvd")
     outcomes.push(yield* syncNvd(options))
+  }
+  for (const feed of API_FEEDS) {
+    if ((names.length > 0 && !names.includes(feed.source)) || !(yield* feed.enabled)) continue
+    yield* onStart(feed.source)
+    const outcome = yield* feed.run(options)
+    if (outcome !== undefined) outcomes.push(outcome)
   }
   return outcomes
 })

@@ -14,6 +14,13 @@ export interface FetchPlan {
   readonly contentTypes: ReadonlyArray<string>
   /** Extra request headers (an API key): sent, never shown. */
   readonly secretHeaders?: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** Other request headers the publisher asks for (an API's media type or version). */
+  readonly headers?: Readonly<Record<string, string>>
+  /**
+   * When a publisher-specific refusal (GitHub's 403/429 with `x-ratelimit-reset`)
+   * asks to come back: epoch milliseconds, or undefined when the answer is no rate limit.
+   */
+  readonly rateLimitedUntil?: (status: number, headers: Readonly<Record<string, string | undefined>>, now: number) => number | undefined
   /** Epoch milliseconds past which no retry is started. */
   readonly deadline: number
   /** Tries on 429, 503, other 5xx and unreachable hosts, the first included. Default 5. */
@@ -31,6 +38,8 @@ export type Fetched =
     readonly etag: string | undefined
     readonly lastModified: string | undefined
     readonly contentLength: number | undefined
+    /** The response's headers (paging links, rate-limit counters). */
+    readonly headers: Readonly<Record<string, string | undefined>>
     readonly body: Stream.Stream<Uint8Array, HttpClientError.HttpClientError>
   }
 
@@ -60,7 +69,7 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
   let failures = 0
   let redirects = 0
   while (true) {
-    const headers: Record<string, string> = { "user-agent": USER_AGENT, "accept-encoding": "identity" }
+    const headers: Record<string, string> = { ...plan.headers, "user-agent": USER_AGENT, "accept-encoding": "identity" }
     if (plan.etag !== undefined) headers["if-none-match"] = plan.etag
     if (plan.lastModified !== undefined) headers["if-modified-since"] = plan.lastModified
     for (const [name, value] of Object.entries(plan.secretHeaders ?? {})) headers[name] = Redacted.value(value)
@@ -93,13 +102,20 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
           etag: response.headers.etag,
           lastModified: response.headers["last-modified"],
           contentLength: lengthOf(response.headers["content-length"]),
+          headers: response.headers,
           body: response.stream
         } satisfies Fetched as Fetched
       }
-      if (!retryable(status)) return yield* refused("HttpStatus", `${shownUrl(url)} answered ${status}`)
-      const asked = status === 429 || status === 503 ? retryAfterAt(response.headers["retry-after"], now) : undefined
-      const kind = status === 429 || status === 503 ? "RateLimited" : "HttpStatus"
-      retry = { error: refused(kind, `${shownUrl(url)} answered ${status}${asked === undefined ? "" : `, Retry-After ${Math.ceil((asked - now) / 1000)} s`}`, asked), at: asked }
+      const limitedUntil = plan.rateLimitedUntil?.(status, response.headers, now)
+      if (limitedUntil !== undefined) {
+        const wait = Math.ceil((limitedUntil - now) / 1000)
+        retry = { error: refused("RateLimited", `${shownUrl(url)} answered ${status}, rate limit reset in ${wait} s`), at: limitedUntil }
+      } else {
+        if (!retryable(status)) return yield* refused("HttpStatus", `${shownUrl(url)} answered ${status}`)
+        const asked = status === 429 || status === 503 ? retryAfterAt(response.headers["retry-after"], now) : undefined
+        const kind = status === 429 || status === 503 ? "RateLimited" : "HttpStatus"
+        retry = { error: refused(kind, `${shownUrl(url)} answered ${status}${asked === undefined ? "" : `, Retry-After ${Math.ceil((asked - now) / 1000)} s`}`, asked), at: asked }
+      }
     }
     failures++
     const at = retry.at ?? now + (yield* backoffMs(failures - 1, plan.backoffBaseMs))
