@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { Effect } from "effect"
+import { type ApiMirror, apiMirror, apiMirrorConfig } from "./mirror/index.ts"
 
 /**
  * A loopback stand-in for the publishers' catalogue servers: it serves the
@@ -49,6 +50,8 @@ export interface FeedMirror {
   readonly requests: Array<MirrorRequest>
   /** The NVD API's records (`{cve}` items, as in its pages), served at `/nist-nvd/cves/2.0`; change them to publish. */
   readonly nvd: Array<{ cve: Record<string, unknown> }>
+  /** The API publishers (GHSA, EUVD, PoC-in-GitHub, VulnCheck): `test/support/mirror/`. */
+  readonly api: ApiMirror
 }
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/data/", import.meta.url))
@@ -157,6 +160,8 @@ export const feedMirror = Effect.acquireRelease(
     const faults = new Map<string, Fault>()
     const requests: Array<MirrorRequest> = []
     const nvd = nvdItems()
+    let port = 0
+    const api = apiMirror((path) => `http://127.0.0.1:${port}${path}`)
     let clock = Date.parse("2025-08-25T17:00:00Z")
     const publish = (path: string, body: Buffer | string, contentType: string) => {
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body)
@@ -170,6 +175,7 @@ export const feedMirror = Effect.acquireRelease(
       const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
       const note = (status: number) =>
         requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined })
+      if (api.answer(req, res, parsed)) return
       if (path === "/nist-nvd/cves/2.0") {
         res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))
         return note(200)
@@ -201,14 +207,15 @@ export const feedMirror = Effect.acquireRelease(
       note(200)
     })
     server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
+      port = (server.address() as AddressInfo).port
       resume(Effect.succeed({
         mirror: {
           url: (path) => `http://127.0.0.1:${port}${path}`,
           publish,
           fault: (path, fault) => void (fault === undefined ? faults.delete(path) : faults.set(path, fault)),
           requests,
-          nvd
+          nvd,
+          api
         },
         close: () => {
           server.closeAllConnections()
@@ -226,5 +233,6 @@ export const mirrorConfig = (mirror: FeedMirror): Record<string, string> => ({
     const source = path.split("/")[1]!
     return [`VDB_FEED_${source.toUpperCase().replaceAll("-", "_")}_URL`, mirror.url(path)]
   })),
-  VDB_FEED_NIST_NVD_URL: mirror.url("/nist-nvd/cves/2.0")
+  VDB_FEED_NIST_NVD_URL: mirror.url("/nist-nvd/cves/2.0"),
+  ...apiMirrorConfig(mirror.url)
 })

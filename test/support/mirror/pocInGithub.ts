@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto"
+import { readdirSync, readFileSync } from "node:fs"
+import { crc32, deflateRawSync } from "node:zlib"
+import type { Route } from "./api.ts"
+import { answerFault, FIXTURES, note } from "./api.ts"
+
+/** The recorded per-CVE files of nomi-sec/PoC-in-GitHub, by their path in the repository. */
+export const pocFiles = (): Map<string, Buffer> => {
+  const files = new Map<string, Buffer>()
+  const one = (dir: string, year: string) => {
+    for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) files.set(`${year}/${f}`, readFileSync(`${dir}/${f}`))
+  }
+  one(`${FIXTURES}data/sources/poc-in-github`, "2023")
+  one(`${FIXTURES}feeds/poc-in-github/2022`, "2022")
+  files.set("README.md", Buffer.from("# PoC-in-GitHub\n"))
+  return files
+}
+
+/** A zip archive (deflate) of `files` under `prefix/`, as GitHub's archives are laid out. */
+export const zipOf = (prefix: string, files: ReadonlyMap<string, Buffer>): Buffer => {
+  const locals: Array<Buffer> = []
+  const central: Array<Buffer> = []
+  let offset = 0
+  for (const [path, data] of [[`${prefix}/`, Buffer.alloc(0)] as const, ...files.entries()].map(([p, d]) => [p === `${prefix}/` ? p : `${prefix}/${p}`, d] as const)) {
+    const name = Buffer.from(path)
+    const packed = data.length === 0 ? data : deflateRawSync(data)
+    const method = data.length === 0 ? 0 : 8
+    const crc = crc32(data)
+    const head = Buffer.alloc(30)
+    head.writeUInt32LE(0x04034b50, 0)
+    head.writeUInt16LE(20, 4)
+    head.writeUInt16LE(0x0800, 6)
+    head.writeUInt16LE(method, 8)
+    head.writeUInt32LE(crc, 14)
+    head.writeUInt32LE(packed.length, 18)
+    head.writeUInt32LE(data.length, 22)
+    head.writeUInt16LE(name.length, 26)
+    locals.push(head, name, packed)
+    const dir = Buffer.alloc(46)
+    dir.writeUInt32LE(0x02014b50, 0)
+    dir.writeUInt16LE(20, 4)
+    dir.writeUInt16LE(20, 6)
+    dir.writeUInt16LE(0x0800, 8)
+    dir.writeUInt16LE(method, 10)
+    dir.writeUInt32LE(crc, 16)
+    dir.writeUInt32LE(packed.length, 20)
+    dir.writeUInt32LE(data.length, 24)
+    dir.writeUInt16LE(name.length, 28)
+    dir.writeUInt32LE(offset, 42)
+    central.push(dir, name)
+    offset += 30 + name.length + packed.length
+  }
+  const cd = Buffer.concat(central)
+  const end = Buffer.alloc(22)
+  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt16LE(central.length / 2, 8)
+  end.writeUInt16LE(central.length / 2, 10)
+  end.writeUInt32LE(cd.length, 12)
+  end.writeUInt32LE(offset, 16)
+  return Buffer.concat([...locals, cd, end])
+}
+
+export interface PocState {
+  files: Map<string, Buffer>
+  /** The head commit: changes when `commit()` publishes the files as they are now. */
+  sha: string
+  /** Serve the next archive cut in half (a transfer that stopped). */
+  cutArchive: boolean
+}
+
+export const commit = (state: PocState) => {
+  const h = createHash("sha1")
+  for (const [p, d] of [...state.files.entries()].sort()) h.update(p).update(d)
+  state.sha = h.digest("hex")
+}
+
+/**
+ * `/poc-in-github/commits/master` (the `sha` media type answers the bare id),
+ * `/poc-in-github/zipball/<sha>` (302 to the archive, as GitHub's API redirects
+ * to codeload), `/poc-in-github/codeload/<sha>` (the zip of that commit).
+ */
+export const pocRoute = (state: PocState): Route => (ctx, req, res, url) => {
+  if (!url.pathname.startsWith("/poc-in-github/")) return false
+  if (answerFault(ctx, req, res, url)) return true
+  const answer = (status: number, headers: Record<string, string>, body: Buffer | string) => {
+    res.writeHead(status, headers).end(body)
+    note(ctx, req, url, status)
+    return true
+  }
+  if (url.pathname === "/poc-in-github/commits/master") {
+    return answer(200, { "content-type": "application/vnd.github.sha; charset=utf-8" }, state.sha)
+  }
+  const zipball = /^\/poc-in-github\/zipball\/([0-9a-f]{40})$/.exec(url.pathname)?.[1]
+  if (zipball !== undefined) return answer(302, { location: `/poc-in-github/codeload/${zipball}` }, "")
+  const archive = /^\/poc-in-github\/codeload\/([0-9a-f]{40})$/.exec(url.pathname)?.[1]
+  if (archive === undefined || archive !== state.sha) return answer(404, { "content-type": "text/plain" }, "Not Found")
+  let zip = zipOf(`nomi-sec-PoC-in-GitHub-${archive.slice(0, 7)}`, state.files)
+  if (state.cutArchive) {
+    state.cutArchive = false
+    zip = zip.subarray(0, zip.length >> 1)
+  }
+  return answer(200, { "content-type": "application/zip", "content-length": String(zip.length) }, zip)
+}
