@@ -16,8 +16,12 @@ import { fetchPage, isoDay, runPaged } from "./PagedFeed.ts"
 export const EUVD_URL = "https://euvdservices.enisa.europa.eu/api/search"
 const SIZE = 100
 const DAY = 24 * 60 * 60 * 1000
-/** Windows of updates a run walks through, oldest first; the watermark moves at each window's end. */
-const WINDOW_DAYS = 30
+/**
+ * Windows of updates a run walks through, oldest first; the watermark moves
+ * at each window's end. A year at most: a first load is some 28 windows, and
+ * a window holding more than can be paged is halved anyway.
+ */
+const WINDOW_DAYS = 365
 /** A first load starts here: the oldest `dateUpdated` in EUVD is from 1999. */
 const EPOCH = Date.UTC(1999, 0, 1)
 /**
