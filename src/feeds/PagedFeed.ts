@@ -118,7 +118,7 @@ export const runPaged = <R>(
       ),
       Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
     )
-  })
+  }).pipe(Effect.withSpan("Feeds.syncPaged", { attributes: { source: feed.source } }))
 
 /** Waits until `at` unless that passes the deadline; then ends the run as rate limited, to come back at `at`. */
 export const waitUntil = (at: number, deadline: number, why: string) =>
