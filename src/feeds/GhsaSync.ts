@@ -100,6 +100,10 @@ export const syncGhsa = (options: GhsaOptions = {}): Effect.Effect<SyncOutcome, 
         }
         pageNo++
         url = nextLink(page.headers.link)
+        // The token goes with every page: a next page is fetched only from the API's own origin.
+        if (url !== undefined && new URL(url, base).origin !== new URL(base).origin) {
+          return yield* refused("InsecureRedirect", `${page.url}: the next page's link leaves ${new URL(base).origin}`)
+        }
         // The last request of the hour's allowance: wait for its reset rather than be refused.
         if (url !== undefined && page.headers["x-ratelimit-remaining"] === "0") {
           const reset = Number(page.headers["x-ratelimit-reset"] ?? "0") * 1000

@@ -79,7 +79,13 @@ describe("ghsa: GitHub's global advisories REST API on the mirror", () => {
           mirror.api.log.length = 0
           const [forbidden] = yield* syncSources(["ghsa"], full)
           assert.deepStrictEqual([forbidden!.status, forbidden!.error?.kind, mirror.api.log.length], ["failed", "HttpStatus", 1])
-        })), { timeout: 30_000 })
+
+          // A Link to another origin (here the same mirror as localhost) is not followed: the token would go with it.
+          mirror.api.ghsa.linkOrigin = mirror.url("/").replace("127.0.0.1", "localhost")
+          mirror.api.log.length = 0
+          const [foreign] = yield* syncSources(["ghsa"], full)
+          assert.deepStrictEqual([foreign!.status, foreign!.error?.kind, mirror.api.log.length], ["failed", "InsecureRedirect", 1])
+        }), { VDB_GITHUB_TOKEN: TOKEN }), { timeout: 30_000 })
   })
 })
 

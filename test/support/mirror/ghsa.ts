@@ -75,6 +75,8 @@ export interface GhsaState {
   advisories: Array<Json>
   /** What `x-ratelimit-remaining` says next (it counts down a request at a time). */
   remaining: number
+  /** Another origin the `Link` header sends the next page to (a publisher gone wrong). */
+  linkOrigin?: string | undefined
 }
 
 /** `modified=>=…` (the one form of GitHub's date search the feed sends). */
@@ -99,7 +101,7 @@ export const ghsaRoute = (state: GhsaState): Route => (ctx, req, res, url) => {
     "x-ratelimit-resource": "core"
   }
   if (offset + perPage < chosen.length) {
-    const next = new URL(ctx.url(url.pathname + url.search))
+    const next = new URL(url.pathname + url.search, state.linkOrigin ?? ctx.url("/"))
     next.searchParams.set("after", cursorOf(offset + perPage))
     headers.link = `<${next.toString()}>; rel="next"`
   }
