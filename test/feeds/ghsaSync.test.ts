@@ -53,7 +53,7 @@ describe("ghsa: GitHub's global advisories REST API on the mirror", () => {
           assert.strictEqual((yield* cursors.get("ghsa"))!.cursor.watermark, "2026-11-30T11:00:00.000Z")
         }), { VDB_GITHUB_TOKEN: TOKEN }), { timeout: 30_000 })
 
-    it.effect("rate limits: 429 Retry-After past the run ends it as RateLimited; 403 with x-ratelimit-reset is waited for", () =>
+    it.effect("429 Retry-After past the run, 403 until x-ratelimit-reset, a plain 403, a foreign Link, a run cut after a page", () =>
       onMirror((mirror) =>
         Effect.gen(function*() {
           const cursors = yield* FeedCursors
@@ -85,6 +85,20 @@ describe("ghsa: GitHub's global advisories REST API on the mirror", () => {
           mirror.api.log.length = 0
           const [foreign] = yield* syncSources(["ghsa"], full)
           assert.deepStrictEqual([foreign!.status, foreign!.error?.kind, mirror.api.log.length], ["failed", "InsecureRedirect", 1])
+          mirror.api.ghsa.linkOrigin = undefined
+
+          // A run cut after its first page (GitHub failing on the second): the watermark covers that page only,
+          // and the next run resumes from it.
+          const updated = mirror.api.ghsa.advisories.map((a) => Date.parse(String(a.updated_at))).sort((a, b) => a - b)
+          mirror.api.fault(PATH, { status: 502, times: 2, after: 1 })
+          const [cut] = yield* syncSources(["ghsa"], full)
+          assert.deepStrictEqual([cut!.status, cut!.error?.kind], ["failed", "HttpStatus"])
+          assert.strictEqual(Date.parse((yield* cursors.get("ghsa"))!.cursor.watermark!), updated[1])
+          mirror.api.log.length = 0
+          const [resumed] = yield* syncSources(["ghsa"], FAST)
+          assert.notStrictEqual(resumed!.status, "failed")
+          assert.strictEqual(Date.parse(mirror.api.log[0]!.query.get("modified")!.slice(2)), updated[1])
+          assert.strictEqual(Date.parse((yield* cursors.get("ghsa"))!.cursor.watermark!), updated.at(-1))
         }), { VDB_GITHUB_TOKEN: TOKEN }), { timeout: 30_000 })
   })
 })

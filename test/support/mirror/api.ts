@@ -18,6 +18,8 @@ export interface ApiFault {
   readonly status: number
   readonly headers?: Record<string, string>
   times: number
+  /** Requests answered normally before the fault starts (a run cut after its first pages). */
+  after?: number
 }
 
 export interface ApiContext {
@@ -46,6 +48,10 @@ export const sendJson = (res: ServerResponse, status: number, body: unknown, hea
 export const answerFault = (ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
   const fault = ctx.faults.get(url.pathname)
   if (fault === undefined) return false
+  if (fault.after !== undefined && fault.after > 0) {
+    fault.after--
+    return false
+  }
   if (--fault.times <= 0) ctx.faults.delete(url.pathname)
   sendJson(res, fault.status, { message: "API rate limit exceeded" }, fault.headers)
   note(ctx, req, url, fault.status)
