@@ -32,14 +32,21 @@ export const fetchPage = (plan: FetchPlan, options: SyncOptions): Effect.Effect<
     }
   })
 
-/** One small body, read whole within the caps. */
+/**
+ * A page is held whole to read its envelope: 100 records are a few MB at
+ * most, so anything past this is refused as `TooLarge` rather than buffered.
+ */
+export const MAX_PAGE_BYTES = 64 * 1024 * 1024
+
+/** One small body, read whole within the caps (and `MAX_PAGE_BYTES`). */
 export const fetchBytes = (plan: FetchPlan, options: SyncOptions): Effect.Effect<Omit<Page, "json">, FeedRefused, HttpClient.HttpClient> =>
   Effect.scoped(Effect.gen(function*() {
+    const limits = options.limits ?? DEFAULT_LIMITS
     const fetched = yield* politeFetch(plan)
     if (fetched._tag === "NotModified") return yield* refused("HttpStatus", `${fetched.url} answered 304 to an unconditional request`)
     const chunks: Array<Uint8Array> = []
     yield* Stream.runForEach(
-      guardBody(fetched.body, options.limits ?? DEFAULT_LIMITS, fetched.contentLength),
+      guardBody(fetched.body, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, fetched.contentLength),
       (chunk) => Effect.sync(() => void chunks.push(chunk))
     )
     return { url: fetched.url, headers: fetched.headers, bytes: Buffer.concat(chunks) }

@@ -55,6 +55,10 @@ describe("euvd: ENISA's search API on the mirror", () => {
           assert.deepStrictEqual([limited!.status, limited!.error?.kind], ["failed", "RateLimited"])
           assert.ok(limited!.nextRunAt.getTime() >= Date.now() + 7000_000)
           assert.deepStrictEqual((yield* cursors.get("euvd"))!.cursor, before)
+
+          // A page past the cap is refused, not buffered.
+          const [big] = yield* syncSources(["euvd"], { ...FAST, full: true, limits: { maxBytes: 1000, maxInflatedBytes: 1000, maxRatio: 100 } })
+          assert.deepStrictEqual([big!.status, big!.error?.kind], ["failed", "TooLarge"])
         })), { timeout: 60_000 })
   })
 })
