@@ -28,7 +28,7 @@ import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { versionOrder } from "../src/versions/VersionOrder.ts"
 import { freePort } from "../test/support/processes.ts"
 import { benchDatabase, databaseUrl } from "./benchDatabase.ts"
-import { httpConnection, postBytes } from "./httpClient.ts"
+import { type HttpConnection, httpConnection, postBytes } from "./httpClient.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -171,8 +171,17 @@ const program = Effect.gen(function*() {
     queries: queries.map((q) => ({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version }))
   }))
   const singles = queries.map((q) => postBytes(port, "/v1/query", org.apiKey, JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })))
-  const connections = yield* Effect.promise(() => Promise.all(Array.from({ length: CLIENTS }, () => httpConnection(port))))
-  const send = (worker: number, request: Buffer) => connections[worker]!.get(request).then((status) => status === 200)
+  const connections: Array<HttpConnection | undefined> = Array.from({ length: CLIENTS }, () => undefined)
+  // A connection that failed (closed by the server, timed out) is opened again for the worker's next request.
+  const send = async (worker: number, request: Buffer) => {
+    const connection = connections[worker] ??= await httpConnection(port).catch(() => undefined)
+    const status = connection === undefined ? 0 : await connection.get(request)
+    if (status !== 200) {
+      connection?.close()
+      connections[worker] = undefined
+    }
+    return status === 200
+  }
 
   // One untimed pass of each: the first reads of every package (cold cache), then the measured runs.
   const coldStarted = performance.now()
@@ -184,7 +193,7 @@ const program = Effect.gen(function*() {
   console.error(`querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`)
   const single = yield* Effect.promise(() => measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!)))
   console.error(`/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms`)
-  for (const c of connections) c.close()
+  for (const c of connections) c?.close()
 
   const barePerSecond = Math.round(bare.perSecond * queries.length)
   const result = {

@@ -61,12 +61,18 @@ export const OsvHandlers = HttpApiBuilder.group(Api, "osv", Effect.fn(function*(
         const target = yield* Effect.fromResult(resolve(payload, ""))
         const matches = yield* Effect.fromResult(recordMatcher(target))
         const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
-        const [records] = yield* packagesOf([target])
-        const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
-        // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
-        const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
-        const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
-        return jsonResponse(`{"vulns":[${texts.join(",")}]${tail}}`)
+        // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
+        const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${target.version ?? "\u0000"}\u0000${offset}`
+        const answer = yield* cache.serve(key, Effect.gen(function*() {
+          const [records] = yield* packagesOf([target])
+          const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
+          // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
+          const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
+          const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
+          const body = encoder.encode(`{"vulns":[${texts.join(",")}]${tail}}`)
+          return { value: { body, etag: weakEtag(body) }, bytes: body.byteLength, dependsOn: [packageKey(target.base, target.name), ...page.map((r) => r.id)] }
+        }))
+        return HttpServerResponse.uint8Array(answer.value.body, { contentType: JSON_TYPE, headers: { etag: answer.value.etag } })
       }),
 
     querybatch: ({ payload }) =>
