@@ -6,27 +6,24 @@ import { versionOrder } from "../versions/VersionOrder.ts"
 import type { PackageTarget } from "./PackageTarget.ts"
 
 /**
- * The records of a package that a query matches: every record naming the
- * package without a version, else those whose entries affect the version
+ * Which records of a package a query matches: every record naming the package
+ * without a version, else those whose entries affect the version
  * (`AffectedVersion.ts`). A query naming a release (`Debian:12`) reads only
  * that release's entries. A version in an ecosystem without a known order is
  * refused (400); a version the order cannot read still matches enumerated
- * versions, as OSV's own evaluation does.
+ * versions, as OSV's own evaluation does. The version is parsed once here, not
+ * once a record.
  */
-export const matchingRecords = (
-  records: ReadonlyArray<PackageRecord>,
-  target: PackageTarget
-): Result.Result<ReadonlyArray<PackageRecord>, BadRequest> => {
+export const recordMatcher = (target: PackageTarget): Result.Result<(record: PackageRecord) => boolean, BadRequest> => {
   const release = target.release?.toLowerCase()
-  const entriesOf = (r: PackageRecord): ReadonlyArray<IndexedEntry> =>
-    release === undefined ? r.entries : r.entries.filter((e) => e.ecosystem.toLowerCase() === release)
+  const inRelease = (e: IndexedEntry) => release === undefined || e.ecosystem.toLowerCase() === release
   const version = target.version
-  if (version === undefined) return Result.succeed(records.filter((r) => entriesOf(r).length > 0))
+  if (version === undefined) return Result.succeed((r) => r.entries.some(inRelease))
   const order = versionOrder(target.base)
   if (Result.isFailure(order)) return Result.fail(new BadRequest({ message: order.failure.message }))
   const parsed = order.success.parse(version)
   const at = Result.isSuccess(parsed) ? parsed.success : undefined
-  return Result.succeed(records.filter((r) => entriesOf(r).some((e) => isAffected(e, version, order.success, at))))
+  return Result.succeed((r) => r.entries.some((e) => inRelease(e) && isAffected(e, version, order.success, at)))
 }
 
 /** Page tokens: the offset of the page's first item, opaque to clients. */

@@ -66,6 +66,15 @@ const cacheMisses = cacheRequests("miss")
 export class ResponseCache extends Context.Service<ResponseCache, {
   /** The cached answer of `key`, else `build`'s (kept unless it raced a write or the cache is off). */
   serve<A, E, R>(key: string, build: Effect.Effect<Built<A>, E, R>): Effect.Effect<Served<A>, E, R>
+  /**
+   * The cached answers of `keys` (distinct), the missing ones built together by
+   * one call of `build` (given their positions in `keys`, answering in that
+   * order) and kept on the same terms as `serve`'s.
+   */
+  serveMany<A, E, R>(
+    keys: ReadonlyArray<string>,
+    build: (missing: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<Built<A>>, E, R>
+  ): Effect.Effect<ReadonlyArray<A>, E, R>
   /** The cached answer of `key` (counted as a use), or undefined: the hit path without an effect. */
   peek<A>(key: string): Served<A> | undefined
   /** An entry grew (a compressed variant was added to it). */
@@ -164,6 +173,32 @@ export class ResponseCache extends Context.Service<ResponseCache, {
         })
       })
 
+    const serveMany = <A, E, R>(
+      keys: ReadonlyArray<string>,
+      build: (missing: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<Built<A>>, E, R>
+    ): Effect.Effect<ReadonlyArray<A>, E, R> =>
+      Effect.suspend(() => {
+        const values = new Array<A>(keys.length)
+        const missing: Array<number> = []
+        for (let n = 0; n < keys.length; n++) {
+          const hit = peek<A>(keys[n]!)
+          if (hit === undefined) missing.push(n)
+          else values[n] = hit.value
+        }
+        if (missing.length === 0) return Effect.succeed(values)
+        const started = generation
+        cacheMisses.updateUnsafe(missing.length, context)
+        return Effect.map(build(missing), (built) => {
+          const keep = maxBytes > 0 && started === generation && live()
+          for (let m = 0; m < missing.length; m++) {
+            const n = missing[m]!
+            values[n] = built[m]!.value
+            if (keep) insert(keys[n]!, built[m]!)
+          }
+          return values
+        })
+      })
+
     const grew = (key: string, bytes: number) => {
       const entry = entries.get(key)
       if (entry === undefined) return
@@ -180,6 +215,7 @@ export class ResponseCache extends Context.Service<ResponseCache, {
 
     const service = ResponseCache.of({
       serve,
+      serveMany,
       peek,
       grew,
       stats: () => ({ entries: entries.size, bytes: total, maxBytes })

@@ -11,7 +11,7 @@ import type { VulnAnswer } from "../CachedAnswers.ts"
 import { weakEtag } from "../Conditional.ts"
 import { identifierProblem, normaliseIdentifier } from "../../vulns/Identifier.ts"
 import { BATCH_MAX_QUERIES, BATCH_PAGE_SIZE, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
-import { matchingRecords, pageOf, pageOffset } from "../PackageMatch.ts"
+import { pageOf, pageOffset, pageToken, recordMatcher } from "../PackageMatch.ts"
 import { packageTarget, type PackageTarget } from "../PackageTarget.ts"
 import { ResponseCache } from "../ResponseCache.ts"
 
@@ -42,31 +42,37 @@ export const OsvHandlers = HttpApiBuilder.group(Api, "osv", Effect.fn(function*(
   const index = yield* PackageIndex
   const cache = yield* ResponseCache
 
-  const packageRecords = (target: PackageTarget) =>
-    Effect.map(
-      cache.serve(
-        `pkg\u0000${target.base}\u0000${target.name}`,
-        Effect.map(index.records(target.base, target.name), (records) => ({
-          value: records,
-          bytes: records.reduce((n, r) => n + r.osv.length * 2 + 256 * r.entries.length, 0),
-          dependsOn: [packageKey(target.base, target.name), ...records.map((r) => r.id)]
-        }))
-      ),
-      (served) => served.value
+  /** The records of each package (distinct), from the cache, the missing ones read by one statement. */
+  const packagesOf = (targets: ReadonlyArray<PackageTarget>) =>
+    cache.serveMany(
+      targets.map((t) => `pkg\u0000${t.base}\u0000${t.name}`),
+      (missing) =>
+        Effect.map(index.packages(missing.map((n) => targets[n]!)), (found) =>
+          found.map((records, m) => ({
+            value: records,
+            bytes: records.reduce((n, r) => n + 2 * (r.brief.length + r.key.originIdentifier.length) + 256 + 256 * r.entries.length, 0),
+            dependsOn: [packageKey(targets[missing[m]!]!.base, targets[missing[m]!]!.name), ...records.map((r) => r.id)]
+          })))
     )
-
-  const matches = (target: PackageTarget): Effect.Effect<ReadonlyArray<PackageRecord>, BadRequest> =>
-    Effect.flatMap(packageRecords(target), (records) => Effect.fromResult(matchingRecords(records, target)))
 
   return handlers.handleAll({
     query: ({ payload }) =>
       Effect.gen(function*() {
         const target = yield* Effect.fromResult(resolve(payload, ""))
+        const matches = yield* Effect.fromResult(recordMatcher(target))
         const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
-        const found = yield* matches(target)
-        const { next, page } = pageOf(found, offset, QUERY_PAGE_SIZE)
-        const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
-        return jsonResponse(`{"vulns":[${page.map((r) => r.osv).join(",")}]${tail}}`)
+        // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
+        const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${target.version ?? "\u0000"}\u0000${offset}`
+        const answer = yield* cache.serve(key, Effect.gen(function*() {
+          const [records] = yield* packagesOf([target])
+          const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
+          // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
+          const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
+          const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
+          const body = encoder.encode(`{"vulns":[${texts.join(",")}]${tail}}`)
+          return { value: { body, etag: weakEtag(body) }, bytes: body.byteLength, dependsOn: [packageKey(target.base, target.name), ...page.map((r) => r.id)] }
+        }))
+        return HttpServerResponse.uint8Array(answer.value.body, { contentType: JSON_TYPE, headers: { etag: answer.value.etag } })
       }),
 
     querybatch: ({ payload }) =>
@@ -74,18 +80,39 @@ export const OsvHandlers = HttpApiBuilder.group(Api, "osv", Effect.fn(function*(
         if (payload.queries.length > BATCH_MAX_QUERIES) {
           return yield* new BadRequest({ message: `too many queries: ${payload.queries.length}, at most ${BATCH_MAX_QUERIES} a batch` })
         }
-        const resolved = yield* Effect.forEach(payload.queries, (query, n) =>
-          Effect.fromResult(Result.flatMap(resolve(query, `queries[${n}]: `), (target) =>
-            Result.map(pageOffset(query.page_token), (offset) => ({ target, offset })))))
-        const results = yield* Effect.forEach(resolved, ({ offset, target }) =>
-          Effect.map(matches(target), (found) => {
-            const { next, page } = pageOf(found, offset, BATCH_PAGE_SIZE)
-            return {
-              vulns: page.map((r) => ({ id: r.id, modified: r.modified })),
-              ...(next === undefined ? {} : { next_page_token: next })
-            }
-          }), { concurrency: 8 })
-        return jsonResponse(JSON.stringify({ results }))
+        // Every query checked before anything is read; each package read once however often it is asked about.
+        const slots = new Map<string, number>()
+        const targets: Array<PackageTarget> = []
+        const asked: Array<{ readonly slot: number; readonly offset: number; readonly matches: (r: PackageRecord) => boolean }> = []
+        for (let n = 0; n < payload.queries.length; n++) {
+          const at = `queries[${n}]: `
+          const target = yield* Effect.fromResult(resolve(payload.queries[n]!, at))
+          const matches = yield* Effect.fromResult(Result.mapError(recordMatcher(target), (e) => new BadRequest({ message: `${at}${e.message}` })))
+          const offset = yield* Effect.fromResult(pageOffset(payload.queries[n]!.page_token))
+          const key = `${target.base}\u0000${target.name}`
+          let slot = slots.get(key)
+          if (slot === undefined) {
+            slots.set(key, slot = targets.length)
+            targets.push(target)
+          }
+          asked.push({ slot, offset, matches })
+        }
+        const records = yield* packagesOf(targets)
+        // Written as text from each record's rendered `{id, modified}`: no result objects, no JSON encoding.
+        let body = `{"results":[`
+        for (let n = 0; n < asked.length; n++) {
+          const { matches, offset, slot } = asked[n]!
+          const end = offset + BATCH_PAGE_SIZE
+          let found = 0
+          body += n === 0 ? `{"vulns":[` : `,{"vulns":[`
+          for (const record of records[slot]!) {
+            if (!matches(record)) continue
+            if (found >= offset && found < end) body += found === offset ? record.brief : `,${record.brief}`
+            found++
+          }
+          body += found > end ? `],"next_page_token":${JSON.stringify(pageToken(end))}}` : "]}"
+        }
+        return jsonResponse(`${body}]}`)
       }),
 
     osvRecord: ({ params, request }) => {

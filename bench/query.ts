@@ -1,0 +1,226 @@
+// `npm run bench -- query [COUNT] [SECONDS] [--profile DIR]`: the OSV-compatible package queries
+// (issue 36) on PostgreSQL, over ../shared/data and COUNT (default 1 000 000) records cloned from
+// it, the ingest bench's generated set, kept between runs (`benchDatabase.ts`). The queries: 1,000
+// packages of that set (each a distinct package, every ecosystem with a version order, chosen by a
+// hash so every run asks the same), each at a version its index rows name (an enumerated version or
+// a range bound), so answers mix hits and misses.
+// - `querybatch`: POSTs of all 1,000 as one batch, one client, for SECONDS; queries/s. Against it,
+//   in the same run: the bare indexed SQL lookup of the same rows (the package index rows of the
+//   1,000 packages with each record's `modified`, one statement, as the API server's pool does it),
+//   queries/s and the ratio.
+// - `/v1/query`: the same 1,000 queries one a request from 32 keep-alive clients for SECONDS;
+//   requests/s and latency (p50, p99; target p99 <= 10 ms).
+// Both after one untimed pass (the server's response cache warm, as a server in use has it).
+// Server: `bin/vdb serve api` as deployed (its Node flags), an organization with limits 0.
+// Writes bench/results/query.json.
+import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Context, Effect, Layer, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { layerPostgres } from "../src/db/Database.ts"
+import { Organizations } from "../src/orgs/Organizations.ts"
+import { MasterKey } from "../src/secrets/MasterKey.ts"
+import { SecretBox } from "../src/secrets/SecretBox.ts"
+import { versionOrder } from "../src/versions/VersionOrder.ts"
+import { freePort } from "../test/support/processes.ts"
+import { benchDatabase, databaseUrl } from "./benchDatabase.ts"
+import { type HttpConnection, httpConnection, postBytes } from "./httpClient.ts"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url))
+const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
+const args = process.argv.slice(2)
+const option = (name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+const positional = args.filter((arg, i) => !arg.startsWith("--") && !args[i - 1]?.startsWith("--"))
+const COUNT = Number(positional[0] ?? 1_000_000)
+const SECONDS = Number(positional[1] ?? 5)
+const PROFILE_DIR = option("--profile")
+const QUERIES = 1000
+const CLIENTS = 32
+/** The server's pool (`VDB_DATABASE_POOL_SIZE`, default 10) and the bare lookup's. */
+const POOL = 10
+const TARGET_BATCH_PER_SECOND = 20_000
+const TARGET_P99_MS = 10
+
+interface Query {
+  readonly ecosystem: string
+  readonly name: string
+  readonly version: string
+}
+
+/** The 1,000 queries: distinct packages in ecosystems with a version order, each at a version its rows name. */
+const chooseQueries = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ ecosystem: string; name: string; affected: string }>`
+    SELECT ecosystem, name, affected FROM (
+      SELECT DISTINCT ON (ecosystem, name) ecosystem, name, affected FROM vuln_packages
+      ORDER BY ecosystem, name, md5(identifier)) AS one
+    ORDER BY md5(ecosystem || '/' || name)`
+  const queries: Array<Query> = []
+  for (const row of rows) {
+    if (Result.isFailure(versionOrder(row.ecosystem))) continue
+    const entry = JSON.parse(row.affected) as { versions: Array<string>; ranges: Array<{ events: Array<Record<string, string>> }> }
+    const bounds = entry.ranges.flatMap((r) => r.events.map((e) => Object.values(e)[0]!)).filter((v) => v !== "0")
+    const version = entry.versions[entry.versions.length >> 1] ?? bounds[0]
+    if (version !== undefined) queries.push({ ecosystem: row.ecosystem, name: row.name, version })
+    if (queries.length === QUERIES) break
+  }
+  return queries
+})
+
+/** The bare lookup: the 1,000 packages' index rows and each record's `modified`, one statement. */
+const bareLookup = (queries: ReadonlyArray<Query>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ n: number; identifier: string; modified: string }>`
+      SELECT q.n::int AS n, p.identifier, o.modified
+      FROM unnest(${queries.map((q) => q.ecosystem)}::text[], ${queries.map((q) => q.name)}::text[]) WITH ORDINALITY AS q(ecosystem, name, n)
+      JOIN vuln_packages p ON p.ecosystem = q.ecosystem COLLATE "C" AND p.name = q.name COLLATE "C"
+      JOIN vuln_osv o ON o.origin_source = p.origin_source AND o.origin_identifier = p.origin_identifier
+        AND o.source = p.source AND o.identifier = p.identifier`.pipe(Effect.orDie)
+  })
+
+/** Runs `once` from `workers` loops for SECONDS; calls/s and latency percentiles (ms). */
+const measure = async (workers: number, once: (worker: number, n: number) => Promise<boolean>) => {
+  const latencies: Array<number> = []
+  let errors = 0
+  const started = performance.now()
+  const until = started + SECONDS * 1000
+  await Promise.all(Array.from({ length: workers }, async (_, worker) => {
+    for (let n = worker; performance.now() < until; n += workers) {
+      const start = performance.now()
+      if (!(await once(worker, n))) errors++
+      latencies.push(performance.now() - start)
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  const at = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 100) / 100
+  return { calls: latencies.length, perSecond: latencies.length / seconds, p50: at(0.5), p99: at(0.99), max: at(1), errors }
+}
+
+const startServer = (url: string, masterKey: Uint8Array, work: string, port: number) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const log = openSync(join(work, "server.log"), "a")
+      const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
+      const server = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "/tmp",
+          ...SERVER_ENV,
+          DATABASE_URL: url,
+          VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
+          VDB_DATA_DIR: join(work, "data"),
+          VDB_API_PORT: String(port)
+        },
+        stdio: ["ignore", log, log]
+      })
+      const exited = new Promise<void>((r) => server.once("exit", () => r()))
+      const deadline = Date.now() + 300_000
+      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
+        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      return { server, exited }
+    }),
+    ({ exited, server }) =>
+      Effect.promise(() => {
+        if (server.exitCode === null) server.kill("SIGTERM")
+        return exited
+      })
+  )
+
+const program = Effect.gen(function*() {
+  const name = yield* benchDatabase("query", COUNT)
+  const url = databaseUrl(name)
+  const work = mkdtempSync(join(tmpdir(), "vdb-bench-query-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+  // Fixed per database: the first run seals the kept database with it, and later runs must open it.
+  const masterKey = new Uint8Array(createHash("sha256").update(`bench master key ${name}`).digest())
+  const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
+  const context = yield* Layer.build(Organizations.layer.pipe(Layer.provideMerge(Box), Layer.provideMerge(layerPostgres(Redacted.make(url), POOL))))
+  const sql = Context.get(context, SqlClient.SqlClient)
+  // A database kept from a run before the key was fixed was sealed with another: this bench's alone, it is resealed.
+  yield* sql`DELETE FROM master_key_check`
+  const queries = yield* chooseQueries.pipe(Effect.provideContext(context))
+  const packageRows = yield* sql<{ rows: string }>`SELECT count(*)::text AS rows FROM vuln_packages`
+  console.error(`${queries.length} queries; ${packageRows[0]!.rows} package index rows`)
+
+  // The bare lookup, from this process over a pool of the server's size.
+  const bare = yield* Effect.promise(() => {
+    const run = () => Effect.runPromise(Effect.map(bareLookup(queries).pipe(Effect.provideContext(context)), () => true))
+    return run().then(() => measure(1, run))
+  })
+  const bareRows = (yield* bareLookup(queries).pipe(Effect.provideContext(context))).length
+  console.error(`bare indexed SQL lookup: ${Math.round(bare.perSecond * queries.length)} queries/s (${bareRows} rows a batch)`)
+
+  const orgs = Context.get(context, Organizations)
+  const org = yield* orgs.create({ name: "bench-query", perMinute: 0, perWeek: 0 })
+  const port = yield* Effect.promise(freePort)
+  yield* startServer(url, masterKey, work, port)
+
+  const batch = postBytes(port, "/v1/querybatch", org.apiKey, JSON.stringify({
+    queries: queries.map((q) => ({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version }))
+  }))
+  const singles = queries.map((q) => postBytes(port, "/v1/query", org.apiKey, JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })))
+  const connections: Array<HttpConnection | undefined> = Array.from({ length: CLIENTS }, () => undefined)
+  // A connection that failed (closed by the server, timed out) is opened again for the worker's next request.
+  const send = async (worker: number, request: Buffer) => {
+    const connection = connections[worker] ??= await httpConnection(port).catch(() => undefined)
+    const status = connection === undefined ? 0 : await connection.get(request)
+    if (status !== 200) {
+      connection?.close()
+      connections[worker] = undefined
+    }
+    return status === 200
+  }
+
+  // One untimed pass of each: the first reads of every package (cold cache), then the measured runs.
+  const coldStarted = performance.now()
+  if (!(yield* Effect.promise(() => send(0, batch)))) throw new Error(`querybatch failed: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+  const coldMs = performance.now() - coldStarted
+  for (const single of singles) yield* Effect.promise(() => send(0, single))
+  const batched = yield* Effect.promise(() => measure(1, (worker) => send(worker, batch)))
+  const batchPerSecond = Math.round(batched.perSecond * queries.length)
+  console.error(`querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`)
+  const single = yield* Effect.promise(() => measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!)))
+  console.error(`/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms`)
+  for (const c of connections) c?.close()
+
+  const barePerSecond = Math.round(bare.perSecond * queries.length)
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
+    loadAverage: loadavg().map((n) => Math.round(n * 100) / 100),
+    records: COUNT,
+    packageIndexRows: Number(packageRows[0]!.rows),
+    queries: queries.length,
+    seconds: SECONDS,
+    querybatch: {
+      queriesPerSecond: batchPerSecond,
+      batches: batched.calls,
+      p50: batched.p50,
+      p99: batched.p99,
+      firstBatchMs: Math.round(coldMs),
+      errors: batched.errors
+    },
+    bareLookup: { queriesPerSecond: barePerSecond, rowsPerBatch: bareRows, p50: bare.p50 },
+    query: { clients: CLIENTS, perSecond: Math.round(single.perSecond), p50: single.p50, p99: single.p99, max: single.max, errors: single.errors },
+    ratioToBare: { querybatch: Number((batchPerSecond / barePerSecond).toFixed(3)) },
+    target: { querybatchPerSecond: TARGET_BATCH_PER_SECOND, queryP99Ms: TARGET_P99_MS },
+    met: batchPerSecond >= TARGET_BATCH_PER_SECOND && single.p99 <= TARGET_P99_MS && batched.errors + single.errors === 0
+  }
+  mkdirSync(RESULTS, { recursive: true })
+  writeFileSync(join(RESULTS, "query.json"), `${JSON.stringify(result, null, 2)}\n`)
+  console.log(JSON.stringify(result, null, 2))
+})
+
+await Effect.runPromise(Effect.scoped(program))
