@@ -82,7 +82,7 @@ export const fixtureStore = (data: {
   }))
 
 /** The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`). */
-export const serveApi = <R>(deps: Layer.Layer<Organizations | VulnStore | SqlClient.SqlClient | SecretBox, never, R>, options?: {
+export const serveApi = <A extends Organizations | VulnStore | SqlClient.SqlClient | SecretBox, R>(deps: Layer.Layer<A, never, R>, options?: {
   readonly memoryCounters?: boolean
 }) =>
   Effect.gen(function*() {
