@@ -15,6 +15,7 @@ import RE2 from "re2"
 import type { NewGuardrailRule } from "../schema/GuardrailRule.ts"
 import { makeGuardrails } from "../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../src/guardrails/GuardrailStore.ts"
+import { Invalidation } from "../src/db/Invalidation.ts"
 
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 const ORG = "0b6f8f4e-7d0c-4e59-9d55-1f2a3b4c5d6e"
@@ -207,4 +208,4 @@ const program = Effect.gen(function*() {
   console.log(JSON.stringify(result, null, 2))
 })
 
-await Effect.runPromise(Effect.scoped(program))
+await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(Invalidation.layerMemory)))

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { detectSource, readItems } from "../src/ingest/formats/index.ts"
-import { planIngest, readText } from "../src/ingest/SourceFiles.ts"
+import { planIngest } from "../src/ingest/SourceFiles.ts"
+import { readText } from "./corpusText.ts"
 import type { IngestSource } from "../src/ingest/Upstream.ts"
 
 /** Sources whose items are self-contained JSON documents, so a clone is one NDJSON line. */

@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { DatabaseError } from "../src/db/Database.ts"
+import type { Invalidation } from "../src/db/Invalidation.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { CustomProvidersLive } from "../src/providers/custom/CustomProvidersLive.ts"
 import { InferenceLog } from "../src/inference/InferenceLog.ts"
@@ -19,7 +20,7 @@ import { MasterKeyFromConfig } from "../src/secrets/MasterKeyLoader.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { TracingLayer } from "../src/observability/Tracing.ts"
 
-/** Every domain service over SQL; each requires only `SqlClient` and `SecretBox`. */
+/** Every domain service over SQL; each requires only `SqlClient`, `SecretBox` and the database's `Invalidation` bus. */
 export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.mergeAll(
   ServiceKeys.layer,
   ProviderKeys.layer,
@@ -41,7 +42,7 @@ export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.merg
  * Tracing (OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nothing) comes
  * first and closes last, so the spans of the last requests are flushed.
  */
-export const appOver = <E>(database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E>) =>
+export const appOver = <E>(database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation, E>) =>
   SqlDomains.pipe(
     Layer.provideMerge(MasterKeyCheck),
     Layer.provideMerge(MigrationsLayer),

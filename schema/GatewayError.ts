@@ -1,22 +1,21 @@
 import { Schema } from "effect"
 
 /**
- * The gateway's own refusals and failures. Each carries its HTTP status and
- * the `code` clients see; the two dialect encoders (OpenAI and Anthropic
- * envelopes) are the only place that renders them.
+ * The gateway's own refusals and failures. Each carries its HTTP status (its
+ * `httpApiStatus`, read with `statusOf`) and the `code` clients see; the two
+ * dialect encoders (OpenAI and Anthropic envelopes) are the only place that
+ * renders them.
  */
 
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {}, { httpApiStatus: 401 }) {
-  get status() { return 401 }
   get code() { return "invalid_api_key" }
   // One message for every 401 case, so a caller cannot probe which organizations exist.
   override get message() { return "invalid API key" }
 }
 
-export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("UnknownProvider", {
+export class GatewayUnknownProvider extends Schema.TaggedError<GatewayUnknownProvider>()("GatewayUnknownProvider", {
   provider: Schema.String
 }, { httpApiStatus: 404 }) {
-  get status() { return 404 }
   get code() { return "unknown_provider" }
   override get message() { return `unknown provider: ${this.provider}` }
 }
@@ -27,7 +26,6 @@ export class UnsupportedApi extends Schema.TaggedError<UnsupportedApi>()("Unsupp
   /** The route(s) that serve this provider instead. */
   use: Schema.String
 }, { httpApiStatus: 404 }) {
-  get status() { return 404 }
   get code() { return "unsupported_api" }
   override get message() {
     return `provider ${this.provider} does not serve the ${this.surface} API; use ${this.use}`
@@ -35,7 +33,6 @@ export class UnsupportedApi extends Schema.TaggedError<UnsupportedApi>()("Unsupp
 }
 
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}, { httpApiStatus: 404 }) {
-  get status() { return 404 }
   get code() { return "not_found" }
   override get message() { return "no such route" }
 }
@@ -44,7 +41,6 @@ export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNot
 export class UriTooLong extends Schema.TaggedError<UriTooLong>()("UriTooLong", {
   limit: Schema.Number
 }, { httpApiStatus: 414 }) {
-  get status() { return 414 }
   get code() { return "uri_too_long" }
   override get message() { return `a path segment is longer than ${this.limit} characters` }
 }
@@ -64,16 +60,14 @@ const invalidRequestCodes: Record<InvalidRequestReason, string> = {
   "count must be an integer from 1 to 64": "invalid_count"
 }
 
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+export class GatewayInvalidRequest extends Schema.TaggedError<GatewayInvalidRequest>()("GatewayInvalidRequest", {
   reason: InvalidRequestReason
 }, { httpApiStatus: 400 }) {
-  get status() { return 400 }
   get code() { return invalidRequestCodes[this.reason] }
   override get message() { return this.reason }
 }
 
 export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("RequestTooLarge", {}, { httpApiStatus: 413 }) {
-  get status() { return 413 }
   get code() { return "request_too_large" }
   override get message() { return "request body exceeds 8 MiB" }
 }
@@ -86,7 +80,6 @@ export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("Requ
 export class UnsupportedContentEncoding extends Schema.TaggedError<UnsupportedContentEncoding>()("UnsupportedContentEncoding", {}, {
   httpApiStatus: 415
 }) {
-  get status() { return 415 }
   get code() { return "unsupported_content_encoding" }
   override get message() { return "request bodies are read uncompressed: send the JSON without a Content-Encoding" }
 }
@@ -94,7 +87,6 @@ export class UnsupportedContentEncoding extends Schema.TaggedError<UnsupportedCo
 export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "upstream_unreachable" }
   override get message() { return `provider ${this.provider} could not be reached` }
 }
@@ -102,7 +94,6 @@ export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>
 export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "upstream_timeout" }
   override get message() { return `provider ${this.provider} did not answer within 120 seconds` }
 }
@@ -111,7 +102,6 @@ export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("Upst
 export class UpstreamBlocked extends Schema.TaggedError<UpstreamBlocked>()("UpstreamBlocked", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "upstream_blocked" }
   // The resolved addresses stay in the server log: the caller learns nothing about the network behind the gateway.
   override get message() { return `provider ${this.provider} resolves to a non-public address; the request was not sent` }
@@ -121,7 +111,6 @@ export class UpstreamBlocked extends Schema.TaggedError<UpstreamBlocked>()("Upst
 export class UpstreamRedirect extends Schema.TaggedError<UpstreamRedirect>()("UpstreamRedirect", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "upstream_redirect" }
   override get message() { return `provider ${this.provider} answered with a redirect, which the gateway does not follow` }
 }
@@ -130,7 +119,6 @@ export class UpstreamRedirect extends Schema.TaggedError<UpstreamRedirect>()("Up
 export class UnsupportedKiroApi extends Schema.TaggedError<UnsupportedKiroApi>()("UnsupportedKiroApi", {
   provider: Schema.String
 }, { httpApiStatus: 400 }) {
-  get status() { return 400 }
   get code() { return "unsupported_api" }
   override get message() { return `provider ${this.provider} does not serve the Kiro API` }
 }
@@ -140,7 +128,6 @@ export class UpstreamAuthFailed extends Schema.TaggedError<UpstreamAuthFailed>()
   provider: Schema.String,
   reason: Schema.Literals(["refused", "unreachable", "malformed"])
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "upstream_auth_failed" }
   // Never the provider's answer: it may echo the token it refused.
   override get message() {
@@ -156,7 +143,6 @@ export class UpstreamAuthFailed extends Schema.TaggedError<UpstreamAuthFailed>()
 export class ProviderCredentialInvalid extends Schema.TaggedError<ProviderCredentialInvalid>()("ProviderCredentialInvalid", {
   provider: Schema.String
 }, { httpApiStatus: 502 }) {
-  get status() { return 502 }
   get code() { return "provider_credential_invalid" }
   // Kiro's sign-in that is not one, or an API key stored before keys were checked that no header can carry.
   override get message() { return `the stored ${this.provider} credential cannot be used (not a valid sign-in or key); store a new one` }
@@ -165,24 +151,22 @@ export class ProviderCredentialInvalid extends Schema.TaggedError<ProviderCreden
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", {
   feature: Schema.String
 }, { httpApiStatus: 501 }) {
-  get status() { return 501 }
   get code() { return "not_implemented" }
   override get message() { return `${this.feature} is not available yet` }
 }
 
-export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {}, { httpApiStatus: 500 }) {
-  get status() { return 500 }
+export class GatewayInternalError extends Schema.TaggedError<GatewayInternalError>()("GatewayInternalError", {}, { httpApiStatus: 500 }) {
   get code() { return "internal_error" }
   override get message() { return "internal error" }
 }
 
 export type GatewayError =
   | InvalidApiKey
-  | UnknownProvider
+  | GatewayUnknownProvider
   | UnsupportedApi
   | RouteNotFound
   | UriTooLong
-  | InvalidRequest
+  | GatewayInvalidRequest
   | RequestTooLarge
   | UnsupportedContentEncoding
   | UpstreamUnreachable
@@ -193,7 +177,7 @@ export type GatewayError =
   | UpstreamAuthFailed
   | ProviderCredentialInvalid
   | NotImplemented
-  | InternalError
+  | GatewayInternalError
 
 /** A guardrail or policy violation as shown in block errors; never the matched content. */
 export const Violation = Schema.Struct({
@@ -250,7 +234,6 @@ export class PolicyRefusal extends Schema.TaggedError<PolicyRefusal>()("PolicyRe
   blockedBy: Schema.optional(Schema.String),
   violations: Schema.optional(Schema.Array(Violation))
 }, { httpApiStatus: 403 }) {
-  get status() { return 403 }
   get code() { return this.refusal }
   override get message() { return this.detail }
 }

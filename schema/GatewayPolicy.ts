@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { statusOf } from "./ErrorStatus.ts"
 
 /**
  * Gateway policy entries: an organization's allow, deny and strip entries for
@@ -55,8 +56,9 @@ export class PolicyEntryInvalid extends Schema.TaggedError<PolicyEntryInvalid>()
 export class PolicyError extends Schema.TaggedError<PolicyError>()("PolicyError", {
   reason: Schema.Union([PolicyEntryNotFound, PolicyEntryInvalid])
 }) {
+  /** The status its reason declares. */
   get status() {
-    return this.reason._tag === "PolicyEntryNotFound" ? 404 : 400
+    return statusOf(this.reason)
   }
   override get message() {
     return this.reason.message

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { statusOf } from "./ErrorStatus.ts"
 import { Violation } from "./GatewayError.ts"
 
 /**
@@ -100,8 +101,9 @@ export class GuardrailRuleInvalid extends Schema.TaggedError<GuardrailRuleInvali
 export class GuardrailError extends Schema.TaggedError<GuardrailError>()("GuardrailError", {
   reason: Schema.Union([GuardrailRuleNotFound, GuardrailRuleInvalid])
 }) {
+  /** The status its reason declares. */
   get status() {
-    return this.reason._tag === "GuardrailRuleNotFound" ? 404 : 400
+    return statusOf(this.reason)
   }
   override get message() {
     return this.reason.message
@@ -119,7 +121,7 @@ export class GuardrailsUnavailable extends Schema.TaggedError<GuardrailsUnavaila
   { httpApiStatus: 503 }
 ) {
   get status() {
-    return 503
+    return statusOf(this)
   }
   get code() {
     return "guardrails_unavailable"

@@ -16,6 +16,7 @@ import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql"
 import { makeSqlVulnStore } from "../../src/vulns/SqlVulnStore.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 
 export interface LoadStats {
   readonly requests: number
@@ -145,7 +146,7 @@ const runParts = (args: ReadonlyArray<string>) => {
   ]
   return Effect.gen(function*() {
     const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
-    const store = yield* makeSqlVulnStore.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const store = yield* makeSqlVulnStore.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provide(Invalidation.layerMemory))
     const run = (effect: Effect.Effect<boolean>) =>
       Effect.promise(() => drive(Number(concurrency), Number(warmupMs), Number(durationMs), () => Effect.runPromise(effect)))
     const lookup = yield* run(Effect.map(store.lookup(identifier), (l) => l.records.length > 0))

@@ -1,4 +1,4 @@
-import { Config, Option } from "effect"
+import { Config } from "effect"
 
 /** Where the embedded mode keeps everything: `pglite/`, `master.key`, `admin.sock`. */
 export const DataDir = Config.String("VDB_DATA_DIR").pipe(Config.withDefault(".data"))
@@ -32,5 +32,3 @@ export const ServicePorts = Config.all({
 export type ServicePorts = Config.Success<typeof ServicePorts>
 
 export const LogLevel = Config.LogLevel("VDB_LOG_LEVEL").pipe(Config.withDefault("Info" as const))
-
-export const isEmbedded = (url: Option.Option<unknown>) => Option.isNone(url)

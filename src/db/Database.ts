@@ -1,18 +1,18 @@
 import { mkdirSync } from "node:fs"
 import { resolve } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Effect, Layer, type Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
 import { openPglite } from "./PgliteTemplate.ts"
-import { DatabasePoolSize, DatabaseUrl, DataDir } from "../config/AppConfig.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
   message: Schema.String
 }) {}
 
-type SqlLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError>
+/** A database comes with its invalidation bus: the one every cache over it must hear. */
+type SqlLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation, DatabaseError>
 
 const sqlFailure = (what: string) => <A, E extends { readonly message: string }, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.catchCause(layer, (cause) =>
@@ -96,12 +96,5 @@ export const layerPglite = (dir: string): SqlLayer =>
       (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerMemory), sql)
     )
   }))
-
-/** `DATABASE_URL` set: PostgreSQL. Unset: PGlite in `$VDB_DATA_DIR/pglite`. */
-export const layerFromConfig: SqlLayer = Layer.unwrap(Effect.gen(function*() {
-  const url = yield* DatabaseUrl
-  if (Option.isSome(url)) return layerPostgres(url.value, yield* DatabasePoolSize)
-  return layerPglite(`${yield* DataDir}/pglite`)
-}).pipe(Effect.mapError((e) => new DatabaseError({ message: `configuration: ${e.message}` }))))
 
 export const pgliteDir = (dataDir: string) => `${dataDir}/pglite`

@@ -304,14 +304,12 @@ const failureMessage = (cause: Cause.Cause<unknown>) => {
  * TTL stays only as the fallback for a notification that is lost; a lost
  * LISTEN connection is answered with `All` once it is back.
  *
- * A `Reference` whose default is one in-process bus: a process with a single
- * database has exactly that, and every layer composition (tests included)
- * works unchanged; the PostgreSQL database layer overrides it.
+ * Required by every layer that caches or publishes, and provided once with the database (the
+ * database layers in `Database.ts`: PostgreSQL's bus, or an in-process one for PGlite); a test
+ * that builds a domain alone provides `layerMemory`.
  */
-export class Invalidation extends Context.Reference<InvalidationBus>("vdb/db/Invalidation", {
-  defaultValue: () => makeLocalBus().bus
-}) {
-  /** A fresh in-process bus: PGlite, and unit tests that want their own. */
+export class Invalidation extends Context.Service<Invalidation, InvalidationBus>()("vdb/db/Invalidation") {
+  /** A fresh in-process bus: PGlite, and tests that build a domain without a database. */
   static readonly layerMemory = Layer.sync(Invalidation, () => makeLocalBus().bus)
 
   /** PostgreSQL `LISTEN/NOTIFY` on one dedicated session (not a pool slot), reconnecting with backoff. */

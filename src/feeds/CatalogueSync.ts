@@ -138,5 +138,3 @@ export const recordFailure = Effect.fnUntraced(function*(source: string, streak:
   if (streak === 0) yield* Effect.logWarning(`feed ${source} failed: ${error.message}; next try at ${nextRunAt.toISOString()}`)
   return { source, status: "failed", changed, failed, error: { kind: error.kind, message: error.message }, nextRunAt } satisfies SyncOutcome
 })
-
-export const isRefusal = (e: unknown): e is FeedRefused => e instanceof FeedRefused

@@ -65,5 +65,3 @@ export const CATALOGUES: ReadonlyArray<CatalogueFeed> = [
     intervalMs: DAY
   }
 ]
-
-export const catalogueOf = (source: string) => CATALOGUES.find((c) => c.source === source)

@@ -5,11 +5,11 @@ import { randomUUID } from "node:crypto"
 import { IncomingMessage } from "node:http"
 import type { Readable } from "node:stream"
 import {
-  InternalError,
-  InvalidRequest,
+  GatewayInternalError,
+  GatewayInvalidRequest,
+  GatewayUnknownProvider,
   RouteNotFound,
   UriTooLong,
-  UnknownProvider,
   UnsupportedApi,
   UnsupportedKiroApi
 } from "../../schema/GatewayError.ts"
@@ -113,11 +113,11 @@ const queryOf = (url: string): string => {
   return index === -1 ? "" : url.slice(index)
 }
 
-const invalidCount = new InvalidRequest({ reason: "count must be an integer from 1 to 64" })
+const invalidCount = new GatewayInvalidRequest({ reason: "count must be an integer from 1 to 64" })
 const COUNT = /^[0-9]{1,3}$/
 
 /** `?count=`: an integer 1 to 64, default 16; anything else (out of range, not an integer) is a 400. */
-const nonceCount = (url: string): Effect.Effect<number, InvalidRequest> => {
+const nonceCount = (url: string): Effect.Effect<number, GatewayInvalidRequest> => {
   const raw = new URLSearchParams(queryOf(url)).get("count")
   if (raw === null) return Effect.succeed(16)
   const count = COUNT.test(raw) ? Number(raw) : 0
@@ -154,7 +154,7 @@ const failureAnswer = (exchange: Exchange, failure: GatewayFailure): RelayAnswer
 const renderFailure = (exchange: Exchange, failure: GatewayFailure): HttpServerResponse.HttpServerResponse =>
   toServerResponse(failureAnswer(exchange, failure))
 
-const internalError = new InternalError()
+const internalError = new GatewayInternalError()
 
 /** Typed failures and defects alike leave in the route's dialect; interruptions (client gone) propagate. */
 const answering = <A, R>(
@@ -224,9 +224,9 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     ) {
       const route = org === undefined ? undefined : yield* custom.lookup(org, slug)
       const orgUuid = yield* authenticated(authenticate(serviceKeys, org, headers)).pipe(
-        Effect.catchTag("InvalidApiKey", () => Effect.fail(new UnknownProvider({ provider: slug })))
+        Effect.catchTag("InvalidApiKey", () => Effect.fail(new GatewayUnknownProvider({ provider: slug })))
       )
-      if (route === undefined) return yield* new UnknownProvider({ provider: slug })
+      if (route === undefined) return yield* new GatewayUnknownProvider({ provider: slug })
       if (endpoint === undefined) exchange.dialect = dialectOfProvider(route)
       if (endpoint === "kiro") return yield* new UnsupportedKiroApi({ provider: slug })
       if (endpoint !== undefined && route.upstreamPaths[endpoint] === undefined) {
@@ -372,7 +372,7 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
           : slug === ""
           ? new RouteNotFound()
           : provider === undefined
-          ? new UnknownProvider({ provider: slug })
+          ? new GatewayUnknownProvider({ provider: slug })
           : new UnsupportedApi({ provider: slug, surface: "requested", use: routesServing(provider) })
         return Effect.succeed(renderFailure(exchange, failure))
       }

@@ -20,7 +20,7 @@ const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make).pipe(L
 
 /**
  * One group's inference handlers, checked by the compiler: every endpoint of
- * the group has one. Mounted on the router (`rawRoutes`) and, on the
+ * the group has one. Mounted on the router (`mountRaw`) and, on the
  * gateway's own server, answered below it (`RelayListener.ts`).
  */
 const surface = <Group extends HttpApiGroup.Constraint>(

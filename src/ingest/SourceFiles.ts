@@ -1,6 +1,5 @@
-import { accessSync, constants, readdirSync, readFileSync, realpathSync, statSync, type Stats } from "node:fs"
+import { accessSync, constants, readdirSync, realpathSync, statSync, type Stats } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
-import { gunzipSync } from "node:zlib"
 import { Effect } from "effect"
 import type { detectSource as DetectSource } from "./formats/index.ts"
 import { IngestError, InvalidRequest, UnknownSource, UnreadablePath, UnsupportedPath } from "./IngestError.ts"
@@ -151,10 +150,3 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
   }
   return { files: planned, ignored: [] } satisfies Plan
 })
-
-/** A local file's whole text, gunzipped when it is `.gz` (benchmarks that rewrite a corpus; ingestion streams instead). */
-export const readText = (file: SourceFile): string => {
-  if (file.path === undefined) throw new Error("standard input has no whole text")
-  const bytes = readFileSync(file.path)
-  return (file.path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8")
-}

@@ -170,5 +170,3 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
     instruction: () => "Review our usage: are we close to our limits, which routes dominate, any gateway errors or blocked requests, and what to change."
   })
 ]
-
-export const PROMPT_NAMES = PROMPT_DEFINITIONS.map((p) => p.name)

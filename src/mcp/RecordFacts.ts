@@ -180,6 +180,3 @@ export const titleOf = (record: Json | null): string | null => {
   const cna = obj(obj(record.containers)?.cna)
   return str(cna?.title) ?? null
 }
-
-export const publishedOf = (record: Json | null): string | null =>
-  record === null ? null : str(obj(record.cveMetadata)?.datePublished) ?? null

@@ -115,5 +115,3 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
   tool("list_inference_log", "Inference log", "gateway",
     `Metadata of the organization's recent gateway requests (provider, model, surface, status, latency, sizes, decision; never prompts or completions), newest first. Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly)
 ]
-
-export const TOOL_NAMES = TOOL_DEFINITIONS.map((t) => t.name)

@@ -66,8 +66,6 @@ export const httpRequestRecorder = (service: string) => {
   }
 }
 
-export type HttpRequestRecorder = ReturnType<typeof httpRequestRecorder>
-
 const inFlight = Metric.gauge("vdb_http_requests_in_flight", {
   description: "HTTP requests of a service whose response has not closed yet"
 })

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto"
-import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, RequestResolver, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, DateTime, Effect, Exit, Layer, Redacted, Request, RequestResolver, Schedule, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
 import { formatApiKey } from "../auth/ApiKey.ts"
 import { Invalidation } from "../db/Invalidation.ts"
@@ -41,13 +41,26 @@ export class Organizations extends Context.Service<Organizations, {
     // Every process caches what it read about an organization (gateway key state, opened secrets).
     const changed = (uuid: string) => bus.publish("organization", uuid)
 
-    const select = (uuid: string) =>
-      sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
-        FROM organizations WHERE uuid = ${uuid}::uuid`.pipe(Effect.orDie)
+    const columns = sql.literal(ORG_COLUMNS)
+    const select = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: OrgRow,
+      execute: (uuid) => sql`SELECT ${columns} FROM organizations WHERE uuid = ${uuid}::uuid`
+    })
+    const selectAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: OrgRow,
+      execute: () => sql`SELECT ${columns} FROM organizations ORDER BY created_at, uuid`
+    })
+    const selectMany = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: OrgRow,
+      execute: (uuids) => sql`SELECT ${columns} FROM organizations WHERE uuid = ANY(${uuids}::uuid[])`
+    })
 
     const find = Effect.fnUntraced(function*(raw: string) {
       const uuid = yield* validUuid(raw)
-      const rows = yield* select(uuid)
+      const rows = yield* Effect.orDie(select(uuid))
       if (rows.length === 0) return yield* notFound(uuid)
       return rows[0]!
     })
@@ -63,8 +76,7 @@ export class Organizations extends Context.Service<Organizations, {
     })
 
     const list = Effect.fn("Organizations.list")(function*() {
-      const rows = yield* sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week,
-        created_at, updated_at FROM organizations ORDER BY created_at, uuid`.pipe(Effect.orDie)
+      const rows = yield* Effect.orDie(selectAll(undefined))
       return rows.map(toOrganization)
     })
 
@@ -87,7 +99,7 @@ export class Organizations extends Context.Service<Organizations, {
       yield* sql`UPDATE organizations SET is_active = ${active}, updated_at = now() WHERE uuid = ${row.uuid}::uuid`
         .pipe(Effect.orDie)
       yield* changed(row.uuid)
-      return toOrganization((yield* select(row.uuid))[0]!)
+      return toOrganization((yield* Effect.orDie(select(row.uuid)))[0]!)
     })
 
     const setLimits = Effect.fn("Organizations.setLimits")(function*(raw: string, limits: OrgLimits) {
@@ -95,13 +107,12 @@ export class Organizations extends Context.Service<Organizations, {
       yield* validLimits(limits)
       // A limit not given keeps the value the row holds when the UPDATE runs, not when it was read
       // above: `org limits --per-minute` and `--per-week` run at once each kept the other's old value.
-      const updated = yield* sql<OrgRow>`UPDATE organizations SET
+      const updated = yield* sql`UPDATE organizations SET
           per_minute = COALESCE(${limits.perMinute ?? null}::integer, per_minute),
           per_week = COALESCE(${limits.perWeek ?? null}::integer, per_week),
           updated_at = now()
         WHERE uuid = ${row.uuid}::uuid
-        RETURNING uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at`
-        .pipe(Effect.orDie)
+        RETURNING ${columns}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
       yield* changed(row.uuid)
       return toOrganization(updated[0]!)
     })
@@ -131,8 +142,7 @@ export class Organizations extends Context.Service<Organizations, {
     const reads = RequestResolver.make<ReadOrg>((entries) =>
       Effect.gen(function*() {
         const uuids = [...new Set(entries.map((e) => e.request.uuid))]
-        const rows = yield* sql<OrgRow>`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week,
-          created_at, updated_at FROM organizations WHERE uuid = ANY(${uuids}::uuid[])`.pipe(Effect.orDie)
+        const rows = yield* Effect.orDie(selectMany(uuids))
         const byUuid = new Map(rows.map((r) => [r.uuid, r]))
         for (const entry of entries) entry.completeUnsafe(Exit.succeed(byUuid.get(entry.request.uuid)))
       })
@@ -244,16 +254,21 @@ const OPENED_TTL_MILLIS = 30_000
 const OPENED_SWEEP_MILLIS = 5_000
 const OPENED_MAX = 10_000
 
-interface OrgRow {
-  readonly uuid: string
-  readonly name: string
-  readonly secret_sealed: string
-  readonly is_active: boolean
-  readonly per_minute: number
-  readonly per_week: number
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** Every query reads the same columns, decoded by `OrgRow`. */
+const ORG_COLUMNS = "uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at"
+
+const OrgRow = Schema.Struct({
+  uuid: Schema.String,
+  name: Schema.String,
+  secret_sealed: Schema.String,
+  is_active: Schema.Boolean,
+  per_minute: Schema.Number,
+  per_week: Schema.Number,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+})
+type OrgRow = typeof OrgRow.Type
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OrgRow))
 
 const toOrganization = (row: OrgRow) =>
   new Organization({
@@ -262,8 +277,8 @@ const toOrganization = (row: OrgRow) =>
     isActive: row.is_active,
     perMinute: row.per_minute,
     perWeek: row.per_week,
-    createdAt: DateTime.fromDateUnsafe(new Date(row.created_at)),
-    updatedAt: DateTime.fromDateUnsafe(new Date(row.updated_at))
+    createdAt: DateTime.fromDateUnsafe(row.created_at),
+    updatedAt: DateTime.fromDateUnsafe(row.updated_at)
   })
 
 /** 32 bytes from the CSPRNG as 64 lowercase hex characters. */

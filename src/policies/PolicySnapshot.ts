@@ -123,5 +123,3 @@ export const compileSnapshot = (version: number, entries: ReadonlyArray<PolicyEn
 
   return { version, providers, forProvider }
 }
-
-export const emptySnapshot: PolicySnapshot = compileSnapshot(0, [])

@@ -1,5 +1,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { schemaStatus } from "../../schema/ErrorStatus.ts"
+import { ExpiredUserCode, TooManyWrongCodes, UnknownUserCode, UsedUserCode } from "../device/DeviceError.ts"
 
 /**
  * The web site (spec 3, `{www_url}`): the RFC 8628 device grant, member
@@ -18,6 +20,37 @@ export type OAuthError = typeof OAuthError.Type
 
 const errorAt = (status: number, description: string) =>
   OAuthError.pipe(HttpApiSchema.status(status)).annotate({ description })
+
+/** Every site JSON answer is `Cache-Control: no-store` (RFC 6749 §5.1), refusals included. */
+const NoStore = { "cache-control": Schema.Literal("no-store"), pragma: Schema.Literal("no-cache") }
+const noStore = { "cache-control": "no-store", pragma: "no-cache" } as const
+
+type CodeRefusal = Schema.Top & (new() => { readonly message: string }) & { readonly Type: { readonly message: string } }
+
+/**
+ * A refusal of a decision on a user code, as `{error, error_description}` with the status its
+ * class declares: the handler fails with the domain's error and this is its only rendering.
+ */
+const refusalOf = <S extends CodeRefusal>(self: S, error: string, description: string) =>
+  self.pipe(HttpApiSchema.encodeToWithHeaders({
+    body: errorAt(schemaStatus(self), description),
+    headers: NoStore
+  }, {
+    decode: () => new self() as S["Type"],
+    encode: (refusal) => ({ body: { error, error_description: refusal.message }, headers: noStore })
+  }))
+
+/** The one refusal that says when to come back. */
+const TooManyWrongCodesBody = TooManyWrongCodes.pipe(HttpApiSchema.encodeToWithHeaders({
+  body: errorAt(schemaStatus(TooManyWrongCodes), "too many wrong codes (Retry-After)"),
+  headers: { ...NoStore, "retry-after": Schema.NumberFromString.check(Schema.isInt()) }
+}, {
+  decode: ({ headers }) => new TooManyWrongCodes({ retryAfter: headers["retry-after"] }),
+  encode: (refusal) => ({
+    body: { error: "too_many_attempts", error_description: refusal.message },
+    headers: { ...noStore, "retry-after": refusal.retryAfter }
+  })
+}))
 
 export const AuthorizeRequest = Schema.Struct({
   client_name: Schema.optionalKey(Schema.String.annotate({ description: "shown on the approval page, labelled as not verified; default from User-Agent" })),
@@ -67,10 +100,10 @@ const DecisionErrors = [
   errorAt(400, "not JSON"),
   errorAt(403, "cross-origin Origin"),
   errorAt(401, "not signed in"),
-  errorAt(404, "unknown user code"),
-  errorAt(409, "already approved or denied"),
-  errorAt(410, "expired"),
-  errorAt(429, "too many wrong codes (Retry-After)")
+  refusalOf(UnknownUserCode, "invalid_user_code", "unknown user code"),
+  refusalOf(UsedUserCode, "code_already_used", "already approved or denied"),
+  refusalOf(ExpiredUserCode, "expired_token", "expired"),
+  TooManyWrongCodesBody
 ]
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(

@@ -6,7 +6,6 @@ import { formatApiKey } from "../auth/ApiKey.ts"
 import { ApprovalThrottle } from "../device/ApprovalThrottle.ts"
 import { AuthorizeLimiter } from "../device/AuthorizeLimiter.ts"
 import { clientText, type PollOutcome } from "../device/DeviceGrant.ts"
-import type { DeviceError } from "../device/DeviceError.ts"
 import { DeviceGrants } from "../device/DeviceGrants.ts"
 import { Members } from "../members/Members.ts"
 import { Organizations } from "../orgs/Organizations.ts"
@@ -43,20 +42,6 @@ const POLL_DESCRIPTIONS: Record<Exclude<PollOutcome["_tag"], "issued">, string> 
   invalid_grant: "unknown device code"
 }
 
-/** Answers of the approve and deny calls when the code cannot be decided on. */
-export const deviceErrorJson = (error: DeviceError) => {
-  switch (error.reason._tag) {
-    case "UnknownUserCode":
-      return errorJson(404, "invalid_user_code", error.message)
-    case "ExpiredUserCode":
-      return errorJson(410, "expired_token", error.message)
-    case "UsedUserCode":
-      return errorJson(409, "code_already_used", error.message)
-    case "TooManyWrongCodes":
-      return errorJson(429, "too_many_attempts", error.message, { "retry-after": String(error.reason.retryAfter) })
-  }
-}
-
 const decision = (kind: "approve" | "deny", throttle: ApprovalThrottle["Service"]) => ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
   Effect.gen(function*() {
     // Spec 3: approving without a session is a 401, whatever the body; the origin is checked first.
@@ -72,7 +57,8 @@ const decision = (kind: "approve" | "deny", throttle: ApprovalThrottle["Service"
     const decided = kind === "approve" ? grants.approve(body.user_code, member.uuid) : grants.deny(body.user_code, member.uuid)
     return yield* throttle.guard(member.uuid, decided).pipe(
       Effect.map((grant) => okJson({ status: kind === "approve" ? "approved" : "denied", user_code: grant.userCode })),
-      Effect.catchTag("DeviceError", (error) => Effect.succeed(deviceErrorJson(error)))
+      // The refusal as the domain raised it: the contract renders it with the status it declares.
+      Effect.mapError((error) => error.reason)
     )
   })
 

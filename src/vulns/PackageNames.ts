@@ -74,6 +74,3 @@ export const ecosystemOfCollection = (collectionURL: string): string | undefined
   const key = collectionURL.trim().toLowerCase().replace(/^https?:\/\//, "").replace(/^www\./, "").replace(/\/+$/, "")
   return COLLECTION_MAP.get(key)
 }
-
-/** The mapping as documented (docs/api.md lists the same table). */
-export const COLLECTION_URLS: ReadonlyArray<readonly [string, string]> = COLLECTIONS

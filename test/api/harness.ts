@@ -81,8 +81,12 @@ export const fixtureStore = (data: {
     )
   }))
 
-/** The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`). */
-export const serveApi = <R>(deps: Layer.Layer<Organizations | VulnStore | SqlClient.SqlClient | SecretBox, never, R>, options?: {
+/**
+ * The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`).
+ * `deps` gives `Organizations`, `VulnStore`, `SqlClient`, `SecretBox` and, with a database of its
+ * own, that database's `Invalidation` bus; what it does not give the effect requires.
+ */
+export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
   readonly memoryCounters?: boolean
 }) =>
   Effect.gen(function*() {

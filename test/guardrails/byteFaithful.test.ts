@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import fc from "fast-check"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 import { makeGuardrails } from "../../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../../src/guardrails/GuardrailStore.ts"
 import { type BodyEdit, spliceEdits, spliceStrings } from "../../src/guardrails/JsonSplice.ts"
@@ -502,7 +503,7 @@ describe("byte-faithful rewriting", () => {
 
   it.effect("redactions by several rules through the engine rewrite exactly the matched characters (touching, overlapping, one character apart)", () =>
     Effect.gen(function*() {
-      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false })
+      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
       const org = "7a1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
       // The second rule runs on the first's output: `]+7` can take the last character of a [REDACTED].
       const patterns = ["\\d{3}-\\d{2}-\\d{4}", "KEY\\d+|\\]\\+\\d+"]
@@ -532,7 +533,7 @@ describe("byte-faithful rewriting", () => {
 
   it.effect("a redaction through the engine rewrites only the matched characters (chat, random spelling)", () =>
     Effect.gen(function*() {
-      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false })
+      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
       const org = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
       yield* guardrails.create(org, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" })
       const ssn = /\d{3}-\d{2}-\d{4}/gu

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import { MAX_DECODED_BYTES } from "../../src/guardrails/EncodedText.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 import { makeGuardrails } from "../../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../../src/guardrails/GuardrailStore.ts"
 
@@ -11,7 +12,7 @@ const KEY = "AKIAABCDEFGHIJKLMNOP"
 
 const evaluate = (surface: Surface, doc: unknown, action: "block" | "redact" = "redact") =>
   Effect.gen(function*() {
-    const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false })
+    const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
     yield* guardrails.create(ORG, { name: "aws", rule_type: action === "redact" ? "pii_redact" : "blocked_pattern", pattern: "AKIA[0-9A-Z]{16}" })
     const body = Buffer.from(JSON.stringify(doc))
     const outcome = yield* guardrails.evaluate(ORG, surface, body, JSON.parse(body.toString()))

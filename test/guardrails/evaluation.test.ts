@@ -12,7 +12,7 @@ const ORG = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
 const withRules = (rules: ReadonlyArray<NewGuardrailRule>, options: { failOpen?: boolean } = {}) =>
   Effect.gen(function*() {
     const store = memoryGuardrailStore()
-    const guardrails = yield* makeGuardrails({ store, ttl: Duration.minutes(1), failOpen: options.failOpen ?? false })
+    const guardrails = yield* makeGuardrails({ store, ttl: Duration.minutes(1), failOpen: options.failOpen ?? false }).pipe(Effect.provide(Invalidation.layerMemory))
     for (const rule of rules) yield* guardrails.create(ORG, rule)
     return { guardrails, store }
   })
@@ -491,7 +491,7 @@ describe("guardrail evaluation", () => {
   describe("when the rules cannot be loaded", () => {
     it.effect("fails closed with GuardrailsUnavailable (503)", () =>
       Effect.gen(function*() {
-        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: false })
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
         const error = yield* Effect.flip(guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {}))
         assert.strictEqual(error._tag, "GuardrailsUnavailable")
         assert.strictEqual(error.status, 503)
@@ -501,7 +501,7 @@ describe("guardrail evaluation", () => {
 
     it.effect("VDB_GATEWAY_FAIL_OPEN lets guardrails pass", () =>
       Effect.gen(function*() {
-        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: true })
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: true }).pipe(Effect.provide(Invalidation.layerMemory))
         const outcome = yield* guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {})
         assert.deepStrictEqual([outcome.decision, outcome.failedOpen], ["allow", true])
         assert.deepStrictEqual(yield* guardrails.delimiterIntegrity(ORG), [])
@@ -516,7 +516,7 @@ describe("guardrail evaluation", () => {
           version: (org) => down ? Effect.die(new Error("connection refused")) : store.version(org),
           list: (org) => down ? Effect.die(new Error("connection refused")) : store.list(org)
         }
-        const guardrails = yield* makeGuardrails({ store: flaky, ttl: Duration.zero, failOpen: false })
+        const guardrails = yield* makeGuardrails({ store: flaky, ttl: Duration.zero, failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
         yield* guardrails.create(ORG, { name: "codes", rule_type: "blocked_pattern", pattern: "codes" })
         const doc = { model: "m", messages: [{ role: "user", content: "codes" }] }
         assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "block")

@@ -5,13 +5,14 @@ import { SqlClient } from "effect/sql"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { SqlBackends } from "../support/database.ts"
 import { SecretBoxTest } from "../support/secrets.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 
 const backends = [
   ...SqlBackends.map(({ name, layer }) => ({
     name,
     layer: Organizations.layer.pipe(Layer.provideMerge(Layer.merge(layer, SecretBoxTest)))
   })),
-  { name: "memory", layer: Organizations.layerMemory }
+  { name: "memory", layer: Organizations.layerMemory.pipe(Layer.provide(Invalidation.layerMemory)) }
 ]
 
 describe.each(backends)("Organizations ($name)", ({ layer: backend }) => {

@@ -4,13 +4,14 @@ import { SqlClient } from "effect/sql"
 import { Policies } from "../../src/policies/Policies.ts"
 import { admits } from "../../src/policies/PolicySnapshot.ts"
 import { PostgresTest, SqlBackends } from "../support/database.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 const OTHER = "0b0e6d8a-1111-4c5b-8e7f-0a1b2c3d4e5f"
 
 const backends = [
   ...SqlBackends.map(({ layer, name }) => ({ name, layer: Policies.layer.pipe(Layer.provideMerge(layer)) })),
-  { name: "memory", layer: Policies.layerMemory }
+  { name: "memory", layer: Policies.layerMemory.pipe(Layer.provide(Invalidation.layerMemory)) }
 ]
 
 describe.each(backends)("Policies ($name)", ({ layer: backend }) => {

@@ -6,6 +6,7 @@ import { Config, Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPglite, layerPostgres } from "../../src/db/Database.ts"
+import type { Invalidation } from "../../src/db/Invalidation.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 
 /** The local PostgreSQL server integration tests run against (trust auth on this machine kind). */
@@ -41,12 +42,12 @@ export const adminQuery = (adminUrl: string, statement: string) =>
   })).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
 
 /** A migrated throwaway PostgreSQL database. */
-export const PostgresTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> = Layer.unwrap(
+export const PostgresTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation> = Layer.unwrap(
   Effect.map(throwawayDatabase, ({ url }) => layerPostgres(Redacted.make(url), 4))
 ).pipe(withMigrations, Layer.orDie)
 
 /** A migrated embedded PGlite in a temporary folder. */
-export const PgliteTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> = Layer.unwrap(
+export const PgliteTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation> = Layer.unwrap(
   Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "vdb-pglite-"))),
@@ -56,7 +57,7 @@ export const PgliteTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> = 
   )
 ).pipe(withMigrations, Layer.orDie)
 
-function withMigrations<E, R>(layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) {
+function withMigrations<E, R>(layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation, E, R>) {
   return Layer.provideMerge(MigrationsLayer, layer)
 }
 

@@ -1,3 +1,4 @@
+import { statusOf } from "../../../schema/ErrorStatus.ts"
 import type { GatewayError, PolicyRefusal, Violation } from "../../../schema/GatewayError.ts"
 import type { ProviderKeyMissing, ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
@@ -18,32 +19,29 @@ export interface FailureView {
   readonly violations?: ReadonlyArray<Violation> | undefined
 }
 
-/** Status, code and message of a failure, whichever domain raised it. */
+/**
+ * Status, code and message of a failure, whichever domain raised it. The status is always the
+ * one the error's class declares; the code and message of another domain's error are how this
+ * dialect words it.
+ */
 export const describeFailure = (failure: GatewayFailure): FailureView => {
+  const status = statusOf(failure)
   switch (failure._tag) {
     case "BackendUnavailable":
-      return { status: 503, code: "backend_unavailable", message: `${failure.backend} backend unavailable` }
+      return { status, code: "backend_unavailable", message: `${failure.backend} backend unavailable` }
     case "ProviderKeyMissing":
-      return {
-        status: 403,
-        code: "provider_key_missing",
-        message: `no ${failure.provider} provider key is stored for this organization`
-      }
+      return { status, code: "provider_key_missing", message: `no ${failure.provider} provider key is stored for this organization` }
     case "ProviderKeyUnreadable":
-      return {
-        status: 502,
-        code: "provider_key_unreadable",
-        message: `the stored ${failure.provider} provider key could not be decrypted`
-      }
+      return { status, code: "provider_key_unreadable", message: `the stored ${failure.provider} provider key could not be decrypted` }
     case "PolicyRefusal":
       return {
-        status: 403,
+        status,
         code: failure.refusal,
         message: failure.detail,
         blockedBy: failure.blockedBy,
         violations: failure.violations
       }
     default:
-      return { status: failure.status, code: failure.code, message: failure.message }
+      return { status, code: failure.code, message: failure.message }
   }
 }

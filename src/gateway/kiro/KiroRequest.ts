@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { InvalidRequest } from "../../../schema/GatewayError.ts"
+import { GatewayInvalidRequest } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 import { invalidJson, jsonObjectOf } from "../relay/RequestBody.ts"
 
@@ -25,7 +25,7 @@ export const modelIdOf = (parsed: Record<string, unknown>): string | undefined =
 }
 
 /** A `generateAssistantResponse` body: a JSON object; nothing else is required of it. */
-export const parseKiroBody = (body: Buffer): Effect.Effect<KiroBody, InvalidRequest> => {
+export const parseKiroBody = (body: Buffer): Effect.Effect<KiroBody, GatewayInvalidRequest> => {
   const parsed = jsonObjectOf(body)
   if (parsed === undefined) return Effect.fail(invalidJson)
   return Effect.succeed({ parsed, envelope: { model: modelIdOf(parsed) ?? "", stream: true, messages: undefined } })

@@ -1,4 +1,5 @@
 import { Schema, SchemaTransformation } from "effect"
+import { statusOf } from "../../../schema/ErrorStatus.ts"
 import { OpenAiErrorEnvelope } from "../../../schema/GatewayError.ts"
 
 /**
@@ -52,6 +53,32 @@ export class ManageInternal extends Schema.TaggedError<ManageInternal>()("Manage
 export class ManageUnavailable extends Schema.TaggedError<ManageUnavailable>()("ManageUnavailable", fields, {
   httpApiStatus: 503
 }) {}
+
+const DIALECT = new Map<number, new(props: { readonly message: string; readonly code: string }) => ManageInvalidRequest | ManageNotFound | ManageUnavailable>([
+  [400, ManageInvalidRequest],
+  [404, ManageNotFound],
+  [503, ManageUnavailable]
+])
+
+/** The dialect's class for a domain error, by the naming its reasons follow (`…NotFound`, `…Unavailable`, else bad input). */
+export type InDialect<E> = E extends { readonly _tag: `${string}NotFound` } ? ManageNotFound
+  : E extends { readonly _tag: `${string}Unavailable` } ? ManageUnavailable
+  : ManageInvalidRequest
+
+/**
+ * A domain refusal in this dialect: the class for the status the error's own class declares
+ * (`httpApiStatus`), with the `code` clients branch on. Domain errors declare 400, 404 or 503; a
+ * status without a class here is a bug, answered as the 500 it would be anyway.
+ */
+export const inDialect = <E extends { readonly _tag: string; readonly message: string }>(
+  error: E,
+  code: string,
+  message: string = error.message
+): InDialect<E> => {
+  const Class = DIALECT.get(statusOf(error))
+  if (Class === undefined) throw new Error(`${error._tag}: no management API class for status ${statusOf(error)}`)
+  return new Class({ message, code }) as InDialect<E>
+}
 
 type ErrorClass<Self> = Schema.Top & (new(props: { readonly message: string; readonly code: string }) => Self) & {
   readonly Type: Self

@@ -18,34 +18,29 @@ import { storeProviderKey, unknownProviderReason } from "../../providers/custom/
 import { makeDryRun } from "../../policies/FirewallCheck.ts"
 import { ManageApi } from "./ManageApi.ts"
 import { ManageFallback } from "./ManageFallback.ts"
-import { ManageInvalidRequest, ManageNotFound, ManageUnavailable } from "./ManageErrors.ts"
+import { inDialect, ManageInvalidRequest, ManageNotFound } from "./ManageErrors.ts"
 import { ManageMiddleware } from "./ManageMiddleware.ts"
 import { CurrentOrg } from "./ManageSecurity.ts"
 
 const invalid = (message: string, code = "invalid_request") => new ManageInvalidRequest({ message, code })
 
-/** A domain refusal in the dialect: another organization's rule is simply not found. */
-const fromGuardrails = (error: GuardrailError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
-  error.reason._tag === "GuardrailRuleNotFound"
-    ? Effect.fail(new ManageNotFound({ message: error.message, code: "rule_not_found" }))
-    : Effect.fail(invalid(error.message, "invalid_rule"))
+/** A domain refusal in the dialect (another organization's rule is simply not found), with its code. */
+const fromGuardrails = (error: GuardrailError) =>
+  Effect.fail(inDialect(error.reason, error.reason._tag === "GuardrailRuleNotFound" ? "rule_not_found" : "invalid_rule"))
 
-const fromPolicies = (error: PolicyError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
-  error.reason._tag === "PolicyEntryNotFound"
-    ? Effect.fail(new ManageNotFound({ message: error.message, code: "policy_not_found" }))
-    : Effect.fail(invalid(error.message, "invalid_policy"))
+const fromPolicies = (error: PolicyError) =>
+  Effect.fail(inDialect(error.reason, error.reason._tag === "PolicyEntryNotFound" ? "policy_not_found" : "invalid_policy"))
 
 /** Where no uuid is named, "not found" cannot happen: only the refusal of bad input remains. */
 const invalidOnly = <E extends GuardrailError | PolicyError>(error: E, code: string) =>
   error.reason._tag === "GuardrailRuleInvalid" || error.reason._tag === "PolicyEntryInvalid"
-    ? Effect.fail(invalid(error.message, code))
+    ? Effect.fail(inDialect(error.reason, code))
     : Effect.die(error)
 
 const unavailable = (error: GuardrailsUnavailable | BackendUnavailable) =>
-  new ManageUnavailable({
-    message: error._tag === "GuardrailsUnavailable" ? error.message : "policy store unavailable",
-    code: error._tag === "GuardrailsUnavailable" ? "guardrails_unavailable" : "backend_unavailable"
-  })
+  error._tag === "GuardrailsUnavailable"
+    ? inDialect(error, "guardrails_unavailable")
+    : inDialect(error, "backend_unavailable", "policy store unavailable")
 
 const orgUuid = Effect.map(CurrentOrg, (org) => org.uuid)
 
@@ -147,10 +142,8 @@ const InferenceLogHandlers = HttpApiBuilder.group(ManageApi, "inferenceLog", Eff
 
 const CustomProviderHandlers = HttpApiBuilder.group(ManageApi, "customProviders", Effect.fn(function*(handlers) {
   const custom = yield* CustomProviders
-  const refused = (error: CustomProviderError): Effect.Effect<never, ManageNotFound | ManageInvalidRequest> =>
-    error.reason._tag === "CustomProviderNotFound"
-      ? Effect.fail(new ManageNotFound({ message: error.message, code: "custom_provider_not_found" }))
-      : Effect.fail(invalid(error.message, "invalid_custom_provider"))
+  const refused = (error: CustomProviderError) =>
+    Effect.fail(inDialect(error.reason, error.reason._tag === "CustomProviderNotFound" ? "custom_provider_not_found" : "invalid_custom_provider"))
   return handlers.handleAll({
     list: () => Effect.map(Effect.flatMap(orgUuid, (org) => custom.list(org)), (data) => ({ data })),
     add: ({ payload }) =>

@@ -3,16 +3,16 @@ import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { IncomingMessage } from "node:http"
 import { Readable } from "node:stream"
 import { declaresOver } from "../../server/BodyCap.ts"
-import { InvalidRequest, RequestTooLarge, UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
+import { GatewayInvalidRequest, RequestTooLarge, UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
 
 /** Transport limit, not a token limit; not configurable. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024
 
-const unreadable = new InvalidRequest({ reason: "could not read request body" })
+const unreadable = new GatewayInvalidRequest({ reason: "could not read request body" })
 /** The 400 for a body that is not one JSON object. */
-export const invalidJson = new InvalidRequest({ reason: "invalid JSON body" })
-const modelRequired = new InvalidRequest({ reason: "model is required" })
+export const invalidJson = new GatewayInvalidRequest({ reason: "invalid JSON body" })
+const modelRequired = new GatewayInvalidRequest({ reason: "model is required" })
 const tooLarge = new RequestTooLarge()
 const encoded = new UnsupportedContentEncoding()
 
@@ -33,7 +33,7 @@ export const isEncoded = (value: string | ReadonlyArray<string> | undefined): bo
 export const readBody = (
   request: Pick<HttpServerRequest, "source" | "arrayBuffer" | "headers">,
   limit: number = MAX_BODY_BYTES
-): Effect.Effect<Buffer, InvalidRequest | RequestTooLarge | UnsupportedContentEncoding> => {
+): Effect.Effect<Buffer, GatewayInvalidRequest | RequestTooLarge | UnsupportedContentEncoding> => {
   if (isEncoded(request.headers["content-encoding"])) return Effect.fail(encoded)
   const source = request.source
   if (!(source instanceof Readable)) {
@@ -46,7 +46,7 @@ export const readBody = (
   const message = source as IncomingMessage
   if (declaresOver(message.headers, limit)) return Effect.fail(tooLarge)
   if (message.readableEnded) return Effect.fail(unreadable)
-  return Effect.callback<Buffer, InvalidRequest | RequestTooLarge | UnsupportedContentEncoding>((resume) => {
+  return Effect.callback<Buffer, GatewayInvalidRequest | RequestTooLarge | UnsupportedContentEncoding>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const cleanup = () => {
@@ -102,7 +102,7 @@ export interface ParsedBody {
  * Decodes the gateway's view of the body: a JSON object with a `model`. The
  * bytes themselves are what goes upstream, so nothing here is re-serialised.
  */
-export const parseBody = (body: Buffer): Effect.Effect<ParsedBody, InvalidRequest> => {
+export const parseBody = (body: Buffer): Effect.Effect<ParsedBody, GatewayInvalidRequest> => {
   const parsed = jsonObjectOf(body)
   if (parsed === undefined) return Effect.fail(invalidJson)
   const envelope = envelopeOf(parsed)

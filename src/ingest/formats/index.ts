@@ -19,16 +19,6 @@ export { MAX_RECORD_BYTES } from "./limits.ts"
 export { formatOf, INGEST_FORMATS, type IngestFormat, type ItemReader, openReader } from "./reader.ts"
 export { canonicalId, exploitUuid, isCveId, NON_CVE_RECORD_ID } from "./ids.ts"
 
-/** Which summary key of spec 1 an exploit source counts under. */
-export const EXPLOIT_SUMMARY_KEY = {
-  "exploit-db": "exploitDb",
-  "metasploit": "metasploit",
-  "nuclei": "nuclei",
-  "poc-in-github": "github",
-  "vulncheck-xdb": "vulnCheckXDB",
-  "vulncheck-reported-exploitation": "vulnCheckReportedExploitation"
-} as const
-
 /**
  * Splits one file's decoded text into upstream items (the incremental reader
  * fed the whole text at once). A malformed item gives an ItemProblem

@@ -57,6 +57,7 @@ describe("custom provider cache", () => {
         Resolver.layerFrom(() => undefined),
         VettingPolicy.layer,
         Layer.mock(ProviderKeys)({}),
+        Invalidation.layerMemory,
         ConfigProvider.layer(ConfigProvider.fromUnknown({}))
       ])
     )

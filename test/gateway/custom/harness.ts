@@ -23,6 +23,7 @@ import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
 import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeyMissing, ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { chatCompletion, chatStream } from "../upstreams/openai.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 export const OTHER_ORG = "0b0e6d8a-1111-4c5b-8e7f-0a1b2c3d4e5f"
@@ -177,6 +178,7 @@ export const startCustomGateway = async (options: {
   )
   const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
+    Layer.provideMerge(Invalidation.layerMemory),
     Layer.provideMerge(NodeHttpServer.layer(createHttpServer, { port: 0, host: "127.0.0.1" }))
   )
   const scope = await Effect.runPromise(Scope.make())

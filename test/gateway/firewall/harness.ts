@@ -13,6 +13,7 @@ import { Policies } from "../../../src/policies/Policies.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { gatewayServer } from "../harness.ts"
 import { type FakeUpstream, startFakeUpstream } from "../upstreams/FakeUpstream.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 export const SERVICE_KEY = "vdb_sk_testServiceKeyForTheGatewayTests0000000"
@@ -92,6 +93,7 @@ export const startFirewallGateway = async (
   )
   const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
+    Layer.provideMerge(Invalidation.layerMemory),
     // The production path: inference requests answered below the router.
     Layer.provideMerge(gatewayServer("listener"))
   )

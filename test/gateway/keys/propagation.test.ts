@@ -9,6 +9,7 @@ import { MigrationsLayer } from "../../../src/db/Migrations.ts"
 import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { adminQuery, throwawayDatabase } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 /** Far longer than any test here: whatever propagates, propagates without the TTL. */
 const TTL = "60 seconds"
@@ -129,9 +130,10 @@ describe("key changes between gateway processes (postgresql, LISTEN/NOTIFY)", ()
 /** A database that cannot be reached: nothing listens on port 1. */
 const Unreachable = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer).pipe(
   Layer.provideMerge(Organizations.layer),
-  Layer.provideMerge(Layer.merge(
+  Layer.provideMerge(Layer.mergeAll(
     PgClient.layer({ url: Redacted.make("postgres://postgres@127.0.0.1:1/vdb"), connectTimeout: "2 seconds" }),
-    SecretBoxTest
+    SecretBoxTest,
+    Invalidation.layerMemory
   ))
 )
 

@@ -7,6 +7,7 @@ import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { PostgresTest, SqlBackends } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const backends = [
   ...SqlBackends.map(({ name, layer }) => ({
@@ -16,7 +17,7 @@ const backends = [
       Layer.provideMerge(Layer.merge(layer, SecretBoxTest))
     )
   })),
-  { name: "memory", layer: ServiceKeys.layerMemory.pipe(Layer.provideMerge(Organizations.layerMemory)) }
+  { name: "memory", layer: ServiceKeys.layerMemory.pipe(Layer.provideMerge(Organizations.layerMemory), Layer.provide(Invalidation.layerMemory)) }
 ]
 
 describe.each(backends)("ServiceKeys ($name)", ({ layer: backend }) => {

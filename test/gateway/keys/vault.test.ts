@@ -6,6 +6,7 @@ import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { openProviderKey, sealProviderKey } from "../../../src/vault/SealedProviderKey.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const ORG = "0b6f3c1e-2a4d-4e8f-9c1b-3d5e7f9a1b2c"
 const OTHER_ORG = "7d2e4f6a-8b1c-4d3e-8f5a-6b7c8d9e0f1a"
@@ -13,7 +14,7 @@ const OPENAI_KEY = "sk-proj-test-0123456789abcdefghijklmnopqrstuvwxyz"
 
 const backends = [
   { name: "postgresql", layer: ProviderKeys.layer.pipe(Layer.provideMerge(Layer.merge(PostgresTest, SecretBoxTest))) },
-  { name: "memory", layer: ProviderKeys.layerMemory.pipe(Layer.provideMerge(SecretBoxTest)) }
+  { name: "memory", layer: ProviderKeys.layerMemory.pipe(Layer.provideMerge(SecretBoxTest), Layer.provide(Invalidation.layerMemory)) }
 ]
 
 describe.each(backends)("ProviderKeys ($name)", ({ layer: backend }) => {

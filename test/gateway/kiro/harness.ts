@@ -14,6 +14,7 @@ import { Policies } from "../../../src/policies/Policies.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { type FakeKiro, startFakeKiro } from "./FakeKiro.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 export const SERVICE_KEY = "vdb_sk_testServiceKeyForTheGatewayTests0000000"
@@ -55,6 +56,7 @@ export const startKiroGateway = async (): Promise<KiroGateway> => {
   )
   const app = HttpRouter.serve(GatewayRoutesWith, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(services),
+    Layer.provideMerge(Invalidation.layerMemory),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(configLayer)
   )

@@ -7,6 +7,7 @@ import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { type FakeKiro, startFakeKiro } from "./FakeKiro.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 
@@ -33,6 +34,7 @@ const tokens = () =>
     idc: new URL(`${kiro.url}/token`)
   })).pipe(
     Layer.provideMerge(ProviderKeys.layerMemory),
+    Layer.provide(Invalidation.layerMemory),
     Layer.provide(SecretBoxTest),
     Layer.provide(UpstreamClient.layerWith({ timeout: "10 seconds" }))
   )

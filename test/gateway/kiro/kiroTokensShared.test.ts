@@ -12,6 +12,7 @@ import { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { throwawayDatabase } from "../../support/database.ts"
 import { type FakeKiro, startFakeKiro } from "./FakeKiro.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 /**
  * One Kiro sign-in used by two gateway processes at once (two token caches over one vault). The
@@ -53,6 +54,8 @@ interface Process {
 /** Two processes in one: two token caches over one in-memory vault. */
 const inMemory = Effect.gen(function*() {
   const context = yield* Layer.build(Layer.mergeAll(ProviderKeys.layerMemory, upstream).pipe(
+    // One bus, as one database would give both.
+    Layer.provideMerge(Invalidation.layerMemory),
     Layer.provide(SecretBox.layer),
     Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(randomBytes(32))))
   ))

@@ -12,6 +12,7 @@ import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ROUTER_CONFIG } from "../../../src/server/RouterConfig.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
+import type { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export interface ManagedGateway {
   readonly url: string
@@ -26,7 +27,7 @@ export interface ManagedGateway {
  * database; `config` replaces the environment as the configuration (e.g. a provider's base URL).
  */
 export const startManagedGateway = async (
-  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient>,
+  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidation>,
   config?: Record<string, string>
 ): Promise<ManagedGateway> => {
   const services = Layer.mergeAll(ServiceKeys.layer, ProviderKeys.layer, InferenceLog.layer).pipe(
