@@ -2,10 +2,14 @@ import { Effect, Schema } from "effect"
 import { CATALOGUES } from "./Catalogues.ts"
 import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
+import { syncMitre } from "./MitreSync.ts"
 import { type NvdOptions, syncNvd } from "./NvdSync.ts"
 
+/** Feeds read from the publishers' archives and change lists (one module each), after NVD in a run without names. */
+const ARCHIVE_FEEDS = [["mitre", syncMitre]] as const
+
 /** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
-export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd"]
+export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd", ...ARCHIVE_FEEDS.map(([source]) => source)]
 
 export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed", {
   source: Schema.String,
@@ -33,6 +37,11 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
   if (names.length === 0 || names.includes("nist-nvd")) {
     yield* onStart("nist-nvd")
     outcomes.push(yield* syncNvd(options))
+  }
+  for (const [source, sync] of ARCHIVE_FEEDS) {
+    if (names.length > 0 && !names.includes(source)) continue
+    yield* onStart(source)
+    outcomes.push(yield* sync(options))
   }
   return outcomes
 })

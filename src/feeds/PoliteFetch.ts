@@ -31,6 +31,8 @@ export type Fetched =
     readonly etag: string | undefined
     readonly lastModified: string | undefined
     readonly contentLength: number | undefined
+    /** GitHub's paging (`rel="next"`). */
+    readonly link?: string | undefined
     readonly body: Stream.Stream<Uint8Array, HttpClientError.HttpClientError>
   }
 
@@ -93,6 +95,7 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
           etag: response.headers.etag,
           lastModified: response.headers["last-modified"],
           contentLength: lengthOf(response.headers["content-length"]),
+          link: response.headers.link,
           body: response.stream
         } satisfies Fetched as Fetched
       }
