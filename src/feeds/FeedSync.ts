@@ -4,9 +4,11 @@ import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
 import { syncMitre } from "./MitreSync.ts"
 import { type NvdOptions, syncNvd } from "./NvdSync.ts"
+import { syncOsv } from "./OsvSync.ts"
+import { syncVulnrichment } from "./VulnrichmentSync.ts"
 
 /** Feeds read from the publishers' archives and change lists (one module each), after NVD in a run without names. */
-const ARCHIVE_FEEDS = [["mitre", syncMitre]] as const
+const ARCHIVE_FEEDS = [["mitre", syncMitre], ["osv", syncOsv], ["vulnrichment", syncVulnrichment]] as const
 
 /** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
 export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd", ...ARCHIVE_FEEDS.map(([source]) => source)]
