@@ -1,10 +1,11 @@
 import { readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it as plain, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import type { SyncOptions } from "../../src/feeds/CatalogueSync.ts"
 import { FeedCursors } from "../../src/feeds/FeedCursors.ts"
+import { assetOf, deltasAfter } from "../../src/feeds/MitreSync.ts"
 import { syncSources } from "../../src/feeds/FeedSync.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { SqlBackends } from "../support/database.ts"
@@ -98,5 +99,36 @@ describe.each(SqlBackends)("mitre: the CVE List's releases on the mirror ($name)
           assert.strictEqual(leftovers(), before, "every temporary archive is removed")
         })
       ), { timeout: 60_000 })
+  })
+})
+
+describe("mitre: which deltas a run applies", () => {
+  const assets = (...names: Array<string>) => names.map((n) => assetOf(n, `https://example.org/${n}`)!)
+  const plan = (from: string, ...names: Array<string>) => {
+    const { plan, waiting } = deltasAfter(assets(...names), assetOf(from, "")!.key)
+    return { names: plan.map((a) => a.name), waiting }
+  }
+  plain("the newest delta of each day after the cursor; a past day only through its end-of-day delta", () => {
+    // Same day: the newest hourly is enough (cumulative since midnight).
+    assert.deepStrictEqual(plan("2025-08-25_delta_CVEs_at_0100Z.zip", "2025-08-25_delta_CVEs_at_0200Z.zip", "2025-08-25_delta_CVEs_at_0300Z.zip"), {
+      names: ["2025-08-25_delta_CVEs_at_0300Z.zip"],
+      waiting: false
+    })
+    // The next day has begun but the day's end-of-day delta is not out: stop at the day's newest, and wait.
+    assert.deepStrictEqual(plan("2025-08-25_delta_CVEs_at_2200Z.zip", "2025-08-25_delta_CVEs_at_2300Z.zip", "2025-08-26_delta_CVEs_at_0100Z.zip"), {
+      names: ["2025-08-25_delta_CVEs_at_2300Z.zip"],
+      waiting: true
+    })
+    // With it: the day closes, and the next day's newest follows.
+    assert.deepStrictEqual(
+      plan("2025-08-25_delta_CVEs_at_2200Z.zip", "2025-08-25_delta_CVEs_at_end_of_day.zip", "2025-08-26_delta_CVEs_at_0100Z.zip", "2025-08-26_delta_CVEs_at_0200Z.zip"),
+      { names: ["2025-08-25_delta_CVEs_at_end_of_day.zip", "2025-08-26_delta_CVEs_at_0200Z.zip"], waiting: false }
+    )
+    // From a baseline: that day's deltas count; baselines and unknown names are never deltas.
+    assert.deepStrictEqual(plan("2025-08-25_all_CVEs_at_midnight.zip.zip", "2025-08-25_all_CVEs_at_midnight.zip.zip", "2025-08-25_delta_CVEs_at_0100Z.zip"), {
+      names: ["2025-08-25_delta_CVEs_at_0100Z.zip"],
+      waiting: false
+    })
+    assert.strictEqual(assetOf("2025-08-25_delta_CVEs_at_0100Z.zip.sig", ""), undefined)
   })
 })
