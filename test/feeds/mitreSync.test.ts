@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs"
+import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it as plain, layer } from "@effect/vitest"
@@ -14,6 +14,8 @@ import { baselineZip, cvelistMirror, cvelistRecords, deltaZip, RELEASES_PATH } f
 import { zipBomb } from "../support/mirror/zipWriter.ts"
 
 const OPTIONS: SyncOptions = { attempts: 2, backoffBaseMs: 10, ingest: { workers: 0 } }
+// A temporary folder of this file's own (each test file runs in its own process), so other files' feeds running at the same time are not counted.
+process.env.TMPDIR = mkdtempSync(`${tmpdir()}/vdb-mitre-test-`)
 const leftovers = () => readdirSync(tmpdir()).filter((f) => f.startsWith("vdb-feed-")).length
 
 const onMirror = <A, E, R>(body: (mirror: FeedMirror) => Effect.Effect<A, E, R>) =>
