@@ -9,6 +9,8 @@ export interface Cursor {
   readonly watermark?: string | undefined
   /** Delta feeds: the name of the last delta applied. */
   readonly lastDelta?: string | undefined
+  /** Feeds of several parts (OSV's ecosystems): each part's own watermark. */
+  readonly positions?: Readonly<Record<string, string>> | undefined
 }
 
 /** One source's row: its cursor and how its runs went (`vdb sync status`). */
@@ -71,7 +73,10 @@ const cursorOf = (v: unknown): Cursor => {
   if (typeof parsed !== "object" || parsed === null) return {}
   const o = parsed as Record<string, unknown>
   const pick = (k: string) => typeof o[k] === "string" ? o[k] : undefined
-  return { etag: pick("etag"), lastModified: pick("lastModified"), watermark: pick("watermark"), lastDelta: pick("lastDelta") }
+  const positions = typeof o.positions === "object" && o.positions !== null
+    ? Object.fromEntries(Object.entries(o.positions).filter((e): e is [string, string] => typeof e[1] === "string"))
+    : undefined
+  return { etag: pick("etag"), lastModified: pick("lastModified"), watermark: pick("watermark"), lastDelta: pick("lastDelta"), positions }
 }
 
 const toState = (r: Row): FeedState => ({

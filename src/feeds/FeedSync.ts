@@ -3,10 +3,21 @@ import { API_FEEDS, type FeedOptions } from "./ApiFeeds.ts"
 import { CATALOGUES } from "./Catalogues.ts"
 import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
+import { syncMitre } from "./MitreSync.ts"
 import { syncNvd } from "./NvdSync.ts"
+import { syncOsv } from "./OsvSync.ts"
+import { syncVulnrichment } from "./VulnrichmentSync.ts"
+
+/** Feeds read from the publishers' archives and change lists (one module each), after NVD in a run without names. */
+const ARCHIVE_FEEDS = [["mitre", syncMitre], ["osv", syncOsv], ["vulnrichment", syncVulnrichment]] as const
 
 /** The sources `vdb sync` can fetch today, in the order a run without names takes them. */
-export const FEED_SOURCES: ReadonlyArray<string> = [...CATALOGUES.map((c) => c.source), "nist-nvd", ...API_FEEDS.map((f) => f.source)]
+export const FEED_SOURCES: ReadonlyArray<string> = [
+  ...CATALOGUES.map((c) => c.source),
+  "nist-nvd",
+  ...ARCHIVE_FEEDS.map(([source]) => source),
+  ...API_FEEDS.map((f) => f.source)
+]
 
 export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed", {
   source: Schema.String,
@@ -34,6 +45,11 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
   if (names.length === 0 || names.includes("nist-nvd")) {
     yield* onStart("nist-nvd")
     outcomes.push(yield* syncNvd(options))
+  }
+  for (const [source, sync] of ARCHIVE_FEEDS) {
+    if (names.length > 0 && !names.includes(source)) continue
+    yield* onStart(source)
+    outcomes.push(yield* sync(options))
   }
   for (const feed of API_FEEDS) {
     if ((names.length > 0 && !names.includes(feed.source)) || !(yield* feed.enabled)) continue

@@ -40,6 +40,8 @@ export type Fetched =
     readonly contentLength: number | undefined
     /** The response's headers (paging links, rate-limit counters). */
     readonly headers: Readonly<Record<string, string | undefined>>
+    /** GitHub's paging (`rel="next"`). */
+    readonly link?: string | undefined
     readonly body: Stream.Stream<Uint8Array, HttpClientError.HttpClientError>
   }
 
@@ -103,6 +105,7 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
           lastModified: response.headers["last-modified"],
           contentLength: lengthOf(response.headers["content-length"]),
           headers: response.headers,
+          link: response.headers.link,
           body: response.stream
         } satisfies Fetched as Fetched
       }
