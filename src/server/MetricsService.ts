@@ -1,8 +1,10 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import cluster from "node:cluster"
 import { createServer } from "node:http"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
+import { AnswerPrimaryScrapes } from "../metrics/ClusterMetrics.ts"
 import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
 import { ProcessMetricsLayer } from "../metrics/ProcessMetrics.ts"
 
@@ -12,11 +14,14 @@ import { ProcessMetricsLayer } from "../metrics/ProcessMetrics.ts"
  * firewall or the reverse proxy keeps it from the public (docs/operations.md).
  * Nothing else is served there: no access log, no health routes. Off with
  * `VDB_METRICS=off`, and then the process series are not collected either.
- * `listenFailed` names the address and `VDB_METRICS_PORT` when it cannot bind.
+ * `listenFailed` names the address and `VDB_METRICS_PORT` when it cannot bind. A worker of
+ * `serve --workers N` does not listen: the primary serves the port and gathers every worker's
+ * series (`metrics/ClusterMetrics.ts`).
  */
 export const metricsService = <E>(host: string, listenFailed: (port: number) => (cause: unknown) => E) =>
   Layer.unwrap(Effect.gen(function*() {
     if (!(yield* MetricsEnabled)) return Layer.empty
+    if (cluster.isWorker) return Layer.merge(Layer.effectDiscard(AnswerPrimaryScrapes), ProcessMetricsLayer)
     const port = yield* MetricsPort
     const listen = NodeHttpServer.make(createServer, { host, port, gracefulShutdownTimeout: "1 second" }).pipe(
       Effect.mapError(listenFailed(port))

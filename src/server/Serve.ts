@@ -29,7 +29,7 @@ export class ListenFailed extends Schema.TaggedError<ListenFailed>()("ListenFail
 }
 
 /** A host that is not this machine's is VDB_HOST's fault; anything else (busy, privileged) the port's. */
-const listenFailed = (portVariable: string, host: string, port: number) => (cause: unknown) =>
+export const listenFailed = (portVariable: string, host: string, port: number) => (cause: unknown) =>
   new ListenFailed({
     address: hostPort(host, port),
     variable: ["EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"].includes(systemCode(cause) ?? "")
