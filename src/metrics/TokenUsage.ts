@@ -18,6 +18,8 @@ const WINDOW = 1024
 const INPUT = /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/
 const OUTPUT = /"(?:completion_tokens|output_tokens)"\s*:\s*(\d+)/
 
+const SPACE = new Set([0x20, 0x3a /* : */, 0x0a, 0x0d, 0x09])
+
 export class UsageTap {
   input = -1
   output = -1
@@ -29,36 +31,54 @@ export class UsageTap {
     if (this.carry !== undefined) {
       const text = this.carry + bytes.toString("latin1", 0, Math.min(bytes.length, WINDOW))
       this.carry = undefined
-      this.read(text, true)
+      const end = objectEnd(text, 0)
+      if (end > 0) this.take(text.slice(0, end))
     }
     let at = bytes.indexOf(MARKER)
     while (at !== -1) {
-      const end = Math.min(bytes.length, at + WINDOW)
-      if (!this.read(bytes.toString("latin1", at + MARKER.length, end), end === bytes.length)) {
-        this.carry = bytes.toString("latin1", at + MARKER.length, end)
-      }
+      this.readAt(bytes, at + MARKER.length)
       at = bytes.indexOf(MARKER, at + MARKER.length)
     }
   }
 
-  /** Reads the value after a `"usage"` key; false when it is an object the text cuts off (to retry with more). */
-  read(text: string, cut: boolean): boolean {
-    let i = 0
-    while (i < text.length && (text[i] === " " || text[i] === ":" || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i++
-    if (text[i] !== "{") return i < text.length || !cut
-    let depth = 0
-    for (let j = i; j < text.length; j++) {
-      const c = text.charCodeAt(j)
-      if (c === 123 /* { */) depth++
-      else if (c === 125 /* } */ && --depth === 0) {
-        const object = text.slice(i, j + 1)
-        const input = INPUT.exec(object)
-        const output = OUTPUT.exec(object)
-        if (input !== null) this.input = Number(input[1])
-        if (output !== null) this.output = Number(output[1])
-        return true
-      }
+  /** The value after a `"usage"` key, read on the bytes: only an object's own bytes are decoded. */
+  private readAt(bytes: Buffer, from: number): void {
+    let i = from
+    while (i < bytes.length && SPACE.has(bytes[i]!)) i++
+    if (i === bytes.length) {
+      this.carry = ""
+      return
     }
-    return !cut || text.length >= WINDOW
+    if (bytes[i] !== 0x7b /* { */) return
+    const limit = Math.min(bytes.length, i + WINDOW)
+    let depth = 0
+    for (let j = i; j < limit; j++) {
+      const c = bytes[j]
+      if (c === 0x7b) depth++
+      else if (c === 0x7d /* } */ && --depth === 0) return this.take(bytes.toString("latin1", i, j + 1))
+    }
+    // Cut by the chunk's end: the rest comes with the next chunk.
+    if (limit === bytes.length) this.carry = bytes.toString("latin1", i, limit)
   }
+
+  private take(object: string): void {
+    const input = INPUT.exec(object)
+    const output = OUTPUT.exec(object)
+    if (input !== null) this.input = Number(input[1])
+    if (output !== null) this.output = Number(output[1])
+  }
+}
+
+/** The end (exclusive) of the object a carried text starts (after spaces), or 0 when it is not one or not whole. */
+const objectEnd = (text: string, from: number): number => {
+  let i = from
+  while (i < text.length && SPACE.has(text.charCodeAt(i))) i++
+  if (text.charCodeAt(i) !== 0x7b) return 0
+  let depth = 0
+  for (let j = i; j < Math.min(text.length, i + WINDOW); j++) {
+    const c = text.charCodeAt(j)
+    if (c === 0x7b) depth++
+    else if (c === 0x7d && --depth === 0) return j + 1
+  }
+  return 0
 }

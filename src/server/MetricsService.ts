@@ -5,6 +5,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { AnswerPrimaryScrapes } from "../metrics/ClusterMetrics.ts"
+import { FeedFreshnessLayer } from "../metrics/DataMetrics.ts"
 import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
 import { ProcessMetricsLayer } from "../metrics/ProcessMetrics.ts"
 
@@ -21,7 +22,7 @@ import { ProcessMetricsLayer } from "../metrics/ProcessMetrics.ts"
 export const metricsService = <E>(host: string, listenFailed: (port: number) => (cause: unknown) => E) =>
   Layer.unwrap(Effect.gen(function*() {
     if (!(yield* MetricsEnabled)) return Layer.empty
-    if (cluster.isWorker) return Layer.merge(Layer.effectDiscard(AnswerPrimaryScrapes), ProcessMetricsLayer)
+    if (cluster.isWorker) return Layer.mergeAll(Layer.effectDiscard(AnswerPrimaryScrapes), ProcessMetricsLayer, FeedFreshnessLayer)
     const port = yield* MetricsPort
     const listen = NodeHttpServer.make(createServer, { host, port, gracefulShutdownTimeout: "1 second" }).pipe(
       Effect.mapError(listenFailed(port))
@@ -31,6 +32,7 @@ export const metricsService = <E>(host: string, listenFailed: (port: number) => 
       disableListenLog: true
     }).pipe(
       Layer.provide(Layer.mergeAll(Layer.effect(HttpServer.HttpServer, listen), NodeHttpServer.layerHttpServices)),
-      Layer.merge(ProcessMetricsLayer)
+      Layer.merge(ProcessMetricsLayer),
+      Layer.merge(FeedFreshnessLayer)
     )
   }))
