@@ -69,6 +69,7 @@ const main = async () => {
       VDB_MASTER_KEY: randomBytes(32).toString("base64"),
       VDB_DATA_DIR: join(dataDir, "data"),
       VDB_API_PORT: String(port),
+      VDB_METRICS_PORT: String(await freePort()),
       VDB_LOG_LEVEL: "Warn"
     }
     // Migrate and create the organization with one process first.
