@@ -22,6 +22,10 @@
  * run at concurrency 64 (`--rss-seconds=N`, default 120; 0 skips it).
  * `BENCH_PROFILE=DIR` writes `--cpu-prof` profiles of the gateway and the relay to DIR;
  * `BENCH_GATEWAY_NODE_FLAGS="..."` runs the gateway under extra Node/V8 flags (recorded in the result).
+ * `BENCH_TRACING=0.1` runs the gateway with tracing on, sampling 10 % of requests, exporting to a
+ * loopback OTLP receiver (`bench/otlpReceiver.ts`), and writes bench/results/gateway-tracing.json instead.
+ * Metrics are always on, as `bin/vdb serve` runs them: every request is recorded (HTTP, firewall,
+ * upstream latency, tokens); only scraping is absent.
  * Writes bench/results/gateway.json.
  */
 import { fork } from "node:child_process"
@@ -33,6 +37,7 @@ import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { getHeapSpaceStatistics } from "node:v8"
 import { askChild, median, round3 } from "./childQuery.ts"
+import { benchTracing } from "./otlpReceiver.ts"
 import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { fileURLToPath } from "node:url"
@@ -169,6 +174,8 @@ const runGateway = async (upstreamPort: number) => {
   // The production access-log middleware and logger (JSON lines on stderr, as `src/cli/main.ts`
   // and `src/server/Serve.ts` install them); `BENCH_ACCESS_LOG=0` leaves it off.
   // `BENCH_ACCESS_LOG_MODULE=PATH` measures another implementation of the middleware (an A/B against an older one).
+  // `BENCH_TRACING`: the driver set the `OTEL_*` variables; the layer `bin/vdb serve` uses reads them.
+  const { TracingLayer } = await import("../src/observability/Tracing.ts")
   const { accessLog } = await import(process.env.BENCH_ACCESS_LOG_MODULE ?? "../src/server/AccessLog.ts") as typeof import("../src/server/AccessLog.ts")
   const { Logger } = await import("effect")
   const options = { disableLogger: true, disableListenLog: true } as const
@@ -188,7 +195,8 @@ const runGateway = async (upstreamPort: number) => {
     Layer.provide(viaRouter ? Layer.empty : Layer.succeed(ServerInterceptors, server.interceptors)),
     // The listener logs like the middleware; with the log off it writes nowhere.
     Layer.provide(process.env.BENCH_ACCESS_LOG === "0" ? Layer.succeed(AccessLogWriter, { write: () => undefined, flush: () => undefined }) : Layer.empty),
-    Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
+    Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(TracingLayer)
   )
   Effect.runFork(Layer.launch(app))
   // Lets `--cpu-prof` write its profile when the driver stops us.
@@ -267,7 +275,7 @@ const drive = async () => {
   const floorLogFd = openSync(join(logDir, "effect-floor.stderr"), "w")
   const relayLogFile = join(logDir, "relay-log.stderr")
   const relayLogFd = openSync(relayLogFile, "w")
-  const spawn = (role: string, arg?: number) =>
+  const spawnWith = (extraEnv: Record<string, string>) => (role: string, arg?: number) =>
     new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number>; heap: () => Promise<Record<string, number>> }>((resolve) => {
       const profile = role !== "upstream" && process.env.BENCH_PROFILE !== undefined
       // The children that stand for the deployed server: the production Node settings, stderr to a file.
@@ -282,7 +290,7 @@ const drive = async () => {
           ...(role === "gateway" ? gatewayFlags : [])
         ],
         env: deployed
-          ? { ...process.env, ...SERVER_ENV }
+          ? { ...process.env, ...SERVER_ENV, ...extraEnv }
           : process.env
       })
       const ask = <A = number>(question: "cpu" | "rss" | "heap") => askChild<A>(child, question)
@@ -295,8 +303,10 @@ const drive = async () => {
           kill: () => new Promise<void>((done) => (child.once("exit", () => done()), child.kill("SIGINT")))
         }))
     })
+  const spawn = spawnWith({})
   const upstream = await spawn("upstream")
-  const gateway = await spawn("gateway", upstream.port)
+  const tracing = await benchTracing()
+  const gateway = await spawnWith(tracing?.env ?? {})("gateway", upstream.port)
   const relay = await spawn("relay", upstream.port)
   const floor = await spawn("effect", upstream.port)
   const relayLogged = await spawn("relay-log", upstream.port)
@@ -490,6 +500,8 @@ const drive = async () => {
   }
   for (const pool of pools.values()) await pool.close()
   await Promise.all([upstream.kill(), gateway.kill(), relay.kill(), floor.kill(), relayLogged.kill()])
+  const traced = tracing === undefined ? undefined : { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() }
+  await tracing?.close()
   closeSync(logFd)
   closeSync(floorLogFd)
   closeSync(relayLogFd)
@@ -506,12 +518,13 @@ const drive = async () => {
       ? { on: true, destination: "file", requests: gatewayRequests, lines: logged.lines, complete: logged.complete }
       : { on: false },
     ...(memory ? { memory } : {}),
+    tracing: traced ?? { on: false },
     met
   }
   if (accessLogOn && logged.lines !== gatewayRequests) console.error(`access log: ${logged.lines} lines for ${gatewayRequests} requests`)
   if (accessLogOn && relayLines !== relayLogRequests) console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
   mkdirSync(join(here, "results"), { recursive: true })
-  writeFileSync(join(here, "results", "gateway.json"), JSON.stringify(output, null, 2) + "\n")
+  writeFileSync(join(here, "results", traced ? "gateway-tracing.json" : "gateway.json"), JSON.stringify(output, null, 2) + "\n")
   console.log(JSON.stringify(output, null, 2))
 }
 

@@ -6,7 +6,9 @@
 // configurations (limits set but never reached, a JWT, `Accept-Encoding:
 // gzip`, a 304 for `If-None-Match`), each against that bare fetch, and a
 // cold-cache pass (every identifier of the fixture corpus once, after
-// ingesting it). Writes bench/results/vdb.json.
+// ingesting it). Writes bench/results/vdb.json. Metrics are on (`bin/vdb serve`'s default);
+// `BENCH_TRACING=0.1` also turns tracing on at 10 % sampling, exporting to a loopback OTLP
+// receiver (`bench/otlpReceiver.ts`), and writes bench/results/vdb-tracing.json instead.
 //
 // Three processes, so nothing measured shares an event loop with its load:
 // this one (seeds a throwaway database, orchestrates), the server under test
@@ -39,6 +41,7 @@ import { bearerFor, coldPass, otherConfigurations } from "./vdb/configurations.t
 import type { LoadStats } from "./vdb/load.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { scratchDatabaseName } from "./scratchDatabase.ts"
+import { benchTracing } from "./otlpReceiver.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -210,6 +213,7 @@ const main = async () => {
   const url = new URL(ADMIN_URL)
   url.pathname = `/${dbName}`
   let server: { readonly pid: number | undefined; stop: () => Promise<number | null> } | undefined
+  const tracing = await benchTracing()
   try {
     const masterKey = new Uint8Array(randomBytes(32))
     const { apiKey, limitedKey, orgUuid, secret } = await Effect.runPromise(seed(url.toString(), masterKey))
@@ -219,7 +223,8 @@ const main = async () => {
       VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
       VDB_DATA_DIR: join(dataDir, "data"),
       VDB_API_PORT: String(port),
-      VDB_DATABASE_POOL_SIZE: String(POOL)
+      VDB_DATABASE_POOL_SIZE: String(POOL),
+      ...tracing?.env
     }
     server = await startServer(serverEnv, dataDir, port)
 
@@ -313,12 +318,14 @@ const main = async () => {
       })
     }
     mkdirSync(new URL("./results/", import.meta.url), { recursive: true })
-    writeFileSync(new URL("./results/vdb.json", import.meta.url), JSON.stringify(result, null, 2) + "\n")
+    const output = tracing === undefined ? result : { ...result, tracing: { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() } }
+    writeFileSync(new URL(tracing === undefined ? "./results/vdb.json" : "./results/vdb-tracing.json", import.meta.url), JSON.stringify(output, null, 2) + "\n")
     console.log(JSON.stringify(result, null, 2))
     console.log(`ratio ${(result.ratio * 100).toFixed(1)} % by req/s, ${(result.cpuRatio * 100).toFixed(1)} % by CPU per request (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
       `p50 ${apiStats.p50}/${bareStats.p50} ms, p99 ${apiStats.p99}/${bareStats.p99} ms)`)
   } finally {
     await server?.stop()
+    await tracing?.close()
     await Effect.runPromise(admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).pipe(Effect.ignore))
     if (SERVER_LOG !== undefined) copyFileSync(join(dataDir, "server.log"), SERVER_LOG)
     rmSync(dataDir, { recursive: true, force: true })

@@ -4,9 +4,10 @@ import { Argument, Command, Flag } from "effect/cli"
 import { Main } from "../../layers/Main.ts"
 import { AdminSocketListener } from "../admin/AdminServer.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
+import { primaryMetricsServer } from "../metrics/ClusterMetrics.ts"
 import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
 import { loadTrustedProxies, TrustedProxies } from "../server/ClientAddress.ts"
-import { serveLayer } from "../server/Serve.ts"
+import { listenFailed, serveLayer } from "../server/Serve.ts"
 import { StopLog, stopPart } from "../server/StopLog.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
 import { checkWorkers, isLeadWorker, runPrimary } from "../server/Workers.ts"
@@ -33,7 +34,17 @@ export const serveCommand = Command.make(
       yield* MetricsPort
       const trusted = yield* loadTrustedProxies
       // --workers N: this process only forks and waits (src/server/Workers.ts).
-      if (cluster.isPrimary && (yield* checkWorkers(workers)) > 1) return yield* runPrimary(workers)
+      if (cluster.isPrimary && (yield* checkWorkers(workers)) > 1) {
+        // The primary alone serves the metrics port, with every worker's series (metrics/ClusterMetrics.ts).
+        if (!(yield* MetricsEnabled)) return yield* runPrimary(workers)
+        const host = yield* Host
+        const port = yield* MetricsPort
+        return yield* primaryMetricsServer(host, port).pipe(
+          Effect.mapError(listenFailed("VDB_METRICS_PORT", host, port)),
+          Effect.andThen(runPrimary(workers)),
+          Effect.scoped
+        )
+      }
       const lead = isLeadWorker()
       yield* Layer.launch(
         serveLayer(services.length === 0 ? SERVICE_NAMES : [...new Set(services)], { admin: lead }).pipe(

@@ -15,6 +15,7 @@ import type { DeviceError } from "./DeviceError.ts"
 import { UnknownUserCode } from "./DeviceError.ts"
 import { DeviceSettings, type GrantTiming, timingOf } from "./DeviceSettings.ts"
 import { decisionOf, fail, type GrantRow, issued, refusal, settled, statusOf, toView } from "./GrantRow.ts"
+import { withGrantMetrics } from "../metrics/DeviceMetrics.ts"
 import { newUserCode, normalizeUserCode } from "./UserCode.ts"
 
 /**
@@ -60,7 +61,7 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
           return yield* refusal((yield* byCode(userCode))[0], now.getTime())
         })
 
-      return DeviceGrants.of({
+      return withGrantMetrics(DeviceGrants.of({
         authorize: Effect.fn("DeviceGrants.authorize")(function*(client) {
           const now = yield* Clock.currentTimeMillis
           yield* sql`DELETE FROM device_grants WHERE expires_at < ${new Date(now - GRANT_RETENTION_MILLIS)}`.pipe(Effect.orDie)
@@ -132,7 +133,7 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
           // Still approved and unredeemed after three rounds: never a final answer for it; the client polls again.
           return { _tag: "authorization_pending" } as const
         })
-      })
+      }))
     }))
 
   static readonly layer = Layer.unwrap(Effect.orDie(Effect.gen(function*() {

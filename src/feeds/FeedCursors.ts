@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { countSyncRun } from "../metrics/DataMetrics.ts"
 
 /** A source's position in its publisher's feed: what its next run asks from. */
 export interface Cursor {
@@ -135,6 +136,7 @@ export class FeedCursors extends Context.Service<FeedCursors, {
             last_success_at = COALESCE(last_attempt_at, now()), last_error = NULL, last_error_kind = NULL, failures = 0,
             records_changed = ${run.changed}, records_failed = ${run.failed}, next_run_at = ${run.nextRunAt}
             WHERE source = ${source}`
+          yield* countSyncRun(source, true, run.changed, run.failed)
           // A 304 fetched nothing: the provenance of the stored data stays the last download's.
           const fetched = run.fetched
           if (fetched !== undefined) {
@@ -147,6 +149,7 @@ export class FeedCursors extends Context.Service<FeedCursors, {
           Effect.andThen(sql`UPDATE feed_cursors SET last_error = ${run.error}, last_error_kind = ${run.kind},
             failures = failures + 1, records_changed = ${run.changed}, records_failed = ${run.failed},
             next_run_at = ${run.nextRunAt} WHERE source = ${source}`),
+          Effect.andThen(countSyncRun(source, false, run.changed, run.failed)),
           Effect.asVoid,
           Effect.orDie
         ),

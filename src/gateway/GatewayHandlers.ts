@@ -37,6 +37,8 @@ import { firewallHeaders } from "./ResponseHeaders.ts"
 import { Nonces } from "../nonces/Nonces.ts"
 import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
+import { UpstreamCall } from "../metrics/GatewayMetrics.ts"
+import { OrgLabel } from "../metrics/OrgLabel.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -188,6 +190,8 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const nonces = yield* Nonces
     const custom = yield* CustomRelay
     const kiroRelay = yield* KiroRelay
+    const context = yield* Effect.context<never>()
+    const orgLabel = yield* OrgLabel
 
     /** Provider and surface checks, then authentication: shared by every route. */
     const admit = Effect.fnUntraced(function*(
@@ -282,17 +286,23 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
           decision: verdict.decision
         })
 
+      const call = new UpstreamCall(context, route === undefined ? provider.slug : "custom", surfaceOf(endpoint), envelope.model, orgLabel(orgUuid))
       if (isStreaming(envelope)) {
         const response = yield* (route === undefined ? upstream.stream(upstreamRequest) : custom.stream(route, upstreamRequest))
+        call.headers(performance.now())
         const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, true))
-        const relayed = logged
-          ? countBytes(response.body, (bytes) => Effect.runSync(record(response.status, bytes)))
-          : response.body
+        const relayed = countBytes(response.body, (bytes) => {
+          call.end()
+          if (logged) Effect.runSync(record(response.status, bytes))
+        }, (chunk) => call.chunk(chunk))
         return { status: response.status, headers: out, body: relayed } satisfies RelayAnswer
       }
       const response = yield* (route === undefined
         ? upstream.buffered(upstreamRequest)
         : custom.buffered(route, upstreamRequest))
+      call.headers(response.headersAt ?? performance.now())
+      call.chunk(response.body)
+      call.end()
       const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, false))
       if (logged) yield* record(response.status, response.body.length)
       const sentBody = yield* compressBody(negotiate(headers["accept-encoding"]), response.body, out)

@@ -28,6 +28,8 @@ export interface BufferedResponse {
   readonly status: number
   readonly headers: IncomingHttpHeaders
   readonly body: Buffer
+  /** `performance.now()` when the headers arrived (time to first byte in /metrics). */
+  readonly headersAt?: number
 }
 
 /** What undici says, before connecting, of a header value it refuses (CR, LF, NUL, …); its message names the header, never the value. */
@@ -77,6 +79,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   aborted = false
   status = 0
   headers: IncomingHttpHeaders = {}
+  headersAt = 0
   chunks: Array<Buffer> = []
   size = 0
 
@@ -95,6 +98,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return
     this.status = statusCode
     this.headers = headers
+    this.headersAt = performance.now()
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
@@ -107,7 +111,8 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     this.resume(Effect.succeed({
       status: this.status,
       headers: this.headers,
-      body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size)
+      body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size),
+      headersAt: this.headersAt
     }))
   }
 

@@ -17,6 +17,7 @@ import {
 import { defaultWorkers, makeNormalisePool, type NormalisePool, type WorkerResult } from "./NormalisePool.ts"
 import { planIngest } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
+import { countIngested } from "../metrics/DataMetrics.ts"
 
 /**
  * The format readers: the real ones unless a test swaps them. `openReader`
@@ -285,6 +286,7 @@ const run = Effect.fn("Ingest.run")(function*(
       tally[result.outcome]++
       if (result.pending) pending.push(n)
     }
+    yield* countIngested(results.map((result, n) => ({ source: items[n]!.source, outcome: result.outcome })))
     const outcomes = pool !== undefined
       ? yield* pool.normalise(pending.map((n) => items[n]!))
       : pending.map((n) => normaliseInline(formats, items[n]!))
@@ -305,6 +307,7 @@ const run = Effect.fn("Ingest.run")(function*(
       analysedOnTheWay = true
       yield* refreshStatistics
     }
+    yield* countIngested(failed.map(({ source }) => ({ source, outcome: "failed" as const })))
     for (const f of failed) yield* skip(f.position, f.reason)
     yield* progress
   })

@@ -3,6 +3,7 @@ import { McpServer, Tool, Toolkit } from "effect/ai"
 import { accountToolHandlers } from "./AccountTools.ts"
 import { exploitToolHandlers } from "./ExploitTools.ts"
 import { gatewayToolHandlers } from "./GatewayTools.ts"
+import { withToolMetrics } from "../metrics/McpMetrics.ts"
 import { McpCaller } from "./McpCaller.ts"
 import { TOOL_DEFINITIONS } from "./ToolDefinitions.ts"
 import { ToolFailure, ToolResult } from "./ToolKit.ts"
@@ -49,5 +50,5 @@ export class McpToolHandlers extends Context.Service<McpToolHandlers, Readonly<R
 
 /** Registers the 31 tools on the MCP server. */
 export const McpToolsLayer = McpServer.toolkit(VdbToolkit).pipe(
-  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return (yield* McpToolHandlers) as any })))
+  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return withToolMetrics(yield* McpToolHandlers) as any })))
 )

@@ -1,4 +1,5 @@
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { countNonces } from "../metrics/GatewayMetrics.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { BackendUnavailable } from "../servicekeys/ServiceKeys.ts"
 import { checkNonce, issueNonce, type NonceCheck, nonceKey } from "./NonceToken.ts"
@@ -34,16 +35,21 @@ export class Nonces extends Context.Service<Nonces, {
         const nonces = Array.from({ length: count }, () => issueNonce(key, orgUuid, expiresAt))
         // The token carries whole seconds; report the same instant.
         const expires_at = new Date(Math.floor(expiresAt / 1000) * 1000).toISOString()
+        yield* countNonces("issued", count)
         return { nonces, count, expires_at }
       }),
       check: Effect.fn("Nonces.check")(function*(orgUuid: string, nonce: string) {
         const key = nonceKey(Redacted.value(yield* secretOf(orgUuid)))
-        return checkNonce(key, orgUuid, nonce, yield* Clock.currentTimeMillis)
+        const outcome = checkNonce(key, orgUuid, nonce, yield* Clock.currentTimeMillis)
+        yield* countNonces(outcome, 1)
+        return outcome
       }),
       checkAll: Effect.fn("Nonces.checkAll")(function*(orgUuid: string, nonces: ReadonlyArray<string>) {
         const key = nonceKey(Redacted.value(yield* secretOf(orgUuid)))
         const now = yield* Clock.currentTimeMillis
-        return new Map(nonces.map((nonce) => [nonce, checkNonce(key, orgUuid, nonce, now)] as const))
+        const checks = new Map(nonces.map((nonce) => [nonce, checkNonce(key, orgUuid, nonce, now)] as const))
+        for (const outcome of checks.values()) yield* countNonces(outcome, 1)
+        return checks
       })
     })
 

@@ -6,6 +6,7 @@ import { AdminRpcServer } from "../admin/AdminServer.ts"
 import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { registerInFlight } from "../metrics/HttpMetrics.ts"
+import { OrgLabel } from "../metrics/OrgLabel.ts"
 import { accessLog } from "./AccessLog.ts"
 import { InterceptingServer, ServerInterceptors } from "./InterceptingServer.ts"
 import { metricsService } from "./MetricsService.ts"
@@ -29,7 +30,7 @@ export class ListenFailed extends Schema.TaggedError<ListenFailed>()("ListenFail
 }
 
 /** A host that is not this machine's is VDB_HOST's fault; anything else (busy, privileged) the port's. */
-const listenFailed = (portVariable: string, host: string, port: number) => (cause: unknown) =>
+export const listenFailed = (portVariable: string, host: string, port: number) => (cause: unknown) =>
   new ListenFailed({
     address: hostPort(host, port),
     variable: ["EADDRNOTAVAIL", "ENOTFOUND", "EAI_AGAIN"].includes(systemCode(cause) ?? "")
@@ -68,7 +69,9 @@ const httpService = (name: ServiceName, host: string, port: number) =>
     }).pipe(Layer.provide(Layer.mergeAll(
       Layer.effect(HttpServer.HttpServer, listen),
       NodeHttpServer.layerHttpServices,
-      Layer.succeed(ServerInterceptors, server.interceptors)
+      Layer.succeed(ServerInterceptors, server.interceptors),
+      // VDB_METRICS_ORG_LABEL (metrics/OrgLabel.ts): the gateway's per-organization series.
+      OrgLabel.layer
     )), Layer.merge(inFlight))
   }))
 

@@ -70,6 +70,8 @@ export const runPrimary = (workers: number): Effect.Effect<never> =>
       if (failed) process.exit(1)
       allStopped()
     })
+    // Structured clone over IPC: the workers' metric snapshots (metrics/ClusterMetrics.ts) hold Infinity bucket bounds.
+    cluster.setupPrimary({ serialization: "advanced" })
     for (let index = 1; index <= workers; index++) {
       cluster.fork({ VDB_WORKER_INDEX: String(index) })
       alive++

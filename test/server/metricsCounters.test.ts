@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Metric } from "effect"
+import { ConfigProvider, Context, Effect, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { ResponseCache } from "../../src/api/ResponseCache.ts"
 import { httpRequestRecorder } from "../../src/metrics/HttpMetrics.ts"
+import { OrgLabel } from "../../src/metrics/OrgLabel.ts"
 
 /** The value of one series line in Prometheus text, 0 when absent. */
 const valueOf = (text: string, series: string) => {
@@ -44,5 +45,17 @@ describe("metrics counters", () => {
       const text = PrometheusMetrics.formatUnsafe(Context.make(Metric.MetricRegistry, registry))
       assert.strictEqual(valueOf(text, `vdb_api_response_cache_requests_total{outcome="miss"}`), 1)
       assert.strictEqual(valueOf(text, `vdb_api_response_cache_requests_total{outcome="hit"}`), 2)
+    }))
+})
+
+describe("organization label", () => {
+  it.effect("is off by default; VDB_METRICS_ORG_LABEL=on names the first organizations up to the limit, the rest other", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* OrgLabel)("6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"), "")
+      const label = yield* OrgLabel.pipe(
+        Effect.provide(OrgLabel.layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_METRICS_ORG_LABEL: "on", VDB_METRICS_ORG_LABEL_LIMIT: "2" })))
+      )
+      assert.deepStrictEqual(["a", "b", "a", "c", "b"].map(label), ["a", "b", "a", "other", "b"])
     }))
 })
