@@ -9,10 +9,12 @@ import { InferenceLog } from "../src/inference/InferenceLog.ts"
 import { ServiceKeys } from "../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { Policies } from "../src/policies/Policies.ts"
+import { ApprovalThrottle } from "../src/device/ApprovalThrottle.ts"
 import { AuthorizeLimiter } from "../src/device/AuthorizeLimiter.ts"
 import { DeviceGrants } from "../src/device/DeviceGrants.ts"
 import { Members } from "../src/members/Members.ts"
 import { Sessions } from "../src/members/Sessions.ts"
+import { SignInThrottle } from "../src/members/SignInThrottle.ts"
 import { ProviderKeys } from "../src/vault/ProviderKeys.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { MasterKeyCheck } from "../src/secrets/MasterKeyCheck.ts"
@@ -29,6 +31,8 @@ export const SqlDomains = CustomProvidersLive.pipe(Layer.provideMerge(Layer.merg
   Policies.layer,
   DeviceGrants.layer,
   AuthorizeLimiter.layer,
+  ApprovalThrottle.layer,
+  SignInThrottle.layer,
   Sessions.layer
 ).pipe(
   Layer.provideMerge(Members.layer),

@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { Jwt } from "../auth/Jwt.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
@@ -37,7 +38,7 @@ export const ApiRoutesWith = <R1, R2>(services: {
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers, OsvHandlers]),
     Layer.provide(Middleware),
-    Layer.provide([ResponseCache.layer, VerifiedTokens.layer, PackageIndex.layer]),
+    Layer.provide([ResponseCache.layer, VerifiedTokens.layer, PackageIndex.layer, ApiKeyAuth.layer]),
     Layer.provide([Jwt.layer, services.rateLimiter, services.usageLog])
   )
 

@@ -2,12 +2,9 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Organization } from "../../schema/Organization.ts"
 import { type ErrorBody, Forbidden, TooManyRequests, Unauthorized } from "../../schema/ErrorBody.ts"
-import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import { ApiKeyAuth, type SignInRefused } from "../auth/ApiKeyAuth.ts"
 import { secretBinding, signedInWith } from "../auth/Jwt.ts"
 import { verifyTokenRequest } from "../auth/SigV4Token.ts"
-import { Organizations } from "../orgs/Organizations.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import type { RateDecision } from "../ratelimit/Windows.ts"
 import { VulnApi } from "./Api.ts"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter, SignedRequest } from "./ApiSecurity.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
@@ -33,99 +30,66 @@ const withHeaders = (headers: Record<string, string>): HttpEffect.PreResponseHan
 const dataAnswerHeaders = withHeaders(DATA_ANSWER_HEADERS)
 const tokenAnswerHeaders = withHeaders(TOKEN_ANSWER_HEADERS)
 
-/**
- * The decision for an organization with both limits 0: nothing is counted, so
- * nothing about it depends on the request (no counter, no clock). One shared
- * object, which `MeteringLive` recognises to send headers built once.
- */
-export const UNLIMITED: RateDecision = {
-  admitted: true,
-  minute: { kind: "minute", limit: 0, used: 0, resetAt: 0 },
-  week: { kind: "week", limit: 0, used: 0, resetAt: 0 },
-  now: 0
+const refusedAs = (refused: SignInRefused) => {
+  switch (refused.reason) {
+    case "malformed":
+      return unauthorized("malformed ApiKey credential")
+    case "invalid":
+      // One message for an unknown organization and a wrong secret (ApiKey and sign-in alike): a
+      // 401 must not tell whether a UUID exists.
+      return unauthorized(INVALID_CREDENTIALS)
+    case "inactive":
+      return new Forbidden({ message: "organization inactive" })
+    case "limited":
+      return new TooManyRequests({ message: "rate limit exceeded" })
+  }
 }
 
-/**
- * The organization comes from `Organizations.secretOf`'s per-process cache, which every change
- * (rotation, deactivation, limits) evicts in every process through the invalidation bus, so it
- * takes effect on the very next request without a database read per request.
- */
+/** The organization's state and limits (`ApiKeyAuth.admit`), recorded for the response headers and the usage log. */
 const makeGate = Effect.gen(function*() {
-  const orgs = yield* Organizations
-  const limiter = yield* RateLimiter
+  const auth = yield* ApiKeyAuth
 
-  // One message for an unknown organization and a wrong secret (ApiKey and sign-in alike): a 401
-  // must not tell whether a UUID exists.
-  const findOrg = (uuid: string) =>
-    orgs.secretOf(uuid).pipe(
-      Effect.catchTag("OrgError", () => Effect.fail(unauthorized(INVALID_CREDENTIALS)))
-    )
+  const findOrg = (uuid: string) => Effect.mapError(auth.organization(uuid), refusedAs)
 
   // One per organization object (a changed organization is a new object), so an admitted
   // request of an unlimited organization allocates nothing here.
-  const principals = new WeakMap<Organization, CurrentOrg["Service"]>()
+  const principals = new WeakMap<Organization, Effect.Effect<CurrentOrg["Service"]>>()
   const principalOf = (org: Organization) => {
     let principal = principals.get(org)
     if (principal === undefined) {
-      principal = CurrentOrg.of({ uuid: org.uuid, perMinute: org.perMinute, perWeek: org.perWeek })
+      principal = Effect.succeed(CurrentOrg.of({ uuid: org.uuid, perMinute: org.perMinute, perWeek: org.perWeek }))
       principals.set(org, principal)
     }
     return principal
   }
 
-  /** Active check and rate limit, recording both for the response headers and the usage log. */
-  const admit = (slot: MeterSlot, org: Organization): Effect.Effect<CurrentOrg["Service"], Forbidden | TooManyRequests> => {
+  const admit = (slot: MeterSlot, org: Organization): Effect.Effect<CurrentOrg["Service"], Unauthorized | Forbidden | TooManyRequests> => {
     slot.orgUuid = org.uuid
-    const limits = { perMinute: org.perMinute, perWeek: org.perWeek }
-    if (!org.isActive) {
-      return Effect.flatMap(limiter.peek(org.uuid, limits), (decision) => {
+    return Effect.matchEffect(auth.admit(org), {
+      onFailure: (refused) => {
+        slot.decision = refused.decision ?? null
+        return Effect.fail(refusedAs(refused))
+      },
+      onSuccess: (decision) => {
         slot.decision = decision
-        return Effect.fail(new Forbidden({ message: "organization inactive" }))
-      })
-    }
-    // Both limits 0: no counter is touched (as `RateLimiter.consume` does), without its clock read.
-    if (limits.perMinute === 0 && limits.perWeek === 0) {
-      slot.decision = UNLIMITED
-      return Effect.succeed(principalOf(org))
-    }
-    return Effect.flatMap(limiter.consume(org.uuid, limits), (decision) => {
-      slot.decision = decision
-      return decision.admitted ? Effect.succeed(principalOf(org)) : Effect.fail(new TooManyRequests({ message: "rate limit exceeded" }))
+        return principalOf(org)
+      }
     })
   }
 
-  return { findOrg, admit }
+  return { auth, findOrg, admit }
 })
 
 export const AuthenticationLive = Layer.effect(Authentication, Effect.gen(function*() {
-  const { admit, findOrg } = yield* makeGate
+  const { admit, auth, findOrg } = yield* makeGate
   const tokens = yield* VerifiedTokens
   const authenticated = spanWhenTraced(yield* TracingOn, "api.authenticate")
 
-  // The expected digest of an opened secret (Organizations hands out the same
-  // Redacted while its entry is cached); a rotated secret is a new object. A
-  // repeated ApiKey verification is two map lookups and a constant-time compare.
-  const digests = new WeakMap<Redacted.Redacted<string>, string>()
-  const expectedDigest = (secret: Redacted.Redacted<string>, orgUuid: string) => {
-    let digest = digests.get(secret)
-    if (digest === undefined) {
-      digest = apiKeyDigest(Redacted.value(secret), orgUuid)
-      digests.set(secret, digest)
-    }
-    return digest
-  }
-
-  const viaApiKey = (slot: MeterSlot, header: string) => {
-    const key = parseApiKey(header)
-    if (key === undefined) return Effect.fail(unauthorized("malformed ApiKey credential"))
-    return Effect.flatMap(
-      findOrg(key.orgUuid),
-      ({ org, secret }): Effect.Effect<CurrentOrg["Service"], Unauthorized | Forbidden | TooManyRequests> =>
-        digestMatches(key.digest, expectedDigest(secret, org.uuid))
-          ? admit(slot, org)
-          : Effect.fail(unauthorized(INVALID_CREDENTIALS))
-    )
-  }
+  const viaApiKey = (slot: MeterSlot, credential: string) =>
+    Effect.matchEffect(auth.verify(credential), {
+      onFailure: (refused) => Effect.fail(refusedAs(refused)),
+      onSuccess: ({ org }) => admit(slot, org)
+    })
 
   const viaBearer = (slot: MeterSlot, token: string, nowMillis: number) => {
     const claims = tokens.claimsOf(token, nowMillis).pipe(

@@ -1,44 +1,12 @@
-import type { BlockList } from "node:net"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { BadRequest, InternalError } from "../../schema/ErrorBody.ts"
+import { ApiKeyAuth, UNLIMITED } from "../auth/ApiKeyAuth.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import { schemaErrorSummary } from "../server/SchemaErrorSummary.ts"
-import type { UsageEntry } from "../usage/UsageEntry.ts"
-import { UsageLog } from "../usage/UsageLog.ts"
 import { Metering, type MeterSlot, RequestMeter, RequestValidation, SignedRequest } from "./ApiSecurity.ts"
-import { UNLIMITED } from "./AuthenticationLive.ts"
-
-const MAX_LOGGED = 200
-const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
-
-/**
- * The usage-log entry of a request answered now (`started` from `performance.now()`): what every
- * entry reads from the request itself, client text clipped. Shared by the HttpApi's requests and
- * the ones no route takes (`RouteFallback.ts`), so both are logged alike.
- */
-export const usageEntry = (
-  request: HttpServerRequest.HttpServerRequest,
-  orgUuid: string | null,
-  route: string,
-  identifier: string | undefined,
-  status: number,
-  started: number,
-  at: Date,
-  trusted: BlockList | undefined
-): UsageEntry => ({
-  orgUuid,
-  method: request.method,
-  route,
-  identifier: clip(identifier),
-  status,
-  latencyMs: performance.now() - started,
-  clientAddress: clientAddressOf(trusted, request),
-  userAgent: clip(request.headers["user-agent"]),
-  at
-})
 
 /** RFC 9110 challenges of a 401: the schemes each kind of endpoint accepts. */
 const CHALLENGE = `ApiKey realm="vdb", Bearer realm="vdb"`
@@ -52,7 +20,7 @@ const SIGNED_CHALLENGE = `AWS4-HMAC-SHA512 realm="vdb"`
  * Defects become `500 {success:false,error}` without any detail.
  */
 export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
-  const usage = yield* UsageLog
+  const auth = yield* ApiKeyAuth
   // An unlimited organization's headers never change: built once.
   const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
   const onDefect = (defect: unknown) =>
@@ -71,7 +39,7 @@ export const MeteringLive = Layer.effect(Metering, Effect.gen(function*() {
       const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
       HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
         Effect.sync(() => {
-          usage.record(usageEntry(request, slot.orgUuid, endpoint.path, route.params.identifier, response.status, started, at, trusted))
+          auth.record(request, slot.orgUuid, endpoint.path, route.params.identifier, response.status, started, at, clientAddressOf(trusted, request))
           const challenged = response.status === 401
             ? HttpServerResponse.setHeader(response, "www-authenticate", endpoint.middlewares.has(SignedRequest) ? SIGNED_CHALLENGE : CHALLENGE)
             : response

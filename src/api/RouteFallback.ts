@@ -1,15 +1,12 @@
-import { Clock, Effect, Layer, Redacted } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { ErrorBody } from "../../schema/ErrorBody.ts"
-import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
-import { Organizations } from "../orgs/Organizations.ts"
-import { TrustedProxies } from "../server/ClientAddress.ts"
+import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import { routeFallback, routesOf, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
-import { UsageLog } from "../usage/UsageLog.ts"
 import { Api } from "./Api.ts"
 import { DOCS_PATH, DOCS_SCRIPT_PATH } from "./ApiDocs.ts"
-import { usageEntry } from "./MeteringLive.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
 
 /** Plain routes of the API service beside the HttpApi's own endpoints: the OpenAPI document, the docs page and its script, and `/`. */
@@ -61,19 +58,13 @@ export const literalPath = (url: string): string | undefined => {
  * limits, and the answer does not depend on the credentials.
  */
 export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
-  const usage = yield* UsageLog
-  const orgs = yield* Organizations
+  const auth = yield* ApiKeyAuth
   const tokens = yield* VerifiedTokens
 
-  const viaApiKey = (value: string) => {
-    const key = parseApiKey(`ApiKey ${value}`)
-    if (key === undefined) return Effect.succeed(null)
-    return Effect.map(orgs.secretOf(key.orgUuid), ({ org, secret }) =>
-      digestMatches(key.digest, apiKeyDigest(Redacted.value(secret), org.uuid)) ? org.uuid : null)
-  }
+  const viaApiKey = (value: string) => Effect.map(auth.verify(`ApiKey ${value}`), ({ org }) => org.uuid)
   const viaBearer = (token: string, nowMillis: number) =>
     Effect.flatMap(tokens.claimsOf(token, nowMillis), (claims) =>
-      Effect.map(orgs.secretOf(claims.orgUuid), ({ org, secret }) => signedInWith(claims, secret) ? org.uuid : null))
+      Effect.map(auth.organization(claims.orgUuid), ({ org, secret }) => signedInWith(claims, secret) ? org.uuid : null))
 
   /**
    * The organization whose valid `ApiKey` or Bearer token the request carries (read as the
@@ -116,7 +107,7 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
           headers: unmatchedHeaders(unmatched) ?? {}
         })
         return Effect.map(orgOf(request.headers.authorization, now), (orgUuid) => {
-          usage.record(usageEntry(request, orgUuid, UNMATCHED_ROUTE, path, response.status, started, new Date(now), trusted))
+          auth.record(request, orgUuid, UNMATCHED_ROUTE, path, response.status, started, new Date(now), clientAddressOf(trusted, request))
           return response
         })
       }),

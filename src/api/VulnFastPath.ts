@@ -1,15 +1,12 @@
-import { Clock, Context, Effect, Option, Redacted } from "effect"
+import { Clock, Context, Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { apiKeyDigest, digestMatches, parseApiKey } from "../auth/ApiKey.ts"
+import { ApiKeyAuth, isUnmetered, UNLIMITED } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
 import type { Organization } from "../../schema/Organization.ts"
-import { Organizations } from "../orgs/Organizations.ts"
 import { negotiate } from "../http/Compression.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
-import { UsageLog } from "../usage/UsageLog.ts"
-import { DATA_ANSWER_HEADERS, UNLIMITED } from "./AuthenticationLive.ts"
+import { DATA_ANSWER_HEADERS } from "./AuthenticationLive.ts"
 import { compressible, type VulnAnswer } from "./CachedAnswers.ts"
 import { noneMatch } from "./Conditional.ts"
 import { vulnResponse } from "./AnswerResponses.ts"
@@ -21,7 +18,6 @@ const PREFIX = "/v1/vuln/"
 /** Path characters that decode to themselves: the router's parameter is then the raw segment. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9._:-]{1,100}$/
 const ROUTE = "/v1/vuln/:identifier"
-const MAX_LOGGED = 200
 
 /** Which of an answer's responses a request gets: what `vulnResponse` decides, as a key. */
 type Variant = "notModified" | "identity" | "gzip" | "br"
@@ -36,7 +32,7 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
  * The API's hottest request, answered before the router: `GET /v1/vuln/{id}`
  * whose answer is in the response cache, from an active organization
  * presenting a valid `ApiKey` or Bearer token, admitted by its rate limits (no
- * counter at all when both are 0). Measured (docs/api.md), the HttpApi's
+ * counter at all when both are 0), as `ApiKeyAuth` decides for every surface. Measured (docs/api.md), the HttpApi's
  * per-request machinery (route match, middleware chain, parameter decoding)
  * cost more than everything this request needs, so this case skips it. The
  * response is the one the `/vuln` handler sends (same function, same headers,
@@ -54,10 +50,8 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
  */
 export const VulnFastPath = HttpRouter.middleware(
   Effect.gen(function*() {
-    const orgs = yield* Organizations
+    const auth = yield* ApiKeyAuth
     const cache = yield* ResponseCache
-    const usage = yield* UsageLog
-    const limiter = yield* RateLimiter
     const tokens = yield* VerifiedTokens
     const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
     // The finished responses of an answer (immutable values, sent as they are by any number of
@@ -80,13 +74,6 @@ export const VulnFastPath = HttpRouter.middleware(
       if (responses === undefined) unlimited.set(answer, responses = {})
       return responses[variant] ??= HttpServerResponse.setHeaders(bareOf(answer, request, cacheKey, variant), unlimitedHeaders)
     }
-    const digests = new WeakMap<Redacted.Redacted<string>, string>()
-    const expectedDigest = (secret: Redacted.Redacted<string>, orgUuid: string) => {
-      let digest = digests.get(secret)
-      if (digest === undefined) digests.set(secret, digest = apiKeyDigest(Redacted.value(secret), orgUuid))
-      return digest
-    }
-
     return (httpEffect) =>
       Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
@@ -104,41 +91,31 @@ export const VulnFastPath = HttpRouter.middleware(
 
         /** The answer for an authenticated organization: active, a cached answer, admitted by its limits. */
         const answer = (org: Organization) => {
+          // Refused (by `ApiKeyAuth.admit`, on the HttpApi's path): answered there, with the counters it reads.
           if (!org.isActive) return httpEffect
           const hit = cache.peek<VulnAnswer>(cacheKey)
           if (hit === undefined) return httpEffect
           const sent = (response: HttpServerResponse.HttpServerResponse) => {
-            usage.record({
-              orgUuid: org.uuid,
-              method: request.method,
-              route: ROUTE,
-              identifier: raw.slice(0, MAX_LOGGED),
-              status: response.status,
-              latencyMs: performance.now() - started,
-              clientAddress: clientAddressOf(fiber.getRef(TrustedProxies), request),
-              userAgent: request.headers["user-agent"]?.slice(0, MAX_LOGGED) ?? null,
-              at: new Date(at)
-            })
+            auth.record(request, org.uuid, ROUTE, raw, response.status, started, new Date(at), clientAddressOf(fiber.getRef(TrustedProxies), request))
             return response
           }
-          if (org.perMinute === 0 && org.perWeek === 0) return Effect.succeed(sent(unlimitedOf(hit.value, request, cacheKey)))
+          // Nothing to count: the finished response, without a step through the admission's effect.
+          if (isUnmetered(org)) return Effect.succeed(sent(unlimitedOf(hit.value, request, cacheKey)))
           // A refusal, or a counter the database could not update, is the HttpApi's to answer in its dialect.
-          return Effect.flatMap(Effect.exit(limiter.consume(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek })), (decided) =>
-            decided._tag === "Success" && decided.value.admitted
-              ? Effect.succeed(sent(HttpServerResponse.setHeaders(
+          return Effect.matchCauseEffect(auth.admit(org), {
+            onFailure: () => httpEffect,
+            onSuccess: (decision) =>
+              Effect.succeed(sent(HttpServerResponse.setHeaders(
                 bareOf(hit.value, request, cacheKey, variantOf(hit.value, request)),
-                rateLimitHeaders(decided.value)
+                rateLimitHeaders(decision)
               )))
-              : httpEffect)
+          })
         }
 
         if (/^apikey /i.test(authorization)) {
-          const key = parseApiKey(`ApiKey ${authorization.slice(7).trim()}`)
-          if (key === undefined) return httpEffect
-          return Effect.flatMap(Effect.option(orgs.secretOf(key.orgUuid)), (found) => {
-            if (Option.isNone(found)) return httpEffect
-            const { org, secret } = found.value
-            return digestMatches(key.digest, expectedDigest(secret, org.uuid)) ? answer(org) : httpEffect
+          return Effect.matchEffect(auth.verify(`ApiKey ${authorization.slice(7).trim()}`), {
+            onFailure: () => httpEffect,
+            onSuccess: ({ org }) => answer(org)
           })
         }
         if (/^bearer /i.test(authorization)) {
@@ -149,7 +126,7 @@ export const VulnFastPath = HttpRouter.middleware(
           return Effect.flatMap(Effect.option(tokens.claimsOf(token, at)), (claims) =>
             Option.isNone(claims)
               ? httpEffect
-              : Effect.flatMap(Effect.option(orgs.secretOf(claims.value.orgUuid)), (found) =>
+              : Effect.flatMap(Effect.option(auth.organization(claims.value.orgUuid)), (found) =>
                 Option.isNone(found) || !signedInWith(claims.value, found.value.secret) ? httpEffect : answer(found.value.org)))
         }
         return httpEffect

@@ -1,10 +1,13 @@
 import { Clock, Context, Effect, Layer } from "effect"
+import { makeFailureWindows, waitOf } from "../db/FailureWindows.ts"
 import { DeviceError, TooManyWrongCodes } from "./DeviceError.ts"
 
 /**
  * Wrong user codes entered by one member: after 10 within 15 minutes the
  * member must wait for the window to close (429 / an error on the page), so
- * a signed-in account cannot walk the code space. Per process.
+ * a signed-in account cannot walk the code space. `layer` keeps the counts in the database, so
+ * every process behind a proxy counts the same wrong codes; `layerMemory` keeps them in the
+ * process (tests).
  */
 export const WRONG_CODES = 10
 export const WRONG_CODE_WINDOW_MILLIS = 15 * 60 * 1000
@@ -40,4 +43,18 @@ export class ApprovalThrottle extends Context.Service<ApprovalThrottle, {
         })
     })
   })
+
+  static readonly layer = Layer.effect(ApprovalThrottle, Effect.gen(function*() {
+    const windows = yield* makeFailureWindows(WRONG_CODE_WINDOW_MILLIS, WRONG_CODES)
+    return ApprovalThrottle.of({
+      guard: (member, attempt) => {
+        const key = `m:${member}`
+        return Effect.flatMap(windows.open([key]), ({ now, windows: open }) => {
+          const wait = waitOf(open.get(key), WRONG_CODES, WRONG_CODE_WINDOW_MILLIS, now)
+          if (wait > 0) return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
+          return Effect.tapError(attempt, (error) => error.reason._tag === "UnknownUserCode" ? windows.failed([key]) : Effect.void)
+        })
+      }
+    })
+  }))
 }

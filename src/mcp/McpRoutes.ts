@@ -14,7 +14,10 @@ import { UsageLog } from "../usage/UsageLog.ts"
 import { CallerMiddleware } from "./McpCaller.ts"
 import { TrustedProxies } from "../server/ClientAddress.ts"
 import { routeFallback, UNMATCHED_CODES, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
-import { DISCOVERY_PATH, errorBody, MCP_PATH, McpGate, originOf, ServiceHost } from "./McpGate.ts"
+import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
+import { DISCOVERY_PATH, MCP_PATH, originOf, ServiceHost } from "./McpAddress.ts"
+import { McpGate } from "./McpGate.ts"
+import { errorBody } from "./McpRefusals.ts"
 import { McpPromptsLayer } from "./McpPrompts.ts"
 import { McpResourcesLayer } from "./McpResources.ts"
 import { McpToolHandlers, McpToolsLayer } from "./McpTools.ts"
@@ -104,7 +107,7 @@ export const McpRoutes: Layer.Layer<
     // long as the client likes, with no cap: nothing here changes at run time to notify of.
     allowSubscriptions: false,
     registrations: Registrations
-  }).pipe(Layer.provide(McpGate.layer)),
+  }).pipe(Layer.provide(McpGate.layer), Layer.provide(ApiKeyAuth.layer)),
   discovery,
   health,
   fallback

@@ -5,7 +5,7 @@ import { Config, Duration, Schema } from "effect"
  * the revision it speaks, and when it was last used. The MCP library keeps a session (with the
  * client's whole `initialize` payload) until a DELETE ends it, and offers neither expiry nor a cap;
  * clients rarely send that DELETE, and any organization could open sessions until the process ran
- * out of memory. The gate ends them instead (src/mcp/McpGate.ts): a session idle for longer than
+ * out of memory. The gate ends them instead (src/mcp/McpSessionKeeper.ts): a session idle for longer than
  * `idle` is ended, an organization holds at most `perOrg`, its least recently used ended first, and
  * the process at most `max`, the least recently used of any organization ended first (the
  * per-organization cap times the number of organizations is no bound: administrators create those).

@@ -1,11 +1,13 @@
 import { Clock, Context, Effect, Layer } from "effect"
+import { makeFailureWindows, waitOf as waitIn } from "../db/FailureWindows.ts"
 
 /**
  * Wrong passwords are throttled per account (lower-cased email) and per client
  * address: after 5 failures for one account, or 20 from one address, within a
  * 15-minute window, sign-in is refused for the rest of that window (429 with
  * `Retry-After`), whether or not the next password is right. A success clears
- * the account's count. Counts live in the process (a restart forgets them).
+ * the account's count. `layer` keeps the counts in the database, so every process behind a proxy
+ * counts the same failures; `layerMemory` keeps them in the process (tests).
  */
 export const ACCOUNT_FAILURES = 5
 export const ADDRESS_FAILURES = 20
@@ -87,4 +89,22 @@ export class SignInThrottle extends Context.Service<SignInThrottle, {
       size: Effect.sync(() => windows.size)
     })
   })
+
+  static readonly layer = Layer.effect(SignInThrottle, Effect.gen(function*() {
+    const windows = yield* makeFailureWindows(THROTTLE_WINDOW_MILLIS, ADDRESS_FAILURES)
+    return SignInThrottle.of({
+      // Reads only, as in memory: a refused or unknown sign-in leaves nothing behind.
+      check: (account, address) =>
+        Effect.map(windows.open([accountKey(account), `i:${address}`]), ({ now, windows: open }) => {
+          const wait = Math.max(
+            waitIn(open.get(accountKey(account)), ACCOUNT_FAILURES, THROTTLE_WINDOW_MILLIS, now),
+            waitIn(open.get(`i:${address}`), ADDRESS_FAILURES, THROTTLE_WINDOW_MILLIS, now)
+          )
+          return wait > 0 ? wait : undefined
+        }),
+      failed: (account, address) => windows.failed([accountKey(account), `i:${address}`]),
+      succeeded: (account) => windows.clear(accountKey(account)),
+      size: windows.size(["a:", "i:"])
+    })
+  }))
 }

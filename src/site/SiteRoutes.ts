@@ -1,8 +1,6 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { ApprovalThrottle } from "../device/ApprovalThrottle.ts"
-import { SignInThrottle } from "../members/SignInThrottle.ts"
 import { routeFallback, routesOf, UNMATCHED_CODES, type Unmatched, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { SiteApi } from "./Api.ts"
 import { DeviceHandlers, RetiredHandlers } from "./DeviceHandlers.ts"
@@ -54,11 +52,10 @@ const SiteFailures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<Http
 /**
  * The site service's routes: device grant, sessions, pages, the retired poll
  * path, `/api/site/v1/openapi.json`, and the answers for requests none of
- * them takes. The throttles live in the process; the authorize limiter (shared
- * by every process, in the database), grants, members, sessions and
- * organizations come from the app.
+ * them takes. The throttles and the authorize limiter (shared by every
+ * process, in the database), grants, members, sessions and organizations
+ * come from the app.
  */
 export const SiteRoutes = Layer.mergeAll(HttpApiBuilder.layer(SiteApi, { openapiPath: "/api/site/v1/openapi.json" }), SiteFallback, SiteFailures).pipe(
-  Layer.provide([DeviceHandlers, RetiredHandlers, SessionHandlers, PageHandlers]),
-  Layer.provide([ApprovalThrottle.layerMemory, SignInThrottle.layerMemory])
+  Layer.provide([DeviceHandlers, RetiredHandlers, SessionHandlers, PageHandlers])
 )

@@ -15,12 +15,15 @@ export interface McpServerUnderTest {
   readonly stop: () => Promise<void>
 }
 
-/** `bin/vdb serve mcp` on a throwaway PostgreSQL database of its own, for one test file; `settings` adds to its environment. */
-export const startMcpServer = async (settings: Record<string, string> = {}): Promise<McpServerUnderTest> => {
+/**
+ * `bin/vdb serve mcp` (or `services`) on a throwaway PostgreSQL database of its own, for one test
+ * file; `settings` adds to its environment.
+ */
+export const startMcpServer = async (settings: Record<string, string> = {}, services: ReadonlyArray<string> = ["mcp"]): Promise<McpServerUnderTest> => {
   const scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
   const env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn", ...settings }
-  const server = await startServer(env, ["mcp"]).catch(async (error) => {
+  const server = await startServer(env, services).catch(async (error) => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     throw error
   })

@@ -4,10 +4,12 @@ import type { GatewayPolicyEntry, PolicyError } from "../../../schema/GatewayPol
 import type { GuardrailError, GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
 import { AuthenticationLive } from "../../api/AuthenticationLive.ts"
 import { VerifiedTokens } from "../../api/VerifiedTokens.ts"
+import { ApiKeyAuth } from "../../auth/ApiKeyAuth.ts"
 import { Jwt } from "../../auth/Jwt.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { Policies, providersNamed } from "../../policies/Policies.ts"
 import { RateLimiter } from "../../ratelimit/RateLimiter.ts"
+import { UsageLog } from "../../usage/UsageLog.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
 import { acceptProviderKey } from "../../vault/ProviderKeyValue.ts"
 import { InferenceLog } from "../../inference/InferenceLog.ts"
@@ -165,7 +167,9 @@ export const ManageRoutesWith = Layer.merge(
   Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers, CustomProviderHandlers]),
   Layer.provide(ManageMiddleware),
   Layer.provide(AuthenticationLive),
-  Layer.provide([VerifiedTokens.layer, RateLimiter.layer]),
+  Layer.provide([VerifiedTokens.layer, ApiKeyAuth.layer]),
+  // `ApiKeyAuth` comes whole with its usage log, which the manage API itself does not write to.
+  Layer.provide([RateLimiter.layer, UsageLog.layer]),
   Layer.provide(Jwt.layer)
 )
 
