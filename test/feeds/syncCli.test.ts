@@ -73,7 +73,7 @@ describe("vdb sync from the command line", () => {
     const asked = mirror.requests.length
     const child = spawn(VDB, ["sync", "cisa-kev", "epss"], { env: { ...baseEnv(), ...envOf(killed.url) }, stdio: "ignore" })
     const exited = new Promise((r) => child.once("exit", r))
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + 120_000
     while (!mirror.requests.slice(asked).some((r) => r.path === EPSS)) {
       if (Date.now() > deadline) throw new Error("the sync never asked for EPSS")
       await sleep(100)
@@ -92,5 +92,5 @@ describe("vdb sync from the command line", () => {
     const [a, b] = await Promise.all([storeRows(killed.url), storeRows(clean.url)])
     expect(a.raw.length).toBeGreaterThan(44)
     expect(a).toEqual(b)
-  }, 180_000)
+  }, 240_000)
 })
