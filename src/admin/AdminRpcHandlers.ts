@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { FeedRpcHandlers } from "../feeds/FeedRpcHandlers.ts"
 import { CustomProviderAdminRpcHandlers } from "./CustomProviderAdminRpcHandlers.ts"
 import { FirewallAdminRpcHandlers } from "./FirewallAdminRpcHandlers.ts"
 import { GatewayAdminRpcHandlers } from "./GatewayAdminRpcHandlers.ts"
@@ -16,5 +17,6 @@ export const AdminRpcHandlers = Layer.mergeAll(
   CustomProviderAdminRpcHandlers,
   IngestRpcHandlers,
   MemberRpcHandlers,
+  FeedRpcHandlers,
   UsageRpcHandlers.pipe(Layer.provide(UsageLog.layer))
 )

@@ -1,3 +1,4 @@
+import { FeedRpcs } from "../feeds/FeedRpcs.ts"
 import { CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
 import { FirewallAdminRpcs } from "./FirewallAdminRpcs.ts"
 import { GatewayAdminRpcs } from "./GatewayAdminRpcs.ts"
@@ -12,4 +13,4 @@ import { UsageRpcs } from "../usage/UsageRpcs.ts"
  * Definitions only: a CLI talking to a running server loads none of the
  * handlers' domain code (`AdminRpcHandlers.ts`), which is most of its start-up.
  */
-export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs, UsageRpcs, IngestRpcs, FirewallAdminRpcs, MemberRpcs, CustomProviderAdminRpcs)
+export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs, UsageRpcs, IngestRpcs, FirewallAdminRpcs, MemberRpcs, CustomProviderAdminRpcs, FeedRpcs)

@@ -1,12 +1,14 @@
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Console, Effect, Layer, Schema } from "effect"
+import { Console, Context, Effect, Schema, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { adminSocketPath, isServing } from "../admin/AdminSocket.ts"
-import { DataDir } from "../config/AppConfig.ts"
-import type { SyncOutcome } from "../feeds/CatalogueSync.ts"
-import { FeedCursors, type FeedState } from "../feeds/FeedCursors.ts"
-import { syncSources, syncStatus } from "../feeds/FeedSync.ts"
-import { printable, printTable } from "./Output.ts"
+import type { RpcClient, RpcClientError, RpcGroup } from "effect/rpc"
+import type { FeedRpcs, FeedStatus, SyncFinished } from "../feeds/FeedRpcs.ts"
+import { counted, printable, printTable } from "./Output.ts"
+
+/** The feed RPCs: the running server's over its admin socket, or the same handlers in-process. */
+export class FeedClient extends Context.Service<
+  FeedClient,
+  RpcClient.RpcClient<RpcGroup.Rpcs<typeof FeedRpcs>, RpcClientError.RpcClientError>
+>()("vdb/cli/FeedClient") {}
 
 export class SourcesFailed extends Schema.TaggedError<SourcesFailed>()("SourcesFailed", { sources: Schema.Array(Schema.String) }) {
   override get message() {
@@ -14,61 +16,100 @@ export class SourcesFailed extends Schema.TaggedError<SourcesFailed>()("SourcesF
   }
 }
 
-export class ServerRunning extends Schema.TaggedError<ServerRunning>()("ServerRunning", {}) {
+export class SyncInterrupted extends Schema.TaggedError<SyncInterrupted>()("SyncInterrupted", {}) {
   override get message() {
-    return "a vdb server runs on this data directory: `vdb sync` runs in-process only for now; stop the server, or run it with a DATABASE_URL and sync from another data directory"
+    return "the server went away during the sync: what it stored is kept, and the cursors moved only past stored data; run the same command again to resume"
   }
 }
 
-/** The in-process database and an undici client; loaded only when a sync runs here. */
-const InProcess = Layer.unwrap(Effect.promise(() => import("../../layers/Main.ts")).pipe(
-  Effect.map(({ Main }) => Layer.provideMerge(FeedCursors.layer, Main).pipe(Layer.merge(NodeHttpClient.layerUndici)))
-))
+const iso = (d: string | null) => d ?? "-"
 
-const refuseWhileServing = Effect.gen(function*() {
-  if (yield* isServing(adminSocketPath(yield* DataDir))) return yield* new ServerRunning()
-})
-
-const iso = (d: Date | undefined) => d?.toISOString() ?? "-"
-
-const outcomeLine = (o: SyncOutcome) =>
+const outcomeLine = (o: SyncFinished) =>
   printable(
-    `${o.source}: ${o.status}${o.status === "unchanged" ? "" : `, ${o.changed} changed, ${o.failed} failed`}` +
-      `${o.error === undefined ? "" : ` — ${o.error.message}`}; next run ${o.nextRunAt.toISOString()}`
+    o.status === "busy"
+      ? `${o.source}: not run, a run of it is in progress (the schedule's or another sync's)`
+      : `${o.source}: ${o.status}${o.status === "unchanged" ? "" : `, ${o.changed} changed, ${o.failed} failed`}` +
+        `${o.error === undefined ? "" : ` — ${o.error.message}`}${o.nextRunAt === undefined ? "" : `; next run ${o.nextRunAt}`}`
   )
 
-/** Every member present, unset ones as null, so a script can tell "never" from a missing field. */
-const stateJson = (s: FeedState) => ({
-  source: s.source,
-  cursor: s.cursor,
-  lastSuccessAt: s.lastSuccessAt?.toISOString() ?? null,
-  lastAttemptAt: s.lastAttemptAt?.toISOString() ?? null,
-  lastError: s.lastError ?? null,
-  lastErrorKind: s.lastErrorKind ?? null,
-  failures: s.failures,
-  recordsChanged: s.recordsChanged,
-  recordsFailed: s.recordsFailed,
-  nextRunAt: s.nextRunAt?.toISOString() ?? null,
-  provenance: { url: s.lastUrl ?? null, etag: s.lastEtag ?? null, fetchedAt: s.lastFetchedAt?.toISOString() ?? null }
-})
+const BAR = 24
 
-const status = (json: boolean) =>
+/**
+ * One line per source, redrawn in place on a terminal: waiting, a bar moving
+ * while records arrive (the feeds do not say in advance how many there are),
+ * then how it ended. Off a terminal the CLI writes a plain line per start.
+ */
+const progressView = (sources: ReadonlyArray<string>) => {
+  const width = () => Math.max(...[...lines.keys()].map((s) => s.length))
+  const lines = new Map(sources.map((s) => [s, "waiting"]))
+  let drawn = 0
+  let tick = 0
+  const bar = (items: number) => {
+    const at = tick++ % BAR
+    return `[${"=".repeat(at)}>${" ".repeat(BAR - at - 1)}] ${counted(items, "record")}`
+  }
+  const draw = () => {
+    const out = [...lines].map(([s, l]) => `\x1b[K${s.padEnd(width())}  ${l}`).join("\n")
+    // Back to the first line drawn last time (a source not named beforehand adds a line).
+    process.stderr.write(`${drawn > 1 ? `\x1b[${drawn - 1}A` : ""}\r${out}\r`)
+    drawn = lines.size
+  }
+  return {
+    set: (source: string, line: string) => Effect.sync(() => {
+      lines.set(source, line)
+      draw()
+    }),
+    items: (source: string, items: number) => Effect.sync(() => {
+      lines.set(source, bar(items))
+      draw()
+    }),
+    end: Effect.sync(() => void (drawn > 0 && process.stderr.write("\n")))
+  }
+}
+
+const statusTable = (rows: ReadonlyArray<FeedStatus>) =>
+  printTable(
+    ["SOURCE", "LAST SUCCESS", "LAST ATTEMPT", "CHANGED", "FAILED", "CURSOR", "INTERVAL", "NEXT RUN", "ERROR"],
+    rows.map((s) => [
+      s.source,
+      iso(s.lastSuccessAt),
+      iso(s.lastAttemptAt),
+      String(s.recordsChanged),
+      String(s.recordsFailed),
+      s.cursor.etag ?? s.cursor.lastModified ?? s.cursor.watermark ?? s.cursor.lastDelta ?? "-",
+      s.interval,
+      iso(s.nextRunAt),
+      s.lastError ?? "-"
+    ])
+  )
+
+const run = (sources: ReadonlyArray<string>, full: boolean, json: boolean) =>
   Effect.gen(function*() {
-    const states = yield* syncStatus()
-    if (json) return yield* Console.log(JSON.stringify(states.map(stateJson), null, 2))
-    yield* printTable(
-      ["SOURCE", "LAST SUCCESS", "LAST ATTEMPT", "CHANGED", "FAILED", "CURSOR", "NEXT RUN", "ERROR"],
-      states.map((s) => [
-        s.source,
-        iso(s.lastSuccessAt),
-        iso(s.lastAttemptAt),
-        String(s.recordsChanged),
-        String(s.recordsFailed),
-        printable(s.cursor.etag ?? s.cursor.lastModified ?? s.cursor.watermark ?? s.cursor.lastDelta ?? "-"),
-        iso(s.nextRunAt),
-        printable(s.lastError ?? "-")
-      ])
+    const client = yield* FeedClient
+    const tty = process.stderr.isTTY === true && !json
+    const finished: Array<SyncFinished> = []
+    let view: ReturnType<typeof progressView> | undefined
+    yield* client.SyncRun({ sources, full }).pipe(
+      Stream.runForEach((event): Effect.Effect<void> => {
+        switch (event._tag) {
+          case "Started":
+            if (!tty) return Console.error(`${event.source}: fetching…`)
+            view ??= progressView(sources)
+            return view.set(event.source, "fetching…")
+          case "Items":
+            return view === undefined ? Effect.void : view.items(event.source, event.items)
+          case "Finished":
+            finished.push(event)
+            return view === undefined ? Effect.void : view.set(event.source, outcomeLine(event).slice(event.source.length + 2))
+        }
+      }),
+      Effect.ensuring(Effect.suspend(() => view?.end ?? Effect.void)),
+      Effect.catchTag("RpcClientError", () => Effect.fail(new SyncInterrupted()))
     )
+    if (json) yield* Console.log(JSON.stringify(finished.map(({ _tag, ...rest }) => rest), null, 2))
+    else if (!tty) for (const o of finished) yield* Console.log(outcomeLine(o))
+    const failed = finished.filter((o) => o.status === "failed").map((o) => o.source)
+    if (failed.length > 0) return yield* new SourcesFailed({ sources: failed })
   })
 
 const sources = Argument.String("source").pipe(
@@ -82,19 +123,16 @@ export const syncCommand = Command.make(
   "sync",
   { sources, full, json },
   Effect.fn(function*(input) {
-    yield* refuseWhileServing
-    const run = Effect.gen(function*() {
-      if (input.sources[0] === "status" && input.sources.length === 1) return yield* status(input.json)
-      const outcomes = yield* syncSources(input.sources, { full: input.full }, (source) => Console.error(`${source}: fetching…`))
-      if (input.json) yield* Console.log(JSON.stringify(outcomes, null, 2))
-      else for (const o of outcomes) yield* Console.log(outcomeLine(o))
-      const failed = outcomes.filter((o) => o.status === "failed").map((o) => o.source)
-      if (failed.length > 0) return yield* new SourcesFailed({ sources: failed })
-    })
-    return yield* run.pipe(Effect.provide(InProcess))
+    if (input.sources[0] === "status" && input.sources.length === 1) {
+      const rows = yield* (yield* FeedClient).SyncStatus()
+      return yield* input.json ? Console.log(JSON.stringify(rows, null, 2)) : statusTable(rows)
+    }
+    return yield* run(input.sources, input.full, input.json)
   })
 ).pipe(
-  Command.withDescription("Fetch upstream feeds now (conditional requests; cursors move only once data is stored); `sync status` shows each feed"),
+  Command.withDescription(
+    "Fetch upstream feeds now, through the running server when there is one (conditional requests; cursors move only once data is stored); `sync status` shows each feed"
+  ),
   Command.withExamples([
     { command: "vdb sync", description: "Every live feed" },
     { command: "vdb sync cisa-kev epss --json", description: "Two feeds, machine-readable outcome" },

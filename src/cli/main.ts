@@ -49,7 +49,10 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
     import("./IngestCommand.ts").then((m) => [
       m.ingestCommand.pipe(Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
     ])],
-  [["sync"], () => import("./SyncCommands.ts").then((m) => [m.syncCommand])],
+  [["sync"], () =>
+    import("./SyncCommands.ts").then((m) => [
+      m.syncCommand.pipe(Command.provide(Layer.effect(m.FeedClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
+    ])],
   [["usage"], () => import("./ApiCommands.ts").then((m) => [m.usageCommand.pipe(Command.provide(viaAdminSocket))])],
   [["mcp"], () => import("./McpCommands.ts").then((m) => [m.mcpCommand])],
   [["versions"], () => import("./VersionsCommands.ts").then((m) => [m.versionsCommand])],

@@ -12,6 +12,7 @@ import { FeedCursors } from "./FeedCursors.ts"
 import { FeedRefused, refused } from "./FeedError.ts"
 import { feedUrl } from "./FeedUrl.ts"
 import { politeFetch } from "./PoliteFetch.ts"
+import { SyncProgress } from "./SyncProgress.ts"
 
 /** How one source's run ended (`vdb sync`'s line per source). */
 export interface SyncOutcome {
@@ -57,12 +58,16 @@ export const storeFile = (
       Stream.mapError((e) => new FileUnreadable({ reason: e.message }))
     )
     const plan = { files: [{ source, display: fileName }], ignored: [] }
+    const progress = yield* SyncProgress
     yield* Stream.runForEach(ingestFiles(plan, () => bytes, options.ingest), (event) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         // A problem of the file as a whole (not one record): the document did not parse to its end.
         if (event._tag === "Problem" && event.position === fileName) wholeFile ??= event.reason
+        if (event._tag === "Progress") return progress.file(source, event.items)
         if (event._tag === "Summary") summary = event
+        return Effect.void
       }))
+    if (summary !== undefined) yield* progress.fileDone(source, summary.items)
     const changed = summary === undefined ? 0 : summary.inserted + summary.updated
     const failed = summary?.skipped ?? 0
     const refusal = cut ?? (wholeFile === undefined ? undefined : refused("Corrupt", `${fileName}: ${wholeFile}`))

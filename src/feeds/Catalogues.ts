@@ -65,3 +65,5 @@ export const CATALOGUES: ReadonlyArray<CatalogueFeed> = [
     intervalMs: DAY
   }
 ]
+
+export const catalogueOf = (source: string) => CATALOGUES.find((c) => c.source === source)

@@ -3,6 +3,7 @@ import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { AdminRpcServer } from "../admin/AdminServer.ts"
+import { SyncScheduleLive } from "../feeds/SyncSchedule.ts"
 import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { registerInFlight } from "../metrics/HttpMetrics.ts"
@@ -112,6 +113,8 @@ export const serveLayer = (names: ReadonlyArray<ServiceName>, options: { readonl
         options.admin
           ? stopPart("admin requests and ingest runs", Layer.mergeAll(AdminRpcServer, NormaliseResumeLayer))
           : Layer.empty,
+        // The feeds' schedule (VDB_SYNC); under --workers only worker 1 joins the cluster.
+        options.admin ? stopPart("feed sync runs", SyncScheduleLive) : Layer.empty,
         ...names.map((name) => stopPart(`requests in flight on ${name}`, httpService(name, host, ports[name]))),
         metricsService(host, (port) => listenFailed("VDB_METRICS_PORT", host, port))
       ))

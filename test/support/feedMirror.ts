@@ -16,6 +16,8 @@ import { type ApiMirror, apiMirror, apiMirrorConfig } from "./mirror/index.ts"
 export type Fault =
   | { readonly kind: "status"; readonly status: 429 | 503; readonly retryAfter?: string }
   | { readonly kind: "stopHalfway" }
+  /** Half the body, then nothing more until the client goes away (a client killed mid-download). */
+  | { readonly kind: "stall" }
   | { readonly kind: "truncatedGzip" }
   | { readonly kind: "bomb" }
   | { readonly kind: "wrongType" }
@@ -33,6 +35,8 @@ export interface MirrorRequest {
   readonly query: string
   /** Whether an apiKey header came (never its value). */
   readonly apiKey: boolean
+  /** When it arrived (ms since the epoch). */
+  readonly at: number
 }
 
 interface File {
@@ -133,6 +137,10 @@ const answerFault = (fault: Fault, file: File, req: IncomingMessage, res: Server
       res.writeHead(200, { "content-type": file.contentType, etag: file.etag })
       res.write(file.body.subarray(0, file.body.length >> 1), () => res.socket?.destroy())
       return 200
+    case "stall":
+      res.writeHead(200, { "content-type": file.contentType, etag: file.etag })
+      res.write(file.body.subarray(0, file.body.length >> 1))
+      return 200
     case "lyingLength":
       res.writeHead(200, { "content-type": file.contentType, etag: file.etag, "content-length": String(file.body.length + 4096) })
       res.write(file.body, () => res.socket?.destroy())
@@ -174,7 +182,7 @@ export const feedMirror = Effect.acquireRelease(
       const path = parsed.pathname
       const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
       const note = (status: number) =>
-        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined })
+        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined, at: Date.now() })
       if (api.answer(req, res, parsed)) return
       if (path === "/nist-nvd/cves/2.0") {
         res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))

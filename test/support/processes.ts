@@ -25,8 +25,9 @@ export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>,
 /**
  * What a child process inherits: only the path and a home; the rest of the environment is the test's.
  * Metrics are off (their default port, 9464, is one for every server); test/server/metrics.test.ts turns them on.
+ * The feeds' schedule is off (it would reach the publishers); test/feeds/schedule.test.ts turns it on against a mirror.
  */
-export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_METRICS: "off" })
+export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_METRICS: "off", VDB_SYNC: "off" })
 
 export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
 
