@@ -3,7 +3,7 @@ import { type EpssEntry, isCve } from "./Epss.ts"
 import { mergeSource, needsRewrite } from "./RecordMerge.ts"
 import { type RecordText, textWithEpss } from "./RecordText.ts"
 import { RECORD_SOURCE_OF, ZERO_COUNTS } from "./StoreRows.ts"
-import type { Lookup, SourceRecord } from "./VulnStore.ts"
+import type { Lookup, SourceRecord } from "./VulnStoreShapes.ts"
 
 /** A stored record as both stores read it: the body only when asked for. */
 export interface FoundRecord {

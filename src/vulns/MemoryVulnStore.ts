@@ -13,8 +13,8 @@ import type {
   PendingCursor,
   RawItem,
   RawResult,
-  VulnStore
-} from "./VulnStore.ts"
+  VulnStoreShape
+} from "./VulnStoreShapes.ts"
 
 interface RawState {
   readonly item: RawItem
@@ -213,7 +213,7 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     pendingRaw,
     // Nothing is planned in memory.
     refreshStatistics: () => Effect.void
-  } satisfies VulnStore["Service"]
+  } satisfies VulnStoreShape
 })
 
 /** Key order for `pendingRaw` (a walk needs one consistent order, not the SQL collation). */

@@ -16,8 +16,8 @@ import type {
   PageRequest,
   PendingCursor,
   RawItem,
-  VulnStore
-} from "./VulnStore.ts"
+  VulnStoreShape
+} from "./VulnStoreShapes.ts"
 
 /** Alias hops followed from the query: its own aliases, and theirs (a CVE reaches its GHSA and PYSEC ids). */
 export const ALIAS_HOPS = 2
@@ -294,7 +294,7 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     failed,
     pendingRaw,
     refreshStatistics
-  } satisfies VulnStore["Service"]
+  } satisfies VulnStoreShape
 })
 
 /**
