@@ -1,8 +1,7 @@
 import { Clock, Effect, PubSub, Stream } from "effect"
 import { type EpssEntry } from "./Epss.ts"
 import { emptySummary, withContent } from "./ExploitSummary.ts"
-import { assemble } from "./LookupAssembly.ts"
-import { ALIAS_HOPS, exploitKeys } from "./SqlVulnStore.ts"
+import { ALIAS_HOPS, assemble, exploitKeys } from "./LookupAssembly.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
 import type {
   ExploitRecord,
