@@ -1,9 +1,7 @@
-import { Cause, Context, Effect } from "effect"
+import { Context, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
-import { randomUUID } from "node:crypto"
 import { IncomingMessage } from "node:http"
-import type { Readable } from "node:stream"
 import {
   GatewayInternalError,
   GatewayInvalidRequest,
@@ -18,14 +16,14 @@ import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import type { CustomRoute } from "../providers/custom/CustomProviders.ts"
 import { CustomRelay } from "./custom/CustomRelay.ts"
-import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
-import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
+import type { Dialect } from "./dialects/Dialect.ts"
+import type { GatewayFailure } from "./dialects/GatewayFailure.ts"
 import { InferenceLog } from "../inference/InferenceLog.ts"
 import { type KiroCall, KiroRelay } from "./kiro/KiroRelay.ts"
 import { modelList } from "./ModelList.ts"
 import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
-import { allowVerdict, type Verdict, verdictOfRefusal } from "./pipeline/Verdict.ts"
+import { allowVerdict } from "./pipeline/Verdict.ts"
 import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "../providers/ProviderCatalog.ts"
 import type { Endpoint } from "../providers/catalog/ProviderSpec.ts"
 import { countBytes } from "./relay/ByteCounter.ts"
@@ -39,6 +37,15 @@ import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
 import { UpstreamCall } from "../metrics/GatewayMetrics.ts"
 import { OrgLabel } from "../metrics/OrgLabel.ts"
+import {
+  answering,
+  bytesAnswer,
+  type Exchange,
+  failureAnswer,
+  newExchange,
+  type RelayAnswer,
+  renderFailure
+} from "./RelayAnswer.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -56,55 +63,8 @@ export interface RouteParams {
  */
 export type RelayRequest = Pick<HttpServerRequest, "source" | "url" | "headers" | "arrayBuffer">
 
-/**
- * What an inference route answers: a status, headers (lower-case names, in a
- * record the answer owns) and the body, bytes or a stream. The relay listener
- * writes it to the Node response as it is (`RelayListener.ts`); on the router
- * it becomes an `HttpServerResponse` (`toServerResponse`), with the same
- * headers. Not building that response on the hot path saves its two copies of
- * the headers (`Headers.fromInput`, then its own spread), which measured
- * 4 µs of a 190 µs request in a profile (docs/gateway.md, "The gateway's own work").
- */
-export interface RelayAnswer {
-  readonly status: number
-  readonly headers: Record<string, string>
-  readonly body: Uint8Array | Readable
-}
-
-/**
- * An answer with bytes: the length and, when the headers name none, the
- * content type set as `HttpServerResponse.uint8Array` would set them, so both
- * paths send the same headers.
- */
-const bytesAnswer = (status: number, headers: Record<string, string>, body: Uint8Array): RelayAnswer => {
-  if (headers["content-type"] === undefined) headers["content-type"] = "application/octet-stream"
-  headers["content-length"] = String(body.length)
-  return { status, headers, body }
-}
-
-/** The answer as the router sends it. */
-export const toServerResponse = (answer: RelayAnswer): HttpServerResponse.HttpServerResponse =>
-  answer.body instanceof Uint8Array
-    ? HttpServerResponse.uint8Array(answer.body, { status: answer.status, headers: answer.headers })
-    : HttpServerResponse.raw(answer.body, { status: answer.status, headers: answer.headers })
-
 /** Where a route finds the organization: the path, the legacy header, or nowhere (always 401). */
 export type OrgSource = "path" | "header" | "none"
-
-/** Per-request state the refusal renderer needs. */
-interface Exchange {
-  readonly requestId: string
-  readonly started: number
-  dialect: Dialect
-  verdict: Verdict | undefined
-}
-
-const newExchange = (dialect: Dialect): Exchange => ({
-  requestId: randomUUID(),
-  started: performance.now(),
-  dialect,
-  verdict: undefined
-})
 
 /** Node's own header record: no copy per request. */
 const incomingHeaders = (request: RelayRequest): HeaderRecord =>
@@ -132,47 +92,6 @@ const dialectOfEndpoint = (endpoint: Endpoint): Dialect =>
 /** Listings and refusals outside a surface route speak the provider's main surface. */
 const dialectOfProvider = (provider: Provider | undefined): Dialect =>
   provider !== undefined && provider.spec.surfaces[0] === "messages" ? "anthropic" : "openai"
-
-/** A refusal carries the firewall headers: what the inspection knew when it refused, else the bare block. */
-const blockVerdict = (failure: GatewayFailure): Verdict | undefined =>
-  failure._tag === "PolicyRefusal"
-    ? verdictOfRefusal(failure) ??
-      { ...allowVerdict, decision: "block", rules: failure.blockedBy !== undefined ? [failure.blockedBy] : [] }
-    : undefined
-
-/** The one place a failure becomes an answer, in the dialect of the route called. */
-const failureAnswer = (exchange: Exchange, failure: GatewayFailure): RelayAnswer => {
-  const view = describeFailure(failure)
-  const headers = firewallHeaders(exchange.requestId, exchange.verdict ?? blockVerdict(failure))
-  // The rest of an oversized body is never read: close rather than drain it.
-  if (view.status === 413) headers["connection"] = "close"
-  // RFC 7694: a 415 for a body's coding names the codings taken.
-  if (view.code === "unsupported_content_encoding") headers["accept-encoding"] = "identity"
-  headers["content-type"] = "application/json"
-  return bytesAnswer(view.status, headers, Buffer.from(encodeFailure(exchange.dialect, view)))
-}
-
-/** A failure on a route the router serves (listings, nonces, Kiro, the fallback). */
-const renderFailure = (exchange: Exchange, failure: GatewayFailure): HttpServerResponse.HttpServerResponse =>
-  toServerResponse(failureAnswer(exchange, failure))
-
-const internalError = new GatewayInternalError()
-
-/** Typed failures and defects alike leave in the route's dialect; interruptions (client gone) propagate. */
-const answering = <A, R>(
-  exchange: Exchange,
-  effect: Effect.Effect<A, GatewayFailure, R>,
-  render: (exchange: Exchange, failure: GatewayFailure) => A
-): Effect.Effect<A, never, R> =>
-  Effect.catchCause(effect, (cause) => {
-    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-    const failure = Cause.findErrorOption(cause)
-    if (failure._tag === "Some") return Effect.succeed(render(exchange, failure.value))
-    return Effect.as(
-      Effect.logError("gateway request failed", cause),
-      render(exchange, internalError)
-    )
-  })
 
 export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gateway/GatewayHandlers", {
   make: Effect.gen(function*() {

@@ -8,7 +8,8 @@ import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { TracingOn } from "../observability/Tracing.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
-import type { RelayAnswer, RelayRequest, RouteParams } from "./GatewayHandlers.ts"
+import type { RelayRequest, RouteParams } from "./GatewayHandlers.ts"
+import type { RelayAnswer } from "./RelayAnswer.ts"
 
 /** An inference handler of `GatewayHandlers`: it answers every request, failures in the route's dialect. */
 export type InferenceHandler = (

@@ -1,6 +1,6 @@
 import RE2 from "re2"
 import type { GuardrailAction, GuardrailRuleType } from "../../schema/GuardrailRule.ts"
-import type { DelimiterIntegrityRule } from "./Guardrails.ts"
+import type { DelimiterIntegrityRule } from "./GuardrailOutcome.ts"
 
 type RE2Set = InstanceType<typeof RE2.Set>
 

@@ -1,5 +1,5 @@
 import { PolicyRefusal, type Violation } from "../../schema/GatewayError.ts"
-import type { DelimiterIntegrityRule } from "./Guardrails.ts"
+import type { DelimiterIntegrityRule } from "./GuardrailOutcome.ts"
 
 /** What a request's tampered sealed blocks come to under the organization's `delimiter_integrity` rules. */
 export interface TamperedOutcome {

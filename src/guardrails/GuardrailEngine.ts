@@ -8,7 +8,7 @@ import {
 } from "../../schema/GuardrailRule.ts"
 import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
 import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
-import type { DelimiterIntegrityRule, GuardrailOutcome } from "./Guardrails.ts"
+import type { DelimiterIntegrityRule, GuardrailOutcome } from "./GuardrailOutcome.ts"
 import { shapeOf, spliceStrings, type StringEdit } from "./JsonSplice.ts"
 import { payloadChange } from "./RedactionSpans.ts"
 import type { RuleCache } from "./RuleCache.ts"

@@ -1,11 +1,9 @@
 import { Config, Context, Effect, Layer, type Duration } from "effect"
 import { Invalidation } from "../db/Invalidation.ts"
 import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
-import type { Violation } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type {
   GuardrailCheck,
-  GuardrailDecision,
   GuardrailError,
   GuardrailRule,
   GuardrailRulePatch,
@@ -16,33 +14,9 @@ import { makeGuardrailEngine } from "./GuardrailEngine.ts"
 import { type GuardrailStore, memoryGuardrailStore, sqlGuardrailStore } from "./GuardrailStore.ts"
 import { makeRuleBook } from "./RuleBook.ts"
 import { makeRuleCache } from "./RuleCache.ts"
+import type { DelimiterIntegrityRule, GuardrailOutcome } from "./GuardrailOutcome.ts"
 
-export interface GuardrailOutcome {
-  readonly decision: GuardrailDecision
-  /** Names of the rules that matched, in evaluation order (a blocking rule is last). */
-  readonly rules: ReadonlyArray<string>
-  /** Number of spans replaced with `[REDACTED]`. */
-  readonly redactions: number
-  /** Only when a redaction changed the body: the original bytes with only the changed JSON strings rewritten. */
-  readonly body?: Uint8Array | undefined
-  /** The name of the rule that blocked (decision `block`). */
-  readonly blockedBy?: string | undefined
-  /** One per matched rule; never the matched text. */
-  readonly violations: ReadonlyArray<Violation>
-  /** True when the rules could not be loaded and `VDB_GATEWAY_FAIL_OPEN=true` let the request pass. */
-  readonly failedOpen?: boolean | undefined
-  /** True (with decision `block`) when the body nests deeper than the guardrails read (`MAX_INSPECTED_DEPTH`). */
-  readonly uninspectable?: boolean | undefined
-  /** With `uninspectable`: what could not be read, for the refusal (never the text). Default: the nesting. */
-  readonly uninspectableDetail?: string | undefined
-}
-
-/** An enabled `delimiter_integrity` rule: what a tampered sealed block does. */
-export interface DelimiterIntegrityRule {
-  readonly uuid: string
-  readonly name: string
-  readonly action: "block" | "redact" | "flag"
-}
+export type { DelimiterIntegrityRule, GuardrailOutcome }
 
 /**
  * The guardrail engine: an organization's RE2 rules, compiled once per

@@ -2,9 +2,11 @@ import { hash as digest } from "node:crypto"
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
-import { fileBytes, type FileUnreadable } from "./FileBytes.ts"
+import { fileBytes } from "./FileBytes.ts"
 import * as Formats from "./formats/index.ts"
+import { type FormatReaders, isItemProblem, message, normaliseInline, slim, wholeTextReader } from "./FormatReaders.ts"
 import type { IngestError } from "./IngestError.ts"
+import type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 import {
   type IngestEvent,
   type IngestFile,
@@ -14,53 +16,13 @@ import {
   IngestSummary,
   type Tally
 } from "./IngestEvents.ts"
-import { defaultWorkers, makeNormalisePool, type NormalisePool, type WorkerResult } from "./NormalisePool.ts"
+import { defaultWorkers, makeNormalisePool, type NormalisePool } from "./NormalisePool.ts"
 import { planIngest } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
 import { countIngested } from "../metrics/DataMetrics.ts"
 
-/**
- * The format readers: the real ones unless a test swaps them. `openReader`
- * reads a file incrementally; a stand-in with only `readItems` gets the
- * file's whole text (up to the per-record cap).
- */
-export interface FormatReaders {
-  readonly readItems: typeof Formats.readItems
-  readonly openReader?: typeof Formats.openReader
-  readonly normalise: typeof Formats.normalise
-  readonly detectSource: typeof Formats.detectSource
-}
-
-/** What a run ingests: the files (in order) and, under `--all`, those that belong to no source. */
-export interface IngestPlan {
-  readonly files: ReadonlyArray<IngestFile>
-  readonly ignored: ReadonlyArray<{ readonly path: string; readonly reason: string }>
-}
-
-/** The bytes of the plan's file number `index`, uncompressed, in chunks. */
-export type OpenFile = (index: number) => Stream.Stream<Uint8Array, FileUnreadable>
-
-export interface IngestOptions {
-  /** Items per transaction pair (raw, then normalised). */
-  readonly batchSize?: number
-  /** Batches being written at once (raw phases overlap; phase-2 transactions stay one at a time). */
-  readonly inFlight?: number
-  readonly formats?: FormatReaders
-  /**
-   * Worker threads normalising (phase 2) off the main thread; 0 normalises
-   * inline. Default: `defaultWorkers()` with the real readers, 0 when a test
-   * swaps them (workers always load the real ones).
-   */
-  readonly workers?: number
-  /**
-   * A run that normalises at least this many items refreshes the store's statistics when it ends,
-   * and once on the way, at ten times as many (`VulnStore.refreshStatistics`). Default 1,000.
-   */
-  readonly analyzeAfter?: number
-}
-
-const isItemProblem = (x: UpstreamItem | ItemProblem | ReadonlyArray<unknown>): x is ItemProblem =>
-  !Array.isArray(x) && !("raw" in x) && "reason" in x
+export type { FormatReaders } from "./FormatReaders.ts"
+export type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 
 const DEFAULT_BATCH = 2000
 const DEFAULT_IN_FLIGHT = 3
@@ -98,43 +60,6 @@ const contentHash = (text: string) => digest("sha256", text, "base64url")
 const seenEntry = (hash: string, position: string) => [hash, position].join("\u0000")
 const sameHash = (entry: string, hash: string) => entry.charCodeAt(hash.length) === 0 && entry.startsWith(hash)
 const seenPosition = (entry: string) => entry.slice(entry.indexOf("\u0000") + 1)
-
-const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
-
-const slim = (item: UpstreamItem): UpstreamItem => ({
-  source: item.source,
-  identifier: item.identifier,
-  raw: item.raw,
-  position: item.position,
-  parsed: undefined
-})
-
-const normaliseInline = (formats: FormatReaders, item: UpstreamItem): WorkerResult => {
-  let outputs: ReturnType<typeof Formats.normalise>
-  try {
-    outputs = formats.normalise(item)
-  } catch (cause) {
-    outputs = { position: item.position, reason: `normaliser failed: ${message(cause)}` }
-  }
-  return isItemProblem(outputs) ? { problem: outputs } : { outputs }
-}
-
-/** A whole-text reader (a test's stand-in) as an incremental one: it gets the file's text at its end. */
-const wholeTextReader = (readItems: typeof Formats.readItems): typeof Formats.openReader => (source, fileName) => {
-  const pieces: Array<Uint8Array> = []
-  let size = 0
-  return {
-    push(bytes) {
-      size += bytes.length
-      if (size <= Formats.MAX_RECORD_BYTES) pieces.push(bytes)
-      return []
-    },
-    end: () =>
-      size > Formats.MAX_RECORD_BYTES
-        ? [{ position: fileName, reason: "file over the per-record cap" }]
-        : readItems(source, fileName, Buffer.concat(pieces).toString("utf8"))
-  }
-}
 
 /**
  * Ingests files read in this process (tests, benchmarks, the CLI without a

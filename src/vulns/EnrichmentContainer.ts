@@ -1,5 +1,5 @@
 import { asArray, distinct, isRecord } from "./JsonShapes.ts"
-import type { EpssScore } from "./Normalised.ts"
+import type { EpssScore } from "./EpssScore.ts"
 
 /**
  * The organization id of this service's ADP container in every record it

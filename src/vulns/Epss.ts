@@ -1,4 +1,4 @@
-import type { EpssScore } from "./Normalised.ts"
+import type { EpssScore } from "./EpssScore.ts"
 
 export type EpssEntry = EpssScore
 

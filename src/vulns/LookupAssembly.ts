@@ -3,7 +3,7 @@ import { type EpssEntry, isCve } from "./Epss.ts"
 import { mergeSource, needsRewrite } from "./RecordMerge.ts"
 import { type RecordText, textWithEpss } from "./RecordText.ts"
 import { RECORD_SOURCE_OF, ZERO_COUNTS } from "./StoreRows.ts"
-import type { Lookup, SourceRecord } from "./VulnStore.ts"
+import type { Lookup, SourceRecord } from "./VulnStoreShapes.ts"
 
 /** A stored record as both stores read it: the body only when asked for. */
 export interface FoundRecord {
@@ -125,3 +125,14 @@ export const assemble = (
   }
   return { aliases: ids.filter((id) => id !== query).sort(), records: out }
 }
+
+/** Alias hops followed from the query: its own aliases, and theirs (a CVE reaches its GHSA and PYSEC ids). */
+export const ALIAS_HOPS = 2
+
+/**
+ * Exploits are filed under CVE ids. A CVE query reads its own only (an alias
+ * walk from a CVE can reach a different CVE, e.g. a rejected duplicate); any
+ * other identifier reads the exploits of the CVEs it is an alias of.
+ */
+export const exploitKeys = (query: string, resolved: ReadonlyArray<string>): ReadonlyArray<string> =>
+  isCve(query) ? [query] : resolved.filter(isCve)

@@ -1,8 +1,7 @@
 import { Clock, Effect, PubSub, Stream } from "effect"
 import { type EpssEntry } from "./Epss.ts"
 import { emptySummary, withContent } from "./ExploitSummary.ts"
-import { assemble } from "./LookupAssembly.ts"
-import { ALIAS_HOPS, exploitKeys } from "./SqlVulnStore.ts"
+import { ALIAS_HOPS, assemble, exploitKeys } from "./LookupAssembly.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
 import type {
   ExploitRecord,
@@ -13,8 +12,8 @@ import type {
   PendingCursor,
   RawItem,
   RawResult,
-  VulnStore
-} from "./VulnStore.ts"
+  VulnStoreShape
+} from "./VulnStoreShapes.ts"
 
 interface RawState {
   readonly item: RawItem
@@ -213,7 +212,7 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     pendingRaw,
     // Nothing is planned in memory.
     refreshStatistics: () => Effect.void
-  } satisfies VulnStore["Service"]
+  } satisfies VulnStoreShape
 })
 
 /** Key order for `pendingRaw` (a walk needs one consistent order, not the SQL collation). */

@@ -1,21 +1,15 @@
 import type { ExploitSummaryKey, IngestSource, RecordCounts, SourceName } from "../../schema/Source.ts"
 import type { OsvForm } from "./OsvForm.ts"
 import type { RecordText } from "./RecordText.ts"
-import type { ExploitRecord } from "./VulnStore.ts"
+import type { EpssScore } from "./EpssScore.ts"
+
+export type { EpssScore }
 
 /**
  * What the store keeps, as phase 2 of an ingest produces it: records, exploits
  * and EPSS scores. The store's own vocabulary, so ingestion depends on the
  * store and never the other way round.
  */
-
-export interface EpssScore {
-  readonly cve: string
-  readonly score: number
-  readonly percentile: number
-  readonly date: string
-  readonly modelVersion: string
-}
 
 export interface KnownExploited {
   readonly cve: string
@@ -61,3 +55,15 @@ export type Normalised =
     readonly exploits: ReadonlyArray<ExploitRecord & { readonly raw?: string }>
   }
   | { readonly kind: "epss"; readonly scores: ReadonlyArray<EpssScore> }
+
+export interface ExploitRecord {
+  readonly uuid: string
+  readonly cveId: string
+  readonly source: string
+  readonly url?: string
+  readonly type: "exploit" | "poc" | "sighting"
+  readonly title?: string
+  readonly createdAt?: number
+  /** The per-source object of spec 1 (`exploitDb`, `metasploit`, `nuclei`, ...), keyed by its member name. */
+  readonly details: Readonly<Record<string, Record<string, unknown>>>
+}

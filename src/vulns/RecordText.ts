@@ -1,4 +1,4 @@
-import type { EpssScore } from "./Normalised.ts"
+import type { EpssScore } from "./EpssScore.ts"
 import { isOurs, withEpss } from "./EnrichmentContainer.ts"
 import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type Rows, toRows } from "./StoreRows.ts"
-import type { FailedItem, NormalisedItem, RawItem, RawKey, RawResult } from "./VulnStore.ts"
+import type { FailedItem, NormalisedItem, RawItem, RawKey, RawResult } from "./VulnStoreShapes.ts"
 
 /**
  * Multi-row writes for the vulnerability store. Each batch goes in as one

@@ -4,7 +4,7 @@ import type { KnownExploited } from "./Normalised.ts"
 import { splitContent, summaryKeyOf } from "./ExploitSummary.ts"
 import { type OsvForm, osvFormOf } from "./OsvForm.ts"
 import { type RecordText, recordText } from "./RecordText.ts"
-import type { NormalisedItem, RawKey } from "./VulnStore.ts"
+import type { NormalisedItem, RawKey } from "./VulnStoreShapes.ts"
 
 /** Ingest sources whose items become records of a spec-1 source (`vulnrichment` records are `mitre` ones). */
 export const RECORD_SOURCE_OF: Readonly<Record<string, SourceName>> = {

@@ -1,6 +1,6 @@
 import type { CveSummary, SummaryLink } from "../../schema/CveSummary.ts"
 import type { SourceName } from "../../schema/Source.ts"
-import type { Lookup } from "./VulnStore.ts"
+import type { Lookup } from "./VulnStoreShapes.ts"
 
 /** The summary without the per-response members (`_timestamp`, `cache_hit`). */
 export type SummaryBody = Omit<CveSummary, "_timestamp" | "cache_hit">

@@ -1,56 +1,16 @@
+import {
+  type Frame,
+  isAtom,
+  isSpace,
+  type JsonPart,
+  type JsonSplitOptions,
+  MAX_KEY,
+  type State,
+  type Unit
+} from "./jsonParts.ts"
 import { decodeUtf8 } from "./lines.ts"
 
-/**
- * A unit cut out of a JSON document as its bytes arrive: an element of the
- * top-level array or of a list member of the top-level object (`list` names
- * it), or a member of the top-level object. `text` is undefined when the unit
- * is longer than the cap (then only its size is known).
- */
-export type JsonPart =
-  | {
-    readonly kind: "element"
-    readonly list: string | undefined
-    readonly index: number
-    readonly text: string | undefined
-    readonly bytes: number
-  }
-  | { readonly kind: "member"; readonly key: string; readonly index: number; readonly text: string | undefined; readonly bytes: number }
-
-export interface JsonSplitOptions {
-  /** Cut the elements of a top-level array. */
-  readonly topArray: boolean
-  /** Members of a top-level object whose array elements are cut (the first one met is split). */
-  readonly lists: ReadonlyArray<string>
-  /** Cut every member of a top-level object (mappings such as CVE → EDB ids). */
-  readonly members: boolean
-  /** Bytes a unit may have. */
-  readonly max: number
-}
-
-interface Frame {
-  readonly kind: "array" | "object"
-  /** The list this array is (`undefined` for the top-level array). */
-  readonly list: string | undefined
-  /** Whether the frame's values are units. */
-  readonly units: boolean
-  index: number
-}
-
-interface Unit {
-  pieces: Array<Uint8Array>
-  size: number
-  over: boolean
-  readonly key: string | undefined
-}
-
-type State = "top" | "arrayValue" | "arrayNext" | "objectKey" | "key" | "colon" | "objectValue" | "objectNext" | "value" | "done"
-
-/** Member names longer than this are not decoded: such a member is reported like a record over the cap. */
-const MAX_KEY = 64 * 1024
-
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
-const isAtom = (b: number) =>
-  (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2b || b === 0x2e || b === 0x45
+export type { JsonPart, JsonSplitOptions } from "./jsonParts.ts"
 
 /**
  * Finds the boundaries of a JSON document's units without building the
