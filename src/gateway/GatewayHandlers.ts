@@ -3,7 +3,6 @@ import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { IncomingMessage } from "node:http"
 import {
-  GatewayInternalError,
   GatewayInvalidRequest,
   GatewayUnknownProvider,
   RouteNotFound,
