@@ -48,6 +48,11 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
   message: Schema.String
 }, { httpApiStatus: 500 }) {}
 
+/** The database cannot be reached for now: 503 with `Retry-After`. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  message: Schema.String
+}, { httpApiStatus: 503 }) {}
+
 /** Wire schemas: each error class as the shared error body. */
 export const BadRequestBody = asErrorBody(BadRequest)
 export const UnauthorizedBody = asErrorBody(Unauthorized)
@@ -55,3 +60,4 @@ export const ForbiddenBody = asErrorBody(Forbidden)
 export const NotFoundBody = asErrorBody(NotFound)
 export const TooManyRequestsBody = asErrorBody(TooManyRequests)
 export const InternalErrorBody = asErrorBody(InternalError)
+export const ServiceUnavailableBody = asErrorBody(ServiceUnavailable)

@@ -4,6 +4,7 @@ import {
   BadRequestBody,
   ForbiddenBody,
   InternalErrorBody,
+  ServiceUnavailableBody,
   TooManyRequestsBody,
   UnauthorizedBody
 } from "../../schema/ErrorBody.ts"
@@ -29,11 +30,11 @@ export interface MeterSlot {
 }
 export class RequestMeter extends Context.Service<RequestMeter, MeterSlot>()("vdb/api/RequestMeter") {}
 
-/** Outermost: usage log, rate-limit headers, and 500 as the shared error body. */
+/** Outermost: usage log, rate-limit headers, and 500 (503 while the database is unreachable) as the shared error body. */
 export class Metering extends HttpApiMiddleware.Service<Metering, {
   provides: RequestMeter
 }>()("vdb/api/Metering", {
-  error: InternalErrorBody
+  error: [InternalErrorBody, ServiceUnavailableBody]
 }) {}
 
 /** Request validation failures (params, query) as `400 {success:false,error}`. */

@@ -29,6 +29,14 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
     : "identity"
 
 /**
+ * A lookup's value, or none when it failed in any way, a lost database included (a defect): the
+ * request then takes the HttpApi's path, which answers the failure in the API's dialect (401, or
+ * 503 while the database cannot be reached). Without it the fast path's defect was an empty 500.
+ */
+const lookup = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, never, R> =>
+  Effect.catchCause(Effect.asSome(effect), () => Effect.succeedNone)
+
+/**
  * The API's hottest request, answered before the router: `GET /v1/vuln/{id}`
  * whose answer is in the response cache, from an active organization
  * presenting a valid `ApiKey` or Bearer token, admitted by its rate limits (no
@@ -113,7 +121,7 @@ export const VulnFastPath = HttpRouter.middleware(
         }
 
         if (/^apikey /i.test(authorization)) {
-          return Effect.matchEffect(auth.verify(`ApiKey ${authorization.slice(7).trim()}`), {
+          return Effect.matchCauseEffect(auth.verify(`ApiKey ${authorization.slice(7).trim()}`), {
             onFailure: () => httpEffect,
             onSuccess: ({ org }) => answer(org)
           })
@@ -123,10 +131,10 @@ export const VulnFastPath = HttpRouter.middleware(
           if (token === "") return httpEffect
           // A token that does not verify (or has expired) is the HttpApi's to refuse in its dialect.
           // So is one signed in with a secret rotated since (`signedInWith`, against the current secret).
-          return Effect.flatMap(Effect.option(tokens.claimsOf(token, at)), (claims) =>
+          return Effect.flatMap(lookup(tokens.claimsOf(token, at)), (claims) =>
             Option.isNone(claims)
               ? httpEffect
-              : Effect.flatMap(Effect.option(auth.organization(claims.value.orgUuid)), (found) =>
+              : Effect.flatMap(lookup(auth.organization(claims.value.orgUuid)), (found) =>
                 Option.isNone(found) || !signedInWith(claims.value, found.value.secret) ? httpEffect : answer(found.value.org)))
         }
         return httpEffect

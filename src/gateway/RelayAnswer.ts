@@ -2,11 +2,15 @@ import { Cause, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import type { Readable } from "node:stream"
+import { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { GatewayInternalError } from "../../schema/GatewayError.ts"
 import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
 import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
 import { allowVerdict, type Verdict, verdictOfRefusal } from "./pipeline/Verdict.ts"
 import { firewallHeaders } from "./ResponseHeaders.ts"
+
+const RETRY_AFTER = String(DATABASE_RETRY_AFTER_SECONDS)
 
 /**
  * How a gateway route answers: the answer the relay builds (bytes or a stream)
@@ -73,6 +77,8 @@ export const failureAnswer = (exchange: Exchange, failure: GatewayFailure): Rela
   const headers = firewallHeaders(exchange.requestId, exchange.verdict ?? blockVerdict(failure))
   // The rest of an oversized body is never read: close rather than drain it.
   if (view.status === 413) headers["connection"] = "close"
+  // A store the firewall needs (keys, policies, rules) cannot be reached: ask the client to come back.
+  if (view.status === 503) headers["retry-after"] = RETRY_AFTER
   // RFC 7694: a 415 for a body's coding names the codings taken.
   if (view.code === "unsupported_content_encoding") headers["accept-encoding"] = "identity"
   headers["content-type"] = "application/json"
@@ -84,6 +90,7 @@ export const renderFailure = (exchange: Exchange, failure: GatewayFailure): Http
   toServerResponse(failureAnswer(exchange, failure))
 
 const internalError = new GatewayInternalError()
+const databaseUnavailable = new BackendUnavailable({ backend: "database" })
 
 /** Typed failures and defects alike leave in the route's dialect; interruptions (client gone) propagate. */
 export const answering = <A, R>(
@@ -95,6 +102,10 @@ export const answering = <A, R>(
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const failure = Cause.findErrorOption(cause)
     if (failure._tag === "Some") return Effect.succeed(render(exchange, failure.value))
+    // A store read that died because the database is away is a 503 the client may retry, not a bug.
+    if (isDatabaseUnavailable(Cause.squash(cause))) {
+      return Effect.as(Effect.logWarning("gateway request failed: the database cannot be reached"), render(exchange, databaseUnavailable))
+    }
     return Effect.as(
       Effect.logError("gateway request failed", cause),
       render(exchange, internalError)

@@ -6,6 +6,7 @@ import type { Organizations } from "../orgs/Organizations.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { McpProtocol, McpServer } from "effect/ai"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { Nonces } from "../nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Policies } from "../policies/Policies.ts"
@@ -79,6 +80,23 @@ const fallback = routeFallback(
     errorBody(unmatchedStatus(unmatched), UNMATCHED_CODES[unmatched._tag], unmatchedMessage(unmatched), unmatchedHeaders(unmatched))
 )
 
+/**
+ * A request that failed past every handler (a bug, or a database that cannot be reached) is answered
+ * in the service's dialect rather than the platform's empty 500: 503 `unavailable` with
+ * `Retry-After` while the database is away, else 500 `internal_error`. Nothing of the cause leaves.
+ */
+const failures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.catchDefect(httpEffect, (defect) =>
+    isDatabaseUnavailable(defect)
+      ? Effect.as(
+        Effect.logWarning("mcp request failed: the database cannot be reached"),
+        errorBody(503, "unavailable", DATABASE_UNAVAILABLE, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) })
+      )
+      : Effect.as(
+        Effect.logError("mcp request failed", defect),
+        errorBody(500, "internal_error", "the server failed to answer; try again")
+      )), { global: true })
+
 const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResourcesLayer).pipe(
   Layer.provide(CallerMiddleware.layer),
   Layer.provide(McpToolHandlers.layer)
@@ -110,7 +128,8 @@ export const McpRoutes: Layer.Layer<
   }).pipe(Layer.provide(McpGate.layer), Layer.provide(ApiKeyAuth.layer)),
   discovery,
   health,
-  fallback
+  fallback,
+  failures
 ).pipe(
   Layer.provide([Guardrails.layer, Policies.layer, Nonces.layer, RateLimiter.layer, UsageLog.layer])
   // The registrations' handler record is typed loosely (built from the definitions), which

@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { routeFallback, routesOf, UNMATCHED_CODES, type Unmatched, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
 import { SiteApi } from "./Api.ts"
 import { DeviceHandlers, RetiredHandlers } from "./DeviceHandlers.ts"
@@ -40,14 +41,27 @@ const SiteFallback = routeFallback(
 const SiteFailures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.catchDefect(httpEffect, (defect) =>
     Effect.flatMap(
-      Effect.andThen(Effect.logError("site request failed", defect), HttpServerRequest.HttpServerRequest),
-      (request) =>
-        Effect.succeed(
-          request.url.startsWith("/api/")
-            ? errorJson(500, "server_error", "the server failed to answer; try again")
-            : unmatchedPage(500, "Something went wrong", "The server failed to answer. Try again.")
-        )
+      Effect.andThen(
+        isDatabaseUnavailable(defect)
+          ? Effect.logWarning("site request failed: the database cannot be reached")
+          : Effect.logError("site request failed", defect),
+        HttpServerRequest.HttpServerRequest
+      ),
+      (request) => Effect.succeed(failureAnswer(request.url.startsWith("/api/"), isDatabaseUnavailable(defect)))
     )), { global: true })
+
+/** RFC 6749's `temporarily_unavailable` (503) while the database cannot be reached, else `server_error` (500). */
+const failureAnswer = (api: boolean, unavailable: boolean) => {
+  if (!unavailable) {
+    return api
+      ? errorJson(500, "server_error", "the server failed to answer; try again")
+      : unmatchedPage(500, "Something went wrong", "The server failed to answer. Try again.")
+  }
+  const headers = { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }
+  return api
+    ? errorJson(503, "temporarily_unavailable", DATABASE_UNAVAILABLE, headers)
+    : unmatchedPage(503, "Temporarily unavailable", "The service cannot reach its database just now. Try again in a few seconds.", headers)
+}
 
 /**
  * The site service's routes: device grant, sessions, pages, the retired poll
