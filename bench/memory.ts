@@ -86,7 +86,9 @@ const measure = async (db: "postgres" | "embedded") => {
     VDB_API_PORT: String(ports.api),
     VDB_GATEWAY_PORT: String(ports.gateway),
     VDB_SITE_PORT: String(ports.site),
-    VDB_MCP_PORT: String(ports.mcp)
+    VDB_MCP_PORT: String(ports.mcp),
+    // Idle means idle: no feed runs (and no traffic beyond loopback).
+    VDB_SYNC: "off"
   }
   if (db === "postgres") {
     await psql(`CREATE DATABASE ${dbName}`)

@@ -10,5 +10,7 @@ export const SERVER_NODE_FLAGS: ReadonlyArray<string> = [
 
 export const SERVER_ENV: Readonly<Record<string, string>> = {
   MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? "1048576",
-  MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? "33554432"
+  MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? "33554432",
+  // Not the deployed default: a bench measures one thing, and never reaches the publishers (loopback only).
+  VDB_SYNC: "off"
 }
