@@ -1,5 +1,3 @@
-import { systemCode } from "../server/SystemError.ts"
-
 /** Seconds a client is asked to wait (`Retry-After`) while the database cannot be reached. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 
@@ -22,13 +20,11 @@ const DRIVER_MESSAGES = /Connection terminated|timeout exceeded when trying to c
  * `ConnectionError` for a refused connection) and `cause` chains.
  */
 export const isDatabaseUnavailable = (u: unknown): boolean => {
-  const code = systemCode(u)
-  if (code !== undefined && UNREACHABLE.has(code)) return true
   let e: unknown = u
   for (let depth = 0; typeof e === "object" && e !== null && depth < 8; depth++) {
     const value = e as { _tag?: unknown; code?: unknown; message?: unknown; reason?: unknown; cause?: unknown }
     if (value._tag === "ConnectionError") return true
-    if (typeof value.code === "string" && UNAVAILABLE_STATES.test(value.code)) return true
+    if (typeof value.code === "string" && (UNAVAILABLE_STATES.test(value.code) || UNREACHABLE.has(value.code))) return true
     if (typeof value.message === "string" && DRIVER_MESSAGES.test(value.message)) return true
     if (typeof value.reason === "object" && value.reason !== null && isDatabaseUnavailable(value.reason)) return true
     e = value.cause
