@@ -1,7 +1,5 @@
 import { Clock, Effect, Stream } from "effect"
 import type { HttpClient } from "effect/http"
-import { ingestFiles, type OpenFile } from "../ingest/Ingest.ts"
-import type { IngestFile } from "../ingest/IngestEvents.ts"
 import type { IngestSource } from "../ingest/Upstream.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
@@ -9,6 +7,7 @@ import { DEFAULT_LIMITS, recordFailure, storeFile, type SyncOptions, type SyncOu
 import { type Cursor, FeedCursors } from "./FeedCursors.ts"
 import { type FeedRefused, refused } from "./FeedError.ts"
 import { type FetchPlan, politeFetch } from "./PoliteFetch.ts"
+import { type OpenFeedFile, storeFiles } from "./StoreFiles.ts"
 
 /** One API page, read whole: pages are at most a few MB (100 records), and paging needs the parsed envelope. */
 export interface Page {
@@ -59,8 +58,11 @@ export interface PagedRun {
   readonly deadline: number
   /** Stores one page's records through the ingestion (as `vdb ingest` would the same file). */
   readonly store: (fileName: string, bytes: Uint8Array) => Effect.Effect<{ readonly items: number }, FeedRefused, VulnStore>
-  /** Stores many files in one ingestion (an archive's entries); a file that does not parse counts as failed, the rest go on. */
-  readonly storeFiles: (files: ReadonlyArray<IngestFile>, open: OpenFile) => Effect.Effect<void, never, VulnStore>
+  /**
+   * Stores many files in one ingestion (an archive's entries, by display name); a file that does
+   * not parse counts as failed, the rest go on. A refusal from any file's bytes ends the run.
+   */
+  readonly storeFiles: (names: ReadonlyArray<string>, open: OpenFeedFile) => Effect.Effect<void, FeedRefused, VulnStore>
   /** Everything up to `cursor` is stored: a run cut after this resumes from it. */
   readonly advance: (cursor: Cursor) => Effect.Effect<void>
 }
@@ -104,13 +106,13 @@ export const runPaged = <R>(
           if (stored.refusal !== undefined) return yield* stored.refusal
           return { items: stored.items }
         }),
-      storeFiles: (files, open) =>
-        Stream.runForEach(ingestFiles({ files, ignored: [] }, open, options.ingest), (event) =>
-          Effect.sync(() => {
-            if (event._tag !== "Summary") return
-            changed += event.inserted + event.updated
-            failed += event.skipped
-          })),
+      storeFiles: (names, open) =>
+        Effect.gen(function*() {
+          const stored = yield* storeFiles(feed.source, names, open, options)
+          changed += stored.changed
+          failed += stored.failed
+          if (stored.refusal !== undefined) return yield* stored.refusal
+        }),
       advance: (cursor) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           cursors.succeeded(feed.source, { cursor, changed, failed, nextRunAt: nextRunAt(now) }))

@@ -1,16 +1,16 @@
-import { Effect, Stream } from "effect"
+import { join } from "node:path"
+import { Effect } from "effect"
 import type { HttpClient } from "effect/http"
-import { FileUnreadable } from "../ingest/FileBytes.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { DEFAULT_LIMITS, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
 import type { FeedCursors } from "./FeedCursors.ts"
-import { type FeedRefused, refused } from "./FeedError.ts"
+import { refused } from "./FeedError.ts"
 import { feedUrl } from "./FeedUrl.ts"
 import { githubRequest } from "./GhsaSync.ts"
 import { fetchBytes, runPaged } from "./PagedFeed.ts"
 import { politeFetch } from "./PoliteFetch.ts"
-import { saveTemp, type ZipCaps, zipEntries } from "./ZipEntries.ts"
+import { download, listEntries, openEntries, tempFolder, type ZipLimits } from "./ZipArchive.ts"
 
 /**
  * nomi-sec/PoC-in-GitHub: one JSON file per CVE (`<year>/CVE-….json`, a list
@@ -29,7 +29,7 @@ export const POC_URL = "https://api.github.com/repos/nomi-sec/PoC-in-GitHub"
 const BRANCH = "master"
 const HOUR = 60 * 60 * 1000
 /** The archive is about 100 MB unpacked today; room to grow, not to be bombed. */
-const CAPS: ZipCaps = { maxEntryBytes: 16 * 1024 * 1024, maxTotalBytes: 2 * 1024 * 1024 * 1024, maxRatio: 200 }
+const CAPS: ZipLimits = { maxEntryBytes: 16 * 1024 * 1024, maxInflatedBytes: 2 * 1024 * 1024 * 1024, maxRatio: 200 }
 const CVE_FILE = /^[^/]+\/(\d{4})\/(CVE-\d{4}-\d{4,})\.json$/i
 
 export const syncPocInGithub = (options: SyncOptions = {}): Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient> =>
@@ -56,21 +56,16 @@ export const syncPocInGithub = (options: SyncOptions = {}): Effect.Effect<SyncOu
           contentTypes: ["application/zip", "application/x-zip-compressed", "application/octet-stream"]
         })
         if (fetched._tag === "NotModified") return yield* refused("HttpStatus", `${archive} answered 304 to an unconditional request`)
-        const path = yield* saveTemp(guardBody(fetched.body, options.limits ?? DEFAULT_LIMITS, fetched.contentLength), "poc-in-github.zip")
-        const zip = yield* zipEntries(path, (name) => CVE_FILE.test(name), CAPS)
-        const files = zip.names.map((name) => {
-          const [, year, cve] = CVE_FILE.exec(name)!
-          return { source: "poc-in-github" as const, display: `PoC-in-GitHub/${year}/${cve}.json` }
-        })
-        let cut: FeedRefused | undefined
-        const open = (i: number) =>
-          zip.read(i).pipe(
-            Stream.tapError((e) => Effect.sync(() => void (cut ??= e))),
-            Stream.mapError((e) => new FileUnreadable({ reason: e.message }))
-          )
-        yield* run.storeFiles(files, open)
+        const path = join(yield* tempFolder, "poc-in-github.zip")
+        yield* download(guardBody(fetched.body, options.limits ?? DEFAULT_LIMITS, fetched.contentLength), path)
+        const accept = (name: string) => CVE_FILE.test(name)
+        const names = yield* listEntries(path, accept, CAPS)
+        const { entry } = yield* openEntries(path, accept, CAPS)
         // An entry the archive could not give whole means the archive is bad: the commit is not marked applied.
-        if (cut !== undefined) return yield* cut
+        yield* run.storeFiles(names.map((name) => {
+          const [, year, cve] = CVE_FILE.exec(name)!
+          return `PoC-in-GitHub/${year}/${cve}.json`
+        }), entry)
       }))
       return { cursor: { lastDelta: sha }, url: archive }
     }))

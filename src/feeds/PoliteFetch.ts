@@ -49,6 +49,9 @@ const MAX_REDIRECTS = 5
 /** Effect's default redacted header names (Headers.CurrentRedactedNames), kept when a feed adds its own. */
 const REDACTED_ALWAYS = ["authorization", "cookie", "set-cookie", "x-api-key"]
 
+/** Plain headers that carry credentials all the same: dropped with the secret ones on a redirect to another origin. */
+const CREDENTIALS = ["authorization", "cookie", "x-api-key", "apikey"]
+
 const mediaType = (value: string | undefined) => value?.split(";")[0]?.trim().toLowerCase()
 
 const lengthOf = (value: string | undefined) => value !== undefined && /^\d{1,15}$/.test(value.trim()) ? Number(value) : undefined
@@ -57,7 +60,8 @@ const retryable = (status: number) => status === 429 || status === 503 || status
 
 /**
  * GETs a feed's file politely: a User-Agent naming vdb, the stored ETag and
- * Last-Modified as conditions, redirects followed by hand and only to https,
+ * Last-Modified as conditions, redirects followed by hand and only to https
+ * (secret headers and Authorization are sent only while within the first origin),
  * 429 and 503 retried at the publisher's Retry-After (or with backoff when it
  * gives none), other 5xx and transport failures retried with backoff, never
  * past the deadline. A Retry-After beyond the deadline ends the run at once
@@ -70,11 +74,15 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
   const attempts = plan.attempts ?? 5
   let failures = 0
   let redirects = 0
+  const origin = url.origin
+  // Once a redirect leaves the feed's origin (scheme, host, port), no secret follows it, as browsers and curl do.
+  let secrets = plan.secretHeaders ?? {}
+  let plain = plan.headers ?? {}
   while (true) {
-    const headers: Record<string, string> = { ...plan.headers, "user-agent": USER_AGENT, "accept-encoding": "identity" }
+    const headers: Record<string, string> = { ...plain, "user-agent": USER_AGENT, "accept-encoding": "identity" }
     if (plan.etag !== undefined) headers["if-none-match"] = plan.etag
     if (plan.lastModified !== undefined) headers["if-modified-since"] = plan.lastModified
-    for (const [name, value] of Object.entries(plan.secretHeaders ?? {})) headers[name] = Redacted.value(value)
+    for (const [name, value] of Object.entries(secrets)) headers[name] = Redacted.value(value)
     const request = HttpClientRequest.get(url, { headers })
     // The client records request headers on its trace span: a secret header must be among the redacted names.
     const sent = yield* Effect.exit(client.execute(request).pipe(
@@ -91,6 +99,10 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
       if (status >= 300 && status < 400 && response.headers.location !== undefined) {
         if (++redirects > MAX_REDIRECTS) return yield* refused("TooManyRedirects", `${shownUrl(plan.url)} redirected more than ${MAX_REDIRECTS} times`)
         url = yield* checkRedirect(url, response.headers.location)
+        if (url.origin !== origin) {
+          secrets = {}
+          plain = Object.fromEntries(Object.entries(plain).filter(([name]) => !CREDENTIALS.includes(name.toLowerCase())))
+        }
         continue
       }
       if (status >= 200 && status < 300) {

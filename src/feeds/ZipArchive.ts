@@ -70,8 +70,8 @@ const judge = (entry: yauzl.Entry, limits: ZipLimits): FeedRefused | undefined =
 }
 
 /**
- * The names of the entries `accept` wants, in the archive's order, once every
- * entry's declared size and ratio passed and the declared total is within the
+ * The names of the entries `accept` wants, in the archive's order, once each
+ * one's declared size and ratio passed and the declared total is within the
  * cap. Only the central directory is read (the names, not the entries).
  */
 export const listEntries = Effect.fnUntraced(function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
@@ -83,10 +83,10 @@ export const listEntries = Effect.fnUntraced(function*(path: string, accept: (na
     const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
     if (next.done === true) break
     const entry = next.value
-    if (entry.fileName.endsWith("/")) continue
+    // An entry not accepted is never inflated, so it is not judged (a large README beside the records).
+    if (entry.fileName.endsWith("/") || !accept(entry.fileName)) continue
     const bad = judge(entry, limits)
     if (bad !== undefined) return yield* bad
-    if (!accept(entry.fileName)) continue
     total += entry.uncompressedSize
     if (total > limits.maxInflatedBytes) return yield* refused("CompressionBomb", `the archive inflates past the cap of ${mib(limits.maxInflatedBytes)}`)
     names.push(entry.fileName)

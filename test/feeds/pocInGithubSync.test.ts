@@ -39,6 +39,8 @@ describe("poc-in-github: the head commit, then that commit's archive, on the mir
           const other = JSON.parse(poc.files.get("2022/CVE-2022-0002.json")!.toString()) as Array<Record<string, unknown>>
           poc.files.set("2022/CVE-2022-0001.json", Buffer.from(JSON.stringify([...list, ...other])))
           poc.files.set("2022/CVE-2022-9999.json", Buffer.from("[{\"id\": 1, \"full_name\": "))
+          // The publisher's README lists every CVE: past the per-record caps, but not a record, so never inflated nor judged.
+          poc.files.set("README.md", Buffer.alloc(17 * 1024 * 1024, "# PoC\n"))
           poc.commit()
           const [third] = yield* syncSources(["poc-in-github"], FAST)
           assert.deepStrictEqual([third!.status, third!.changed, third!.failed], ["updated", 1, 1], JSON.stringify(third))
@@ -51,11 +53,19 @@ describe("poc-in-github: the head commit, then that commit's archive, on the mir
           poc.commit()
           poc.cutArchive = true
           const [cut] = yield* syncSources(["poc-in-github"], FAST)
-          assert.strictEqual(cut!.status, "failed", JSON.stringify(cut))
+          assert.deepStrictEqual([cut!.status, cut!.error?.kind], ["failed", "Truncated"], JSON.stringify(cut))
           assert.strictEqual((yield* cursors.get("poc-in-github"))!.cursor.lastDelta, applied)
           const [healed] = yield* syncSources(["poc-in-github"], FAST)
           assert.notStrictEqual(healed!.status, "failed", JSON.stringify(healed))
           assert.strictEqual((yield* cursors.get("poc-in-github"))!.cursor.lastDelta, poc.sha)
+
+          // A per-CVE file that inflates 1,000 times past 1 MiB: refused before it is inflated, nothing applied.
+          const healedSha = poc.sha
+          poc.files.set("2022/CVE-2022-0003.json", Buffer.alloc(17 * 1024 * 1024))
+          poc.commit()
+          const [bombed] = yield* syncSources(["poc-in-github"], FAST)
+          assert.deepStrictEqual([bombed!.status, bombed!.error?.kind], ["failed", "CompressionBomb"], JSON.stringify(bombed))
+          assert.strictEqual((yield* cursors.get("poc-in-github"))!.cursor.lastDelta, healedSha)
         })), { timeout: 60_000 })
   })
 })

@@ -35,6 +35,8 @@ export interface MirrorRequest {
   readonly query: string
   /** Whether an apiKey header came (never its value). */
   readonly apiKey: boolean
+  /** Whether an Authorization header came (never its value). */
+  readonly authorization: boolean
   /** When it arrived (ms since the epoch). */
   readonly at: number
 }
@@ -182,7 +184,7 @@ export const feedMirror = Effect.acquireRelease(
       const path = parsed.pathname
       const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
       const note = (status: number) =>
-        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined, at: Date.now() })
+        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined, authorization: req.headers.authorization !== undefined, at: Date.now() })
       if (api.answer(req, res, parsed)) return
       if (path === "/nist-nvd/cves/2.0") {
         res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
-import { crc32, deflateRawSync } from "node:zlib"
 import type { Route } from "./api.ts"
 import { answerFault, FIXTURES, note } from "./api.ts"
+import { zipOf } from "./zipWriter.ts"
 
 /** The recorded per-CVE files of nomi-sec/PoC-in-GitHub, by their path in the repository. */
 export const pocFiles = (): Map<string, Buffer> => {
@@ -16,49 +16,9 @@ export const pocFiles = (): Map<string, Buffer> => {
   return files
 }
 
-/** A zip archive (deflate) of `files` under `prefix/`, as GitHub's archives are laid out. */
-export const zipOf = (prefix: string, files: ReadonlyMap<string, Buffer>): Buffer => {
-  const locals: Array<Buffer> = []
-  const central: Array<Buffer> = []
-  let offset = 0
-  for (const [path, data] of [[`${prefix}/`, Buffer.alloc(0)] as const, ...files.entries()].map(([p, d]) => [p === `${prefix}/` ? p : `${prefix}/${p}`, d] as const)) {
-    const name = Buffer.from(path)
-    const packed = data.length === 0 ? data : deflateRawSync(data)
-    const method = data.length === 0 ? 0 : 8
-    const crc = crc32(data)
-    const head = Buffer.alloc(30)
-    head.writeUInt32LE(0x04034b50, 0)
-    head.writeUInt16LE(20, 4)
-    head.writeUInt16LE(0x0800, 6)
-    head.writeUInt16LE(method, 8)
-    head.writeUInt32LE(crc, 14)
-    head.writeUInt32LE(packed.length, 18)
-    head.writeUInt32LE(data.length, 22)
-    head.writeUInt16LE(name.length, 26)
-    locals.push(head, name, packed)
-    const dir = Buffer.alloc(46)
-    dir.writeUInt32LE(0x02014b50, 0)
-    dir.writeUInt16LE(20, 4)
-    dir.writeUInt16LE(20, 6)
-    dir.writeUInt16LE(0x0800, 8)
-    dir.writeUInt16LE(method, 10)
-    dir.writeUInt32LE(crc, 16)
-    dir.writeUInt32LE(packed.length, 20)
-    dir.writeUInt32LE(data.length, 24)
-    dir.writeUInt16LE(name.length, 28)
-    dir.writeUInt32LE(offset, 42)
-    central.push(dir, name)
-    offset += 30 + name.length + packed.length
-  }
-  const cd = Buffer.concat(central)
-  const end = Buffer.alloc(22)
-  end.writeUInt32LE(0x06054b50, 0)
-  end.writeUInt16LE(central.length / 2, 8)
-  end.writeUInt16LE(central.length / 2, 10)
-  end.writeUInt32LE(cd.length, 12)
-  end.writeUInt32LE(offset, 16)
-  return Buffer.concat([...locals, cd, end])
-}
+/** A zip archive of `files` under `prefix/` (its folder entry first), as GitHub's archives are laid out. */
+const archiveOf = (prefix: string, files: ReadonlyMap<string, Buffer>): Buffer =>
+  zipOf([{ name: `${prefix}/`, data: Buffer.alloc(0), store: true }, ...[...files].map(([path, data]) => ({ name: `${prefix}/${path}`, data }))])
 
 export interface PocState {
   files: Map<string, Buffer>
@@ -94,7 +54,7 @@ export const pocRoute = (state: PocState): Route => (ctx, req, res, url) => {
   if (zipball !== undefined) return answer(302, { location: `/poc-in-github/codeload/${zipball}` }, "")
   const archive = /^\/poc-in-github\/codeload\/([0-9a-f]{40})$/.exec(url.pathname)?.[1]
   if (archive === undefined || archive !== state.sha) return answer(404, { "content-type": "text/plain" }, "Not Found")
-  let zip = zipOf(`nomi-sec-PoC-in-GitHub-${archive.slice(0, 7)}`, state.files)
+  let zip = archiveOf(`nomi-sec-PoC-in-GitHub-${archive.slice(0, 7)}`, state.files)
   if (state.cutArchive) {
     state.cutArchive = false
     zip = zip.subarray(0, zip.length >> 1)
