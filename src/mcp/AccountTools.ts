@@ -4,8 +4,9 @@ import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { remaining } from "../ratelimit/Windows.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
 import { McpCaller } from "./McpCaller.ts"
+import type { ToolNameIn, ToolParams } from "./ToolDefinitions.ts"
 import { fail, result } from "./ToolKit.ts"
-import type { Params, ToolHandler } from "./VulnLookups.ts"
+import type { ToolHandlers } from "./VulnLookups.ts"
 
 const SINCE_FROM = Date.UTC(1970, 0, 1)
 const SINCE_UNTIL = Date.UTC(10_000, 0, 1)
@@ -22,7 +23,7 @@ export const accountToolHandlers = Effect.gen(function*() {
     return org
   })
 
-  const handlers: Record<string, ToolHandler> = {
+  const handlers: ToolHandlers<ToolNameIn<"account">> = {
     get_organization: Effect.fn("McpTools.get_organization")(function*() {
       const org = yield* callerOrg
       const data = { uuid: org.uuid, name: org.name, isActive: org.isActive, perMinute: org.perMinute, perWeek: org.perWeek }
@@ -38,7 +39,7 @@ export const accountToolHandlers = Effect.gen(function*() {
       return result(`${line("minute", data.minute)}; ${line("week", data.week)}`, data)
     }),
 
-    get_usage: Effect.fn("McpTools.get_usage")(function*(p: Params) {
+    get_usage: Effect.fn("McpTools.get_usage")(function*(p: ToolParams<"get_usage">) {
       const { orgUuid } = yield* McpCaller
       const now = yield* Clock.currentTimeMillis
       const since = typeof p.since === "string" && p.since !== "" ? new Date(p.since) : new Date(now - 7 * 86_400_000)

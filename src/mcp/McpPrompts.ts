@@ -1,10 +1,15 @@
 import { Effect, Layer } from "effect"
 import { McpServer } from "effect/ai"
+import type { McpCaller } from "./McpCaller.ts"
 import { McpToolHandlers } from "./McpTools.ts"
+import type { ToolFailure, ToolResult } from "./ToolKit.ts"
 import { PROMPT_DEFINITIONS } from "./PromptDefinitions.ts"
 
 /** The length of one tool result inside a prompt: prompts stay small enough for any context. */
 const GROUNDING_CHARS = 6000
+
+/** A tool handler called with arguments no tool schema decoded (see `McpPromptsLayer`). */
+type UngroundedHandler = (params: Readonly<Record<string, unknown>>) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
 
 /**
  * The server advertises `completions` (the library sets it), so every prompt argument
@@ -20,8 +25,11 @@ export const completeFrom = (values: ReadonlyArray<string>) => (input: string) =
  * place of its result, so the prompt still renders (e.g. an unknown identifier).
  */
 export const McpPromptsLayer = Layer.unwrap(Effect.gen(function*() {
-  const handlers = yield* McpToolHandlers
-  return Layer.mergeAll(...PROMPT_DEFINITIONS.map((definition) =>
+  // A prompt grounds on its own arguments (strings its schema decoded), not on what each tool's
+  // schema decodes, so it calls the handlers by name with plain records; the handlers check the
+  // identifiers they are given (`identify` takes any value) and the prompts pass limits in range.
+  const handlers = (yield* McpToolHandlers) as unknown as Readonly<Record<string, UngroundedHandler>>
+  const layers = PROMPT_DEFINITIONS.map((definition) =>
     McpServer.prompt({
       name: definition.name,
       title: definition.title,
@@ -40,5 +48,6 @@ export const McpPromptsLayer = Layer.unwrap(Effect.gen(function*() {
           return `Data from the vdb tools:\n\n${sections.join("\n\n")}\n\n${definition.instruction(values)}`
         })
     })
-  ) as [Layer.Layer<never, never, any>])
+  )
+  return Layer.mergeAll(...(layers as [typeof layers[number], ...typeof layers]))
 }))

@@ -53,8 +53,8 @@ const RefusalMiddleware = McpServer.middleware((effect, { requestContext }) =>
  */
 export const McpResourcesLayer = Layer.unwrap(Effect.gen(function*() {
   const handlers = yield* McpToolHandlers
-  const asJson = (tool: string, uri: string, identifier: string) =>
-    handlers[tool]!({ identifier: decodeURIComponent(identifier) }).pipe(
+  const asJson = (tool: "lookup_vulnerability" | "list_exploits", uri: string, identifier: string) =>
+    handlers[tool]({ identifier: decodeURIComponent(identifier) }).pipe(
       Effect.map((r) => ({ contents: [{ uri, mimeType: "application/json", text: JSON.stringify(r.data, null, 2) }] })),
       Effect.catchTag("ToolFailure", (failure) => Effect.die(new RefusedRead({ failure, uri })))
     )

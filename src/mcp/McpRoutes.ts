@@ -1,6 +1,7 @@
 import type { Cause, Config } from "effect"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
+import type { Invalidation } from "../db/Invalidation.ts"
 import type { InferenceLog } from "../inference/InferenceLog.ts"
 import type { Organizations } from "../orgs/Organizations.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
@@ -106,12 +107,12 @@ const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResource
  * The MCP service's routes: `POST /mcp` and `DELETE /mcp` (the MCP server
  * behind the ApiKey gate, which also counts POSTs against the organization's
  * limits and writes the usage log) and the discovery document. Needs `Organizations`, `VulnStore`,
- * `InferenceLog`, `SecretBox` and a `SqlClient` from the app layer.
+ * `InferenceLog`, `Invalidation` (guardrails and policies), `SecretBox` and a `SqlClient` from the app layer.
  */
 export const McpRoutes: Layer.Layer<
   never,
   Config.ConfigError | Cause.IllegalArgumentError,
-  SqlClient.SqlClient | Organizations | VulnStore | InferenceLog | HttpRouter.HttpRouter
+  SqlClient.SqlClient | Organizations | VulnStore | InferenceLog | Invalidation | HttpRouter.HttpRouter
 > = Layer.mergeAll(
   McpServer.layerHttp({
     name: MCP_SERVER_NAME,
@@ -132,6 +133,4 @@ export const McpRoutes: Layer.Layer<
   failures
 ).pipe(
   Layer.provide([Guardrails.layer, Policies.layer, Nonces.layer, RateLimiter.layer, UsageLog.layer])
-  // The registrations' handler record is typed loosely (built from the definitions), which
-  // widens the inferred requirements to `any`; the annotation above states the real ones.
-) as any
+)

@@ -5,9 +5,9 @@ import { exploitToolHandlers } from "./ExploitTools.ts"
 import { gatewayToolHandlers } from "./GatewayTools.ts"
 import { withToolMetrics } from "../metrics/McpMetrics.ts"
 import { McpCaller } from "./McpCaller.ts"
-import { TOOL_DEFINITIONS } from "./ToolDefinitions.ts"
+import { TOOL_DEFINITIONS, type ToolDefinition, type VdbToolDefinition } from "./ToolDefinitions.ts"
 import { ToolFailure, ToolResult } from "./ToolKit.ts"
-import type { ToolHandler } from "./VulnLookups.ts"
+import type { ToolHandlers } from "./VulnLookups.ts"
 import { vulnToolHandlers } from "./VulnTools.ts"
 
 /**
@@ -17,14 +17,14 @@ import { vulnToolHandlers } from "./VulnTools.ts"
  */
 const makeToolHandlers = Effect.map(
   Effect.all([vulnToolHandlers, exploitToolHandlers, accountToolHandlers, gatewayToolHandlers]),
-  (groups): Record<string, ToolHandler> => Object.assign({}, ...groups)
+  ([vulns, exploits, account, gateway]): ToolHandlers => ({ ...vulns, ...exploits, ...account, ...gateway })
 )
 
 // One toolkit, built from the definitions: the handler record above must name every tool.
 // The hints default to the most cautious values (destructive, not idempotent, open world), so
 // each is set: no tool deletes or overwrites anything, a read gives the same answer when
 // repeated (issuing nonces does not: each call adds new ones), and all act on vdb's own data.
-const tools = TOOL_DEFINITIONS.map((d) =>
+const makeTool = <D extends VdbToolDefinition>(d: D) =>
   Tool.make(d.name, {
     description: d.description,
     parameters: d.parameters,
@@ -36,11 +36,19 @@ const tools = TOOL_DEFINITIONS.map((d) =>
     .annotate(Tool.Destructive, false)
     .annotate(Tool.Idempotent, !d.writes)
     .annotate(Tool.OpenWorld, false)
-)
-export const VdbToolkit = Toolkit.make(...(tools as [typeof tools[number]]))
+/** Each definition's own tool: its name with its arguments (`makeTool` over one definition, not over their union). */
+type VdbTool<D> = D extends ToolDefinition<infer Name, infer Parameters> ? Tool.Tool<Name, {
+  readonly parameters: Parameters
+  readonly success: typeof ToolResult
+  readonly failure: typeof ToolFailure
+  readonly failureMode: "error"
+}, McpCaller> : never
+// `map` over the tuple types every element as the tool of all the names at once; each is in fact its own definition's.
+const tools = TOOL_DEFINITIONS.map(makeTool) as ReadonlyArray<VdbTool<VdbToolDefinition>>
+export const VdbToolkit = Toolkit.make(...tools)
 
 /** The handlers as a service: tools, prompts and resources share one set. */
-export class McpToolHandlers extends Context.Service<McpToolHandlers, Readonly<Record<string, ToolHandler>>>()("vdb/mcp/McpToolHandlers") {
+export class McpToolHandlers extends Context.Service<McpToolHandlers, ToolHandlers>()("vdb/mcp/McpToolHandlers") {
   static readonly layer = Layer.effect(McpToolHandlers, Effect.map(makeToolHandlers, (handlers) => {
     const missing = TOOL_DEFINITIONS.filter((d) => handlers[d.name] === undefined)
     if (missing.length > 0) throw new Error(`MCP tools without a handler: ${missing.map((d) => d.name).join(", ")}`)
@@ -50,5 +58,5 @@ export class McpToolHandlers extends Context.Service<McpToolHandlers, Readonly<R
 
 /** Registers the 31 tools on the MCP server. */
 export const McpToolsLayer = McpServer.toolkit(VdbToolkit).pipe(
-  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return withToolMetrics(yield* McpToolHandlers) as any })))
+  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return withToolMetrics(yield* McpToolHandlers) })))
 )

@@ -27,7 +27,8 @@ export interface PromptDefinition {
   readonly name: string
   readonly title: string
   readonly description: string
-  readonly parameters: Schema.Struct.Fields
+  /** Its argument schemas, needing no service to decode (which keeps the registration's requirements known). */
+  readonly parameters: { readonly [name: string]: Schema.Struct.Fields[string] & { readonly DecodingServices: never; readonly EncodingServices: never } }
   /** Tool calls (name and arguments from the prompt's arguments) whose results ground the message. */
   readonly grounding: (args: Record<string, string | undefined>) => ReadonlyArray<readonly [tool: string, params: Record<string, unknown>]>
   readonly instruction: (args: Record<string, string | undefined>) => string

@@ -20,27 +20,32 @@ const listOnly = Schema.Struct({ cursor: opt(Cursor), limit: opt(PageSize) })
 // Not `Tool.EmptyParams` (which refuses every key): like every tool with arguments, one without ignores unknown keys.
 const noArguments = Schema.Record(Schema.String, Schema.Unknown)
 
-export interface ToolDefinition {
-  readonly name: string
+type ToolParameters = Schema.Struct<Schema.Struct.Fields> | typeof noArguments
+
+type Group = "vulnerabilities" | "exploits" | "account" | "gateway"
+
+export interface ToolDefinition<Name extends string = string, Parameters extends ToolParameters = ToolParameters, G extends Group = Group> {
+  readonly name: Name
   readonly title: string
-  readonly group: "vulnerabilities" | "exploits" | "account" | "gateway"
+  readonly group: G
   readonly description: string
   /** A struct of the arguments; `noArguments` for a tool without any. */
-  readonly parameters: Schema.Struct<Schema.Struct.Fields> | typeof noArguments
+  readonly parameters: Parameters
   /** Whether a call changes stored state (issuing nonces); every other tool only reads. */
   readonly writes: boolean
 }
 
-const tool = (
-  name: string,
+// Generic in the name and the schema, so each tool's decoded arguments have a type (ToolParams).
+const tool = <const Name extends string, Parameters extends ToolParameters, const G extends Group>(
+  name: Name,
   title: string,
-  group: ToolDefinition["group"],
+  group: G,
   description: string,
-  parameters: Schema.Struct<any> | typeof noArguments = noArguments,
+  parameters: Parameters,
   writes = false
-): ToolDefinition => ({ name, title, group, description, parameters, writes })
+): ToolDefinition<Name, Parameters, G> => ({ name, title, group, description, parameters, writes })
 
-export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
+export const TOOL_DEFINITIONS = [
   // Vulnerability records
   tool("lookup_vulnerability", "Look up a vulnerability", "vulnerabilities",
     "Find every source record for an identifier (any form, aliases followed): per source, the identifier it publishes under, its title and whether it is still processing.", identifierOnly),
@@ -95,9 +100,9 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
     `Proof-of-concept repositories and write-ups (GitHub, VulnCheck XDB, Vulnerability Lab, ...). Pages of ${DEFAULT_PAGE_SIZE} by default.`, paged),
   // Account
   tool("get_organization", "Organization", "account",
-    "The calling organization: name, whether it is active, its per-minute and per-week request limits."),
+    "The calling organization: name, whether it is active, its per-minute and per-week request limits.", noArguments),
   tool("get_rate_limit_status", "Rate-limit status", "account",
-    "The calling organization's current rate-limit windows (limit, used, remaining, reset). The call itself counts as one request, like every MCP request."),
+    "The calling organization's current rate-limit windows (limit, used, remaining, reset). The call itself counts as one request, like every MCP request.", noArguments),
   tool("get_usage", "Usage", "account",
     "The calling organization's requests per route and status since a date (default: the last 7 days).",
     Schema.Struct({ since: opt(Schema.String.annotate({ description: "ISO 8601 date or time in the years 1970 to 9999 (default 7 days ago)" })) })),
@@ -114,4 +119,12 @@ export const TOOL_DEFINITIONS: ReadonlyArray<ToolDefinition> = [
     Schema.Struct({ count: opt(wholeNumber("count", "How many nonces", { min: 1, max: 100, default: 1 })) }), true),
   tool("list_inference_log", "Inference log", "gateway",
     `Metadata of the organization's recent gateway requests (provider, model, surface, status, latency, sizes, decision; never prompts or completions), newest first. Pages of ${DEFAULT_PAGE_SIZE} by default.`, listOnly)
-]
+] as const
+
+/** One of the tools' definitions, each with its own name and argument schema. */
+export type VdbToolDefinition = typeof TOOL_DEFINITIONS[number]
+export type ToolName = VdbToolDefinition["name"]
+/** A tool's arguments as its schema decodes them. */
+export type ToolParams<N extends ToolName> = Extract<VdbToolDefinition, { readonly name: N }>["parameters"]["Type"]
+/** The names of one group's tools (each group's handlers live in their own module). */
+export type ToolNameIn<G extends Group> = Extract<VdbToolDefinition, { readonly group: G }>["name"]

@@ -4,11 +4,13 @@ import type { ExploitRecord, Lookup } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import type { McpCaller } from "./McpCaller.ts"
 import { cvssOf } from "./RecordFacts.ts"
+import type { ToolName, ToolParams } from "./ToolDefinitions.ts"
 import { fail, type ToolFailure, type ToolResult } from "./ToolKit.ts"
 
-/** A tool's arguments as decoded by its schema (ToolDefinitions.ts). */
-export type Params = Record<string, any>
-export type ToolHandler = (params: Params) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
+/** A tool's handler: its arguments as its schema (ToolDefinitions.ts) decodes them. */
+export type ToolHandler<N extends ToolName = ToolName> = (params: ToolParams<N>) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
+/** The handlers of the tools named `N`, each typed by its own arguments. */
+export type ToolHandlers<N extends ToolName = ToolName> = { readonly [K in N]: ToolHandler<K> }
 
 /** Every exploit of an identifier is read in one page of at most this many (the per-source tools filter it). */
 export const EXPLOIT_SCAN = 1000

@@ -4,16 +4,17 @@ import { identifierProblem, normaliseIdentifier } from "../vulns/Identifier.ts"
 import { buildSummary } from "../vulns/Summary.ts"
 import { recentKev } from "./RecentKev.ts"
 import { affectedOf, cvssOf, cweOf, descriptionsOf, epssOf, kevOf, referencesOf, ssvcOf, titleOf } from "./RecordFacts.ts"
+import type { ToolNameIn, ToolParams } from "./ToolDefinitions.ts"
 import { fail, isCalendarDate, MAX_BATCH, nextCursorFor, pageOf, pageRequest, result, truncate } from "./ToolKit.ts"
-import { makeVulnLookups, type Params, type ToolHandler } from "./VulnLookups.ts"
+import { makeVulnLookups, type ToolHandlers } from "./VulnLookups.ts"
 
 /** The vulnerability-record tools: lookups, facts read from the CVE 5.1 records, comparisons and the KEV feed. */
 export const vulnToolHandlers = Effect.gen(function*() {
   const { cvssMax, identify, known, store, unknown } = yield* makeVulnLookups
   const sql = yield* SqlClient.SqlClient
 
-  const handlers: Record<string, ToolHandler> = {
-    lookup_vulnerability: Effect.fn("McpTools.lookup_vulnerability")(function*(p: Params) {
+  const handlers: ToolHandlers<ToolNameIn<"vulnerabilities">> = {
+    lookup_vulnerability: Effect.fn("McpTools.lookup_vulnerability")(function*(p: ToolParams<"lookup_vulnerability">) {
       const { id, lookup } = yield* known(p.identifier)
       const records = lookup.records.map((r) => ({
         source: r.source,
@@ -30,7 +31,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       })
     }),
 
-    get_source_record: Effect.fn("McpTools.get_source_record")(function*(p: Params) {
+    get_source_record: Effect.fn("McpTools.get_source_record")(function*(p: ToolParams<"get_source_record">) {
       const { id, lookup } = yield* known(p.identifier)
       const record = lookup.records.find((r) => r.source === p.source)
       if (record === undefined) {
@@ -42,7 +43,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       return result(cut.text, { identifier: id, source: record.source, recordIdentifier: record.identifier, offset, totalChars: json.length, truncated: cut.truncated, json: cut.text })
     }),
 
-    get_summary: Effect.fn("McpTools.get_summary")(function*(p: Params) {
+    get_summary: Effect.fn("McpTools.get_summary")(function*(p: ToolParams<"get_summary">) {
       const id = yield* identify(p.identifier)
       const summary = buildSummary(id, yield* store.lookup(id, { bodies: false }))
       if (summary === undefined) return yield* unknown(id)
@@ -52,13 +53,13 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_aliases: Effect.fn("McpTools.get_aliases")(function*(p: Params) {
+    get_aliases: Effect.fn("McpTools.get_aliases")(function*(p: ToolParams<"get_aliases">) {
       const { id, lookup } = yield* known(p.identifier)
       const published = [...new Set(lookup.records.map((r) => `${r.source}:${r.identifier}`))]
       return result(`${id} aliases: ${lookup.aliases.join(", ") || "none"}`, { identifier: id, aliases: lookup.aliases, publishedAs: published })
     }),
 
-    get_description: Effect.fn("McpTools.get_description")(function*(p: Params) {
+    get_description: Effect.fn("McpTools.get_description")(function*(p: ToolParams<"get_description">) {
       const { id, lookup } = yield* known(p.identifier)
       const descriptions = descriptionsOf(lookup.records).map((d) => {
         const cut = truncate(d.value, p.max_chars, "raise max_chars")
@@ -67,7 +68,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       return result(descriptions.map((d) => `[${d.source}] ${d.value}`).join("\n\n") || `${id} has no description yet`, { identifier: id, descriptions })
     }),
 
-    get_kev_status: Effect.fn("McpTools.get_kev_status")(function*(p: Params) {
+    get_kev_status: Effect.fn("McpTools.get_kev_status")(function*(p: ToolParams<"get_kev_status">) {
       const { id, lookup } = yield* known(p.identifier)
       const entries = kevOf(lookup.records)
       const listed = entries.length > 0
@@ -79,7 +80,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_epss: Effect.fn("McpTools.get_epss")(function*(p: Params) {
+    get_epss: Effect.fn("McpTools.get_epss")(function*(p: ToolParams<"get_epss">) {
       const { id, lookup } = yield* known(p.identifier)
       const epss = epssOf(lookup.records)
       return result(
@@ -88,7 +89,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_cvss: Effect.fn("McpTools.get_cvss")(function*(p: Params) {
+    get_cvss: Effect.fn("McpTools.get_cvss")(function*(p: ToolParams<"get_cvss">) {
       const { id, lookup } = yield* known(p.identifier)
       const scores = cvssOf(lookup.records)
       return result(
@@ -97,7 +98,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_ssvc: Effect.fn("McpTools.get_ssvc")(function*(p: Params) {
+    get_ssvc: Effect.fn("McpTools.get_ssvc")(function*(p: ToolParams<"get_ssvc">) {
       const { id, lookup } = yield* known(p.identifier)
       const ssvc = ssvcOf(lookup.records)
       return result(
@@ -106,13 +107,13 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_cwe: Effect.fn("McpTools.get_cwe")(function*(p: Params) {
+    get_cwe: Effect.fn("McpTools.get_cwe")(function*(p: ToolParams<"get_cwe">) {
       const { id, lookup } = yield* known(p.identifier)
       const cwe = cweOf(lookup.records)
       return result(cwe.map((c) => `- ${c.cweId ?? "(no id)"} ${c.description} [${c.sources.join(", ")}]`).join("\n") || `${id} has no problem type`, { identifier: id, problemTypes: cwe })
     }),
 
-    list_affected_products: Effect.fn("McpTools.list_affected_products")(function*(p: Params) {
+    list_affected_products: Effect.fn("McpTools.list_affected_products")(function*(p: ToolParams<"list_affected_products">) {
       const req = yield* pageRequest(p.cursor, p.limit)
       const { id, lookup } = yield* known(p.identifier)
       const page = pageOf(affectedOf(lookup.records), req)
@@ -120,14 +121,14 @@ export const vulnToolHandlers = Effect.gen(function*() {
       return result(`${page.total} affected entries for ${id}${page.nextCursor === null ? "" : " (more: pass nextCursor)"}\n${lines.join("\n")}`, { identifier: id, ...page })
     }),
 
-    list_references: Effect.fn("McpTools.list_references")(function*(p: Params) {
+    list_references: Effect.fn("McpTools.list_references")(function*(p: ToolParams<"list_references">) {
       const req = yield* pageRequest(p.cursor, p.limit)
       const { id, lookup } = yield* known(p.identifier)
       const page = pageOf(referencesOf(lookup.records), req)
       return result(`${page.total} references for ${id}${page.nextCursor === null ? "" : " (more: pass nextCursor)"}\n${page.items.map((r) => `- ${r.url}${r.tags.length === 0 ? "" : ` [${r.tags.join(", ")}]`}`).join("\n")}`, { identifier: id, ...page })
     }),
 
-    compare_sources: Effect.fn("McpTools.compare_sources")(function*(p: Params) {
+    compare_sources: Effect.fn("McpTools.compare_sources")(function*(p: ToolParams<"compare_sources">) {
       const { id, lookup } = yield* known(p.identifier)
       const sources = [...new Set(lookup.records.map((r) => r.source))]
       const cvss = cvssOf(lookup.records)
@@ -155,7 +156,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    batch_lookup: Effect.fn("McpTools.batch_lookup")(function*(p: Params) {
+    batch_lookup: Effect.fn("McpTools.batch_lookup")(function*(p: ToolParams<"batch_lookup">) {
       const raw: ReadonlyArray<unknown> = Array.isArray(p.identifiers) ? p.identifiers : []
       if (raw.length === 0 || raw.length > MAX_BATCH) return yield* fail("invalid_argument", `pass 1 to ${MAX_BATCH} identifiers; split larger lists into several calls`)
       const rows = yield* Effect.forEach(raw, (one) =>
@@ -180,7 +181,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    risk_overview: Effect.fn("McpTools.risk_overview")(function*(p: Params) {
+    risk_overview: Effect.fn("McpTools.risk_overview")(function*(p: ToolParams<"risk_overview">) {
       const { id, lookup } = yield* known(p.identifier)
       const exploits = yield* store.exploits(id, { limit: 1, offset: 0, includeContent: false })
       const highest = cvssMax(lookup)
@@ -193,7 +194,7 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    recent_kev_entries: Effect.fn("McpTools.recent_kev_entries")(function*(p: Params) {
+    recent_kev_entries: Effect.fn("McpTools.recent_kev_entries")(function*(p: ToolParams<"recent_kev_entries">) {
       const req = yield* pageRequest(p.cursor, p.limit)
       const since = typeof p.since === "string" && p.since !== "" ? p.since : null
       if (since !== null && !isCalendarDate(since)) return yield* fail("invalid_argument", "since must be a calendar date YYYY-MM-DD")

@@ -20,9 +20,9 @@ const outcomeOf = (error: unknown): string => {
 }
 
 /** The same handlers, each call counted by its tool's name and outcome. */
-export const withToolMetrics = <H extends (...args: ReadonlyArray<any>) => Effect.Effect<any, any, any>>(
-  handlers: Readonly<Record<string, H>>
-): Readonly<Record<string, H>> =>
+export const withToolMetrics = <Handlers extends { readonly [tool: string]: (...args: ReadonlyArray<any>) => Effect.Effect<any, any, any> }>(
+  handlers: Handlers
+): Handlers =>
   Object.fromEntries(Object.entries(handlers).map(([tool, handler]) => [
     tool,
     ((...args: ReadonlyArray<unknown>) =>
@@ -33,5 +33,5 @@ export const withToolMetrics = <H extends (...args: ReadonlyArray<any>) => Effec
             1
           )
         )
-      )) as unknown as H
-  ]))
+      )) as unknown as Handlers[string]
+  ])) as unknown as Handlers
