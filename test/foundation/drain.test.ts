@@ -57,7 +57,7 @@ describe("bin/vdb serve shutdown", () => {
     const stopped = logs.find((l) => l.message.startsWith("vdb stopped after"))
     expect(stopped?.message).toMatch(/^vdb stopped after \d+\.\d s; it waited \d+\.\d s for requests in flight on gateway/)
     const waited = stopped?.annotations.waitedMs as Record<string, number>
-    expect(Object.keys(waited).sort()).toEqual(["admin requests and ingest runs", "requests in flight on gateway", "the database to close"])
+    expect(Object.keys(waited).sort()).toEqual(["admin requests and ingest runs", "feed sync runs", "requests in flight on gateway", "the database to close"])
     expect(waited["requests in flight on gateway"]).toBeGreaterThan(1000)
   })
 
