@@ -7,13 +7,13 @@
  * otherwise a run starts from the stored one in seconds rather than minutes.
  * A build that does not finish leaves no database under the final name.
  */
+import { Effect, Layer, Redacted, Stream } from "effect"
+import { SqlClient } from "effect/sql"
 import { hash } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Layer, Redacted, Stream } from "effect"
-import { SqlClient } from "effect/sql"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
@@ -42,8 +42,12 @@ export const benchDatabase = (kind: string, count: number) =>
   Effect.gen(function*() {
     const prefix = `vdb_cache_${kind}_${count}_`
     const name = `${prefix}${generatorKey(count)}`
-    const existing = (yield* Effect.promise(() => psql(`SELECT datname FROM pg_database WHERE datname LIKE '${prefix.replaceAll("_", "\\_")}%'`)))
-      .split("\n").filter((n) => n !== "")
+    const existing = (yield* Effect.promise(() =>
+      psql(`SELECT datname FROM pg_database WHERE datname LIKE '${prefix.replaceAll("_", "\\_")}%'`)
+    ))
+      .split("\n").filter((n) =>
+        n !== ""
+      )
     // Another count's database, or one being built (by a run that may still be going), stays.
     for (const stale of existing.filter((n) => n !== name && !n.endsWith("_building"))) {
       console.error(`dropping ${stale}: its generator or the migrations changed`)
@@ -62,9 +66,12 @@ export const benchDatabase = (kind: string, count: number) =>
       console.error(`building ${name}: ../shared/data and ${count} cloned records (once; later runs reuse it) …`)
       const started = performance.now()
       yield* generateClones(DATA, work, count)
-      const lap = (what: string) => Effect.sync(() => console.error(`  ${what}: ${Math.round((performance.now() - started) / 1000)} s`))
+      const lap = (what: string) =>
+        Effect.sync(() => console.error(`  ${what}: ${Math.round((performance.now() - started) / 1000)} s`))
       yield* lap("generated")
-      const Store = VulnStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(databaseUrl(building)), 4))))
+      const Store = VulnStore.layer.pipe(
+        Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(databaseUrl(building)), 4)))
+      )
       yield* Effect.gen(function*() {
         yield* ingest({ paths: [], all: DATA }, { batchSize: 2000 }).pipe(Stream.runDrain)
         yield* lap("corpus ingested")

@@ -88,7 +88,12 @@ export const cpuSample = (): CpuSample | undefined => {
   try {
     const own = process.cpuUsage()
     const machine = machineMicros()
-    return { process: own.user + own.system, postgres: postgresMicros(), machineBusy: machine.busy, machineSteal: machine.steal }
+    return {
+      process: own.user + own.system,
+      postgres: postgresMicros(),
+      machineBusy: machine.busy,
+      machineSteal: machine.steal
+    }
   } catch {
     return undefined
   }

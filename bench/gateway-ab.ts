@@ -19,12 +19,12 @@
  * `AB_ROUNDS` (default 20) sets the rounds of each pass.
  * Writes bench/results/gateway-ab.json.
  */
+import { Pool } from "@effect/platform-node/Undici"
 import { type ChildProcess, fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Pool } from "@effect/platform-node/Undici"
 import { askChild, median, round3 } from "./childQuery.ts"
 import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
@@ -44,7 +44,9 @@ interface Side {
 const words = (text: string | undefined) => (text ?? "").split(" ").filter((word) => word !== "")
 const sideOf = (name: "A" | "B", defaultRole: Role): Side => {
   const role = process.env[`AB_${name}_ROLE`] ?? defaultRole
-  if (!(ROLES as ReadonlyArray<string>).includes(role)) throw new Error(`AB_${name}_ROLE must be one of ${ROLES.join(", ")}`)
+  if (!(ROLES as ReadonlyArray<string>).includes(role)) {
+    throw new Error(`AB_${name}_ROLE must be one of ${ROLES.join(", ")}`)
+  }
   const flags = process.env[`AB_${name}_FLAGS`]
   const env = process.env[`AB_${name}_ENV`]
   return {
@@ -53,7 +55,9 @@ const sideOf = (name: "A" | "B", defaultRole: Role): Side => {
     flags: flags === undefined ? SERVER_NODE_FLAGS : words(flags),
     env: env === undefined
       ? SERVER_ENV
-      : Object.fromEntries(words(env).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]))
+      : Object.fromEntries(
+        words(env).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
+      )
   }
 }
 
@@ -68,7 +72,13 @@ interface Child {
   readonly cpu: () => Promise<number>
 }
 
-const start = (root: string, role: string, arg: string, env: Readonly<Record<string, string>>, flags: ReadonlyArray<string>) =>
+const start = (
+  root: string,
+  role: string,
+  arg: string,
+  env: Readonly<Record<string, string>>,
+  flags: ReadonlyArray<string>
+) =>
   new Promise<Child>((resolve, reject) => {
     const child = fork(join(root, "bench", "gateway.ts"), [role, arg], {
       // The log (a relay-log's or the gateway's) goes nowhere: the write is not what is compared here.
@@ -85,17 +95,25 @@ const start = (root: string, role: string, arg: string, env: Readonly<Record<str
       }))
   })
 
-const stop = (child: Child) => new Promise<void>((done) => (child.process.once("exit", () => done()), child.process.kill("SIGINT")))
+const stop = (child: Child) =>
+  new Promise<void>((done) => (child.process.once("exit", () => done()), child.process.kill("SIGINT")))
 
 const body = requestBody(false)
-
 
 /** One pass: `first` is started first. Returns medians of CPU per request (µs) and of B's throughput over A's. */
 const pass = async (upstreamPort: number, first: "A" | "B") => {
   const sides = { A, B }
   const order = first === "A" ? (["A", "B"] as const) : (["B", "A"] as const)
   const children: Partial<Record<"A" | "B", Child>> = {}
-  for (const name of order) children[name] = await start(sides[name].root, sides[name].role, String(upstreamPort), sides[name].env, sides[name].flags)
+  for (const name of order) {
+    children[name] = await start(
+      sides[name].root,
+      sides[name].role,
+      String(upstreamPort),
+      sides[name].env,
+      sides[name].flags
+    )
+  }
   const pools = {
     A: new Pool(`http://127.0.0.1:${children.A!.port}`, { connections: 64, pipelining: 1 }),
     B: new Pool(`http://127.0.0.1:${children.B!.port}`, { connections: 64, pipelining: 1 })
@@ -124,7 +142,10 @@ const pass = async (upstreamPort: number, first: "A" | "B") => {
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which side goes first within a round too.
     const [x, y] = round % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const)
-    const measured = { [x]: await load(x, 1), [y]: await load(y, 1) } as Record<"A" | "B", { rps: number; cpu: number; done: number }>
+    const measured = { [x]: await load(x, 1), [y]: await load(y, 1) } as Record<
+      "A" | "B",
+      { rps: number; cpu: number; done: number }
+    >
     ratios.push(measured.B.rps / measured.A.rps)
     requests.A += measured.A.done
     requests.B += measured.B.done
@@ -158,7 +179,10 @@ const result = {
   B: { ...B, root: relative(join(here, ".."), B.root) || "." },
   passes,
   // Each pass's launch-order bias falls on the other side in the other pass; the mean cancels it.
-  cpuMicrosPerRequest: { A: Math.round(mean((p) => p.cpuMicrosPerRequest.A)), B: Math.round(mean((p) => p.cpuMicrosPerRequest.B)) },
+  cpuMicrosPerRequest: {
+    A: Math.round(mean((p) => p.cpuMicrosPerRequest.A)),
+    B: Math.round(mean((p) => p.cpuMicrosPerRequest.B))
+  },
   cpuBMinusA: Math.round(mean((p) => p.cpuMicrosPerRequest.B - p.cpuMicrosPerRequest.A)),
   throughputBtoA: round3(mean((p) => p.throughputBtoA))
 }

@@ -30,17 +30,17 @@
  */
 import { fork } from "node:child_process"
 import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs"
-import { createInterface } from "node:readline"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { cpus, loadavg, tmpdir } from "node:os"
 import type { AddressInfo } from "node:net"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { getHeapSpaceStatistics } from "node:v8"
 import { askChild, median, round3 } from "./childQuery.ts"
-import { benchTracing } from "./otlpReceiver.ts"
 import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
+import { benchTracing } from "./otlpReceiver.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
-import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -49,11 +49,16 @@ const COMPLETION = JSON.stringify({
   object: "chat.completion",
   created: 1_700_000_000,
   model: "gpt-4.1-mini",
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello! How can I help you today?" }, finish_reason: "stop" }],
+  choices: [{
+    index: 0,
+    message: { role: "assistant", content: "Hello! How can I help you today?" },
+    finish_reason: "stop"
+  }],
   usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 }
 })
-const FRAME = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`
-
+const FRAME = `data: ${
+  JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Hi" } }] })
+}\n\n`
 
 // ---------------------------------------------------------------- roles
 
@@ -68,7 +73,11 @@ const reportCpu = () =>
     } else if (message === "heap") {
       // Where a step in RSS sits: V8's spaces (MiB committed) and memory outside V8's heap.
       const mib = (bytes: number) => Math.round(bytes / 1048576 * 10) / 10
-      const spaces = Object.fromEntries(getHeapSpaceStatistics().filter((space) => space.space_size > 0).map((space) => [space.space_name, mib(space.space_size)]))
+      const spaces = Object.fromEntries(
+        getHeapSpaceStatistics().filter((space) => space.space_size > 0).map((
+          space
+        ) => [space.space_name, mib(space.space_size)])
+      )
       const usage = process.memoryUsage()
       process.send!({ heap: { ...spaces, external: mib(usage.external), arrayBuffers: mib(usage.arrayBuffers) } })
     }
@@ -86,7 +95,7 @@ const runUpstream = () => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
-      if (Buffer.concat(chunks).includes('"stream":true')) {
+      if (Buffer.concat(chunks).includes("\"stream\":true")) {
         res.writeHead(200, { "content-type": "text/event-stream" })
         res.write(FRAME)
         setImmediate(() => {
@@ -129,16 +138,17 @@ const runRelay = async (upstreamPort: number, logged = false) => {
         }
       }
       headers.authorization = "Bearer sk-upstream"
-      agent.request({ origin, path: "/v1/chat/completions", method: "POST", headers, body: Buffer.concat(chunks) }).then(
-        (upstream) => {
-          res.writeHead(upstream.statusCode, upstream.headers as Record<string, string>)
-          upstream.body.pipe(res)
-        },
-        () => {
-          res.writeHead(502)
-          res.end()
-        }
-      )
+      agent.request({ origin, path: "/v1/chat/completions", method: "POST", headers, body: Buffer.concat(chunks) })
+        .then(
+          (upstream) => {
+            res.writeHead(upstream.statusCode, upstream.headers as Record<string, string>)
+            upstream.body.pipe(res)
+          },
+          () => {
+            res.writeHead(502)
+            res.end()
+          }
+        )
     })
   })
 }
@@ -176,7 +186,9 @@ const runGateway = async (upstreamPort: number) => {
   // `BENCH_ACCESS_LOG_MODULE=PATH` measures another implementation of the middleware (an A/B against an older one).
   // `BENCH_TRACING`: the driver set the `OTEL_*` variables; the layer `bin/vdb serve` uses reads them.
   const { TracingLayer } = await import("../src/observability/Tracing.ts")
-  const { accessLog } = await import(process.env.BENCH_ACCESS_LOG_MODULE ?? "../src/server/AccessLog.ts") as typeof import("../src/server/AccessLog.ts")
+  const { accessLog } = await import(
+    process.env.BENCH_ACCESS_LOG_MODULE ?? "../src/server/AccessLog.ts"
+  ) as typeof import("../src/server/AccessLog.ts")
   const { Logger } = await import("effect")
   const options = { disableLogger: true, disableListenLog: true } as const
   // As `src/server/Serve.ts` serves it: an `InterceptingServer`, so the inference requests are answered
@@ -194,7 +206,11 @@ const runGateway = async (upstreamPort: number) => {
     Layer.provide(services),
     Layer.provide(viaRouter ? Layer.empty : Layer.succeed(ServerInterceptors, server.interceptors)),
     // The listener logs like the middleware; with the log off it writes nowhere.
-    Layer.provide(process.env.BENCH_ACCESS_LOG === "0" ? Layer.succeed(AccessLogWriter, { write: () => undefined, flush: () => undefined }) : Layer.empty),
+    Layer.provide(
+      process.env.BENCH_ACCESS_LOG === "0"
+        ? Layer.succeed(AccessLogWriter, { write: () => undefined, flush: () => undefined })
+        : Layer.empty
+    ),
     Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })),
     Layer.provide(TracingLayer)
   )
@@ -235,8 +251,18 @@ const runEffectFloor = async (upstreamPort: number) => {
           }
         }
         headers.authorization = "Bearer sk-upstream"
-        const response = yield* upstream.buffered({ provider: "openai", origin, path: "/v1/chat/completions", method: "POST", headers, body })
-        return HttpServerResponse.uint8Array(response.body, { status: response.status, headers: clientResponseHeaders(response.headers, false) })
+        const response = yield* upstream.buffered({
+          provider: "openai",
+          origin,
+          path: "/v1/chat/completions",
+          method: "POST",
+          headers,
+          body
+        })
+        return HttpServerResponse.uint8Array(response.body, {
+          status: response.status,
+          headers: clientResponseHeaders(response.headers, false)
+        })
       }).pipe(Effect.orElseSucceed(() => HttpServerResponse.empty({ status: 502 }))))
   }))
   const server = http.createServer({ keepAliveTimeout: 60_000 })
@@ -264,7 +290,8 @@ interface Target {
   readonly headers: Record<string, string>
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
 const drive = async () => {
   const { Pool } = await import("@effect/platform-node/Undici")
@@ -276,7 +303,15 @@ const drive = async () => {
   const relayLogFile = join(logDir, "relay-log.stderr")
   const relayLogFd = openSync(relayLogFile, "w")
   const spawnWith = (extraEnv: Record<string, string>) => (role: string, arg?: number) =>
-    new Promise<{ port: number; kill: () => Promise<void>; cpu: () => Promise<number>; rss: () => Promise<number>; heap: () => Promise<Record<string, number>> }>((resolve) => {
+    new Promise<
+      {
+        port: number
+        kill: () => Promise<void>
+        cpu: () => Promise<number>
+        rss: () => Promise<number>
+        heap: () => Promise<Record<string, number>>
+      }
+    >((resolve) => {
       const profile = role !== "upstream" && process.env.BENCH_PROFILE !== undefined
       // The children that stand for the deployed server: the production Node settings, stderr to a file.
       const deployed = role === "gateway" || role === "effect" || role === "relay-log"
@@ -284,7 +319,9 @@ const drive = async () => {
       const child = fork(fileURLToPath(import.meta.url), [role, String(arg ?? "")], {
         stdio: deployed ? ["ignore", "inherit", stderr, "ipc"] : "inherit",
         execArgv: [
-          ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`] : []),
+          ...(profile
+            ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${role}.cpuprofile`]
+            : []),
           // The gateway and the floors with a log run with the settings `bin/vdb` starts the server with.
           ...(deployed ? SERVER_NODE_FLAGS : []),
           ...(role === "gateway" ? gatewayFlags : [])
@@ -338,7 +375,11 @@ const drive = async () => {
     }
   }
   const relayLogTarget: Target = { ...targets.relay, name: "relay-log", origin: `http://127.0.0.1:${relayLogged.port}` }
-  const pools = new Map([...Object.values(targets), floorTarget, relayLogTarget].map((t) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })]))
+  const pools = new Map(
+    [...Object.values(targets), floorTarget, relayLogTarget].map((
+      t
+    ) => [t.name, new Pool(t.origin, { connections: 64, pipelining: 1 })])
+  )
   const plain = requestBody(false)
   const streamed = requestBody(true)
 
@@ -347,7 +388,12 @@ const drive = async () => {
   const once = async (target: Target, body: string) => {
     if (target.name === "gateway") gatewayRequests++
     if (target.name === "relay-log") relayLogRequests++
-    const response = await pools.get(target.name)!.request({ path: target.path, method: "POST", headers: target.headers, body })
+    const response = await pools.get(target.name)!.request({
+      path: target.path,
+      method: "POST",
+      headers: target.headers,
+      body
+    })
     if (response.statusCode !== 200) throw new Error(`${target.name}: status ${response.statusCode}`)
     await response.body.arrayBuffer()
   }
@@ -355,7 +401,12 @@ const drive = async () => {
   const firstByte = async (target: Target) => {
     if (target.name === "gateway") gatewayRequests++
     const start = performance.now()
-    const response = await pools.get(target.name)!.request({ path: target.path, method: "POST", headers: target.headers, body: streamed })
+    const response = await pools.get(target.name)!.request({
+      path: target.path,
+      method: "POST",
+      headers: target.headers,
+      body: streamed
+    })
     let first = 0
     for await (const _chunk of response.body) {
       if (first === 0) first = performance.now() - start
@@ -372,7 +423,12 @@ const drive = async () => {
     await once(target, plain)
     return performance.now() - start
   }
-  const cpuOf: Record<string, () => Promise<number>> = { gateway: gateway.cpu, relay: relay.cpu, effect: floor.cpu, "relay-log": relayLogged.cpu }
+  const cpuOf: Record<string, () => Promise<number>> = {
+    gateway: gateway.cpu,
+    relay: relay.cpu,
+    effect: floor.cpu,
+    "relay-log": relayLogged.cpu
+  }
   const cpuPerRequest: Record<string, Array<number>> = { gateway: [], relay: [], effect: [], "relay-log": [] }
   const throughput = async (target: Target, seconds: number) => {
     const cpuBefore = await cpuOf[target.name]?.()
@@ -426,7 +482,8 @@ const drive = async () => {
     }
   }
   /** The median over rounds of `name`'s rate against `base`'s in the same round. */
-  const ratio = (name: string, base: string) => median(perRound[name]!.map((rate, round) => rate / perRound[base]![round]!))
+  const ratio = (name: string, base: string) =>
+    median(perRound[name]!.map((rate, round) => rate / perRound[base]![round]!))
   const stats = (samples: Array<number>) => {
     const sorted = [...samples].sort((a, b) => a - b)
     return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
@@ -490,7 +547,9 @@ const drive = async () => {
   }
   // Sustained load on the gateway alone: RSS sampled every few seconds must stay flat (no leak per request).
   const rssSeconds = rssSecondsOption()
-  const memory = rssSeconds > 0 ? await sustained(rssSeconds, () => once(targets.gateway, plain), gateway.rss, gateway.heap) : undefined
+  const memory = rssSeconds > 0
+    ? await sustained(rssSeconds, () => once(targets.gateway, plain), gateway.rss, gateway.heap)
+    : undefined
   const met = {
     addedP50: result.addedLatencyMs.p50 <= TARGETS.addedP50Ms,
     addedP99: result.addedLatencyMs.p99 <= TARGETS.addedP99Ms,
@@ -500,7 +559,9 @@ const drive = async () => {
   }
   for (const pool of pools.values()) await pool.close()
   await Promise.all([upstream.kill(), gateway.kill(), relay.kill(), floor.kill(), relayLogged.kill()])
-  const traced = tracing === undefined ? undefined : { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() }
+  const traced = tracing === undefined
+    ? undefined
+    : { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() }
   await tracing?.close()
   closeSync(logFd)
   closeSync(floorLogFd)
@@ -521,10 +582,17 @@ const drive = async () => {
     tracing: traced ?? { on: false },
     met
   }
-  if (accessLogOn && logged.lines !== gatewayRequests) console.error(`access log: ${logged.lines} lines for ${gatewayRequests} requests`)
-  if (accessLogOn && relayLines !== relayLogRequests) console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
+  if (accessLogOn && logged.lines !== gatewayRequests) {
+    console.error(`access log: ${logged.lines} lines for ${gatewayRequests} requests`)
+  }
+  if (accessLogOn && relayLines !== relayLogRequests) {
+    console.error(`relay's access log: ${relayLines} lines for ${relayLogRequests} requests`)
+  }
   mkdirSync(join(here, "results"), { recursive: true })
-  writeFileSync(join(here, "results", traced ? "gateway-tracing.json" : "gateway.json"), JSON.stringify(output, null, 2) + "\n")
+  writeFileSync(
+    join(here, "results", traced ? "gateway-tracing.json" : "gateway.json"),
+    JSON.stringify(output, null, 2) + "\n"
+  )
   console.log(JSON.stringify(output, null, 2))
 }
 
@@ -536,7 +604,7 @@ const requestLines = async (file: string) => {
   let lines = 0
   let complete = true
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    if (!line.includes('"message":"request"')) continue
+    if (!line.includes("\"message\":\"request\"")) continue
     lines++
     if (!line.endsWith("}")) complete = false
   }
@@ -572,7 +640,11 @@ const sustained = async (
   const sampler = (async () => {
     const every = Math.max(250, (seconds * 1000) / 24)
     while (sampling) {
-      samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10, heapMiB: await heap() })
+      samples.push({
+        atS: Math.round(performance.now() - start) / 1000,
+        rssMiB: Math.round((await rss()) / 1048576 * 10) / 10,
+        heapMiB: await heap()
+      })
       await new Promise((r) => setTimeout(r, every))
     }
   })()
@@ -584,7 +656,10 @@ const sustained = async (
   }))
   sampling = false
   await sampler
-  samples.push({ atS: Math.round(performance.now() - start) / 1000, rssMiB: Math.round((await rss()) / 1048576 * 10) / 10 })
+  samples.push({
+    atS: Math.round(performance.now() - start) / 1000,
+    rssMiB: Math.round((await rss()) / 1048576 * 10) / 10
+  })
   const settled = samples.filter((sample) => sample.atS >= seconds / 10)
   const quarter = Math.max(1, Math.floor(settled.length / 4))
   const mean = (xs: ReadonlyArray<{ rssMiB: number }>) => xs.reduce((sum, x) => sum + x.rssMiB, 0) / xs.length

@@ -6,16 +6,16 @@
 // - small: a 4 KiB chat request with 20 enabled rules, none matching (added time per request).
 // Baselines, same run, same bytes: one `Buffer.indexOf` pass for an absent needle, and one
 // RE2 `test` of a single pattern over the body. Writes bench/results/guardrails.json.
+import { Duration, Effect } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Duration, Effect } from "effect"
 import RE2 from "re2"
 import type { NewGuardrailRule } from "../schema/GuardrailRule.ts"
+import { Invalidation } from "../src/db/Invalidation.ts"
 import { makeGuardrails } from "../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../src/guardrails/GuardrailStore.ts"
-import { Invalidation } from "../src/db/Invalidation.ts"
 
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 const ORG = "0b6f8f4e-7d0c-4e59-9d55-1f2a3b4c5d6e"
@@ -102,7 +102,11 @@ const chatBody = (targetBytes: number, messageBytes: number, withSecrets: boolea
       messages.push({
         role: "assistant",
         content: null,
-        tool_calls: [{ id: `c${i}`, type: "function", function: { name: "lookup", arguments: JSON.stringify({ q: text.slice(0, 200) }) } }]
+        tool_calls: [{
+          id: `c${i}`,
+          type: "function",
+          function: { name: "lookup", arguments: JSON.stringify({ q: text.slice(0, 200) }) }
+        }]
       })
       messages.push({ role: "tool", tool_call_id: `c${i}`, content: text })
     } else messages.push({ role: i % 2 === 0 ? "user" : "assistant", content: text })
@@ -185,8 +189,17 @@ const program = Effect.gen(function*() {
     patterns: PATTERNS.length,
     bodyBytes: clean.length,
     segments: (cleanParsed.messages as Array<unknown>).length,
-    scan: { ms: +scan.toFixed(2), mbPerSecond: scanMBs, target: TARGET_MB_PER_SECOND, met: scanMBs >= TARGET_MB_PER_SECOND },
-    redact: { ms: +redact.toFixed(2), mbPerSecond: mbPerSecond(dirty.length, redact), redactions: redactOutcome.redactions },
+    scan: {
+      ms: +scan.toFixed(2),
+      mbPerSecond: scanMBs,
+      target: TARGET_MB_PER_SECOND,
+      met: scanMBs >= TARGET_MB_PER_SECOND
+    },
+    redact: {
+      ms: +redact.toFixed(2),
+      mbPerSecond: mbPerSecond(dirty.length, redact),
+      redactions: redactOutcome.redactions
+    },
     small: {
       bodyBytes: tiny.length,
       rules: 20,

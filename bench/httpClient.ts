@@ -67,7 +67,12 @@ export const httpConnection = (port: number) =>
   })
 
 /** A GET's bytes, built once and sent as often as needed. */
-export const requestBytes = (port: number | string, path: string, authorization: string, headers: Record<string, string>) =>
+export const requestBytes = (
+  port: number | string,
+  path: string,
+  authorization: string,
+  headers: Record<string, string>
+) =>
   Buffer.from(
     `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
       `User-Agent: vdb-bench\r\nAccept: application/json\r\n` +

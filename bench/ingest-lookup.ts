@@ -5,13 +5,13 @@
 // pool, cycling through the CVE ids of manifest.json. "info" uses what /info
 // reads (no record body); "vuln" also serialises the records as /vuln does.
 // Writes bench/results/ingest-lookup.json.
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Stream } from "effect"
-import { SqlClient } from "effect/sql"
-import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
@@ -57,14 +57,18 @@ const program = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   yield* admin(`CREATE DATABASE ${name}`)
   const url = `postgres://postgres@127.0.0.1:5432/${name}`
-  const Store = VulnStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(url), 4))))
+  const Store = VulnStore.layer.pipe(
+    Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(url), 4)))
+  )
   return yield* Effect.gen(function*() {
     console.error("ingesting ../shared/data …")
     yield* ingest({ paths: [], all: DATA }).pipe(Stream.runDrain)
     const sql = yield* SqlClient.SqlClient
     const store = yield* VulnStore
     yield* sql`ANALYZE`
-    const bare = yield* measure((id) => sql`SELECT record FROM vuln_records WHERE identifier = ${id} LIMIT 1`.pipe(Effect.orDie))
+    const bare = yield* measure((id) =>
+      sql`SELECT record FROM vuln_records WHERE identifier = ${id} LIMIT 1`.pipe(Effect.orDie)
+    )
     console.error(`bare single-row fetch: ${bare}/s`)
     const info = yield* measure((id) => Effect.map(store.lookup(id), (l) => l.records.length))
     console.error(`lookup (/info use): ${info}/s`)
@@ -83,7 +87,11 @@ const program = Effect.gen(function*() {
       callers: CALLERS,
       ids: ids.length,
       perSecond: { bareFetch: bare, lookupInfo: info, lookupNoBodies: keysOnly, lookupVuln: vuln },
-      ratioToBare: { info: Number((info / bare).toFixed(3)), noBodies: Number((keysOnly / bare).toFixed(3)), vuln: Number((vuln / bare).toFixed(3)) }
+      ratioToBare: {
+        info: Number((info / bare).toFixed(3)),
+        noBodies: Number((keysOnly / bare).toFixed(3)),
+        vuln: Number((vuln / bare).toFixed(3))
+      }
     }
     mkdirSync(RESULTS, { recursive: true })
     writeFileSync(join(RESULTS, "ingest-lookup.json"), `${JSON.stringify(result, null, 2)}\n`)

@@ -19,36 +19,45 @@
 // ingest report their CPU a record (this process, PostgreSQL, the machine; `cpuShare.ts`)
 // against what the cores give a record at the target rate.
 // Writes bench/results/ingest.json.
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Fiber, Layer, Redacted, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql"
 import { fork, spawn } from "node:child_process"
 import { hash as digest, randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { freePort } from "../test/support/processes.ts"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Fiber, Layer, Redacted, Stream } from "effect"
-import { SqlClient } from "effect/sql"
-import * as Reactivity from "effect/reactivity/Reactivity"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { detectSource, isItemProblem, normalise, readItems } from "../src/ingest/formats/index.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
-import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import type { IngestSummary } from "../src/ingest/IngestEvents.ts"
+import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import { planIngest } from "../src/ingest/SourceFiles.ts"
-import { readText } from "./corpusText.ts"
 import { storedForm } from "../src/ingest/StoredForm.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnStore.ts"
+import { freePort } from "../test/support/processes.ts"
+import { readText } from "./corpusText.ts"
+import {
+  addSpent,
+  cpuPerRecord,
+  type CpuSample,
+  cpuSample,
+  type CpuSpent,
+  cpuSpent,
+  endedChildrenMicros,
+  pidMicros
+} from "./cpuShare.ts"
 import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
-import { addSpent, type CpuSample, type CpuSpent, cpuPerRecord, cpuSample, cpuSpent, endedChildrenMicros, pidMicros } from "./cpuShare.ts"
 import { generateClones } from "./ingestClones.ts"
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { scratchDatabaseName } from "./scratchDatabase.ts"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
@@ -90,14 +99,17 @@ const figures = (s: IngestSummary) => ({
 const runIngest = (all: string) =>
   Effect.suspend(() => {
     const before = cpuSample()
-    return ingest({ paths: [], all }, { batchSize: BATCH, ...(WORKERS === undefined ? {} : { workers: WORKERS }) }).pipe(
-      Stream.runLast,
-      Effect.map((last) => {
-        if (last._tag !== "Some" || last.value._tag !== "Summary") throw new Error("ingestion ended without a summary")
-        const cpu = cpuPerRecord(cpuSpent(before, cpuSample()), last.value.items, TARGET_PER_SECOND)
-        return { ...figures(last.value), ...(cpu === undefined ? {} : { cpu }) }
-      })
-    )
+    return ingest({ paths: [], all }, { batchSize: BATCH, ...(WORKERS === undefined ? {} : { workers: WORKERS }) })
+      .pipe(
+        Stream.runLast,
+        Effect.map((last) => {
+          if (last._tag !== "Some" || last.value._tag !== "Summary") {
+            throw new Error("ingestion ended without a summary")
+          }
+          const cpu = cpuPerRecord(cpuSpent(before, cpuSample()), last.value.items, TARGET_PER_SECOND)
+          return { ...figures(last.value), ...(cpu === undefined ? {} : { cpu }) }
+        })
+      )
   })
 
 const baseline = (files: ReadonlyArray<string>) =>
@@ -141,7 +153,10 @@ const storeFloor = (dir: string) =>
           const outputs = normalise(item)
           if (isItemProblem(outputs)) continue
           const hash = digest("sha256", item.raw, "base64url")
-          yield { raw: { source: item.source, identifier: item.identifier, content: item.raw, hash } satisfies RawItem, outputs: outputs.map(storedForm) }
+          yield {
+            raw: { source: item.source, identifier: item.identifier, content: item.raw, hash } satisfies RawItem,
+            outputs: outputs.map(storedForm)
+          }
         }
       }
     }
@@ -173,14 +188,22 @@ const storeFloor = (dir: string) =>
         const chunk = round.slice(from, from + BATCH)
         if (inFlight.length >= 3) yield* Fiber.join(inFlight.shift()!)
         const prior = inFlight.at(-1)
-        inFlight.push(yield* Effect.forkChild(Effect.gen(function*() {
-          const results = yield* store.putRaw(chunk.map((c) => c.raw))
-          if (prior !== undefined) yield* Fiber.join(prior)
-          yield* store.putNormalised(
-            chunk.map((c, n) => ({ source: c.raw.source, identifier: c.raw.identifier, hash: c.raw.hash, outputs: c.outputs, fresh: results[n]!.outcome === "inserted" })),
-            []
-          )
-        })))
+        inFlight.push(
+          yield* Effect.forkChild(Effect.gen(function*() {
+            const results = yield* store.putRaw(chunk.map((c) => c.raw))
+            if (prior !== undefined) yield* Fiber.join(prior)
+            yield* store.putNormalised(
+              chunk.map((c, n) => ({
+                source: c.raw.source,
+                identifier: c.raw.identifier,
+                hash: c.raw.hash,
+                outputs: c.outputs,
+                fresh: results[n]!.outcome === "inserted"
+              })),
+              []
+            )
+          }))
+        )
       }
       while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)
       const ended = performance.now()
@@ -262,7 +285,8 @@ const runReaders = (port: number, apiKey: string, idsFile: string, concurrency: 
     await Promise.all(loops)
     const seconds = (performance.now() - started) / 1000
     const sorted = latencies.sort((a, b) => a - b)
-    const at = (p: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 100) / 100
+    const at = (p: number) =>
+      Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 100) / 100
     const stats: ReaderStats = {
       concurrency,
       targetRate: rate,
@@ -278,7 +302,6 @@ const runReaders = (port: number, apiKey: string, idsFile: string, concurrency: 
   process.send!("started")
 }
 
-
 interface PartiesCpu {
   readonly server: number | undefined
   readonly cli: number | undefined
@@ -286,11 +309,17 @@ interface PartiesCpu {
 }
 
 /** CPU a record of an ingest through the server, by party; the machine's figure covers the readers too. */
-type ThroughServerCpu = Omit<NonNullable<ReturnType<typeof cpuPerRecord>>, "processMicros"> & { readonly serverMicros: number; readonly cliMicros: number }
+type ThroughServerCpu = Omit<NonNullable<ReturnType<typeof cpuPerRecord>>, "processMicros"> & {
+  readonly serverMicros: number
+  readonly cliMicros: number
+}
 
 const throughServerCpu = (before: PartiesCpu, after: PartiesCpu, records: number): ThroughServerCpu | undefined => {
   const shares = cpuPerRecord(cpuSpent(before.sample, after.sample), records, TARGET_PER_SECOND)
-  if (shares === undefined || before.server === undefined || after.server === undefined || before.cli === undefined || after.cli === undefined) {
+  if (
+    shares === undefined || before.server === undefined || after.server === undefined || before.cli === undefined ||
+    after.cli === undefined
+  ) {
     return undefined
   }
   // `processMicros` would be this bench's own process, which only waits meanwhile: the parties replace it.
@@ -323,7 +352,13 @@ const startReaders = (url: string) =>
     const org = yield* orgs.create({ name: "bench-readers", perMinute: 0, perWeek: 0 })
     const port = yield* Effect.promise(freePort)
     const log = openSync(join(work, "server.log"), "a")
-    const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+    const server = spawn(process.execPath, [
+      ...SERVER_NODE_FLAGS,
+      "--disable-warning=ExperimentalWarning",
+      join(ROOT, "src/cli/main.ts"),
+      "serve",
+      "api"
+    ], {
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? "/tmp",
@@ -345,7 +380,9 @@ const startReaders = (url: string) =>
     yield* Effect.promise(async () => {
       const deadline = Date.now() + 60_000
       while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
-        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        if (server.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        }
         await new Promise((r) => setTimeout(r, 100))
       }
     })
@@ -357,7 +394,14 @@ const startReaders = (url: string) =>
       Effect.promise(() =>
         new Promise<ReturnType<typeof figures> & { readonly cpu?: ThroughServerCpu }>((resolveSummary, reject) => {
           const before = { server: pidMicros(server.pid), cli: endedChildrenMicros(), sample: cpuSample() }
-          const cli = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "ingest", "--all", dir, "--json"], {
+          const cli = spawn(process.execPath, [
+            "--disable-warning=ExperimentalWarning",
+            join(ROOT, "src/cli/main.ts"),
+            "ingest",
+            "--all",
+            dir,
+            "--json"
+          ], {
             env: {
               PATH: process.env.PATH ?? "",
               HOME: process.env.HOME ?? "/tmp",
@@ -371,14 +415,27 @@ const startReaders = (url: string) =>
           cli.stdout.setEncoding("utf8").on("data", (text: string) => (out += text))
           cli.once("exit", (code) => {
             // Progress lines, then the summary as one indented document.
-            const summary = code === 0 ? JSON.parse(out.slice(out.lastIndexOf("\n{\n") + 1)) as IngestSummary : undefined
+            const summary = code === 0
+              ? JSON.parse(out.slice(out.lastIndexOf("\n{\n") + 1)) as IngestSummary
+              : undefined
             if (summary === undefined) return reject(new Error(`bin/vdb ingest exited with ${code}`))
-            const cpu = throughServerCpu(before, { server: pidMicros(server.pid), cli: endedChildrenMicros(), sample: cpuSample() }, summary.items)
+            const cpu = throughServerCpu(before, {
+              server: pidMicros(server.pid),
+              cli: endedChildrenMicros(),
+              sample: cpuSample()
+            }, summary.items)
             resolveSummary({ ...figures(summary), ...(cpu === undefined ? {} : { cpu }) })
           })
         })
       )
-    const readers = fork(fileURLToPath(import.meta.url), ["--role=readers", String(port), org.apiKey, idsFile, String(READERS), String(READER_RATE)], {
+    const readers = fork(fileURLToPath(import.meta.url), [
+      "--role=readers",
+      String(port),
+      org.apiKey,
+      idsFile,
+      String(READERS),
+      String(READER_RATE)
+    ], {
       stdio: "inherit"
     })
     yield* Effect.promise(() => new Promise<void>((r) => readers.once("message", () => r())))
@@ -406,7 +463,10 @@ const program = Effect.gen(function*() {
   const work = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-"))
   const name = scratchDatabaseName("ingest")
   yield* Effect.addFinalizer(() =>
-    Effect.andThen(admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+    Effect.andThen(
+      admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      Effect.sync(() => rmSync(work, { recursive: true, force: true }))
+    )
   )
   console.error(`generating ${COUNT} cloned records in ${work} …`)
   const generated = yield* generateClones(DATA, work, COUNT)
@@ -423,9 +483,16 @@ const program = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => admin(`DROP DATABASE IF EXISTS ${floorName} WITH (FORCE)`))
   yield* admin(`CREATE DATABASE ${floorName}`)
   const FloorStore = VulnStore.layer.pipe(
-    Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(`postgres://postgres@127.0.0.1:5432/${floorName}`), 4)))
+    Layer.provideMerge(
+      Layer.provideMerge(
+        MigrationsLayer,
+        layerPostgres(Redacted.make(`postgres://postgres@127.0.0.1:5432/${floorName}`), 4)
+      )
+    )
   )
-  console.error(`store floor: the pipeline's writes alone for ${FLOOR_COUNT} items read and normalised beforehand, on a database holding ../shared/data …`)
+  console.error(
+    `store floor: the pipeline's writes alone for ${FLOOR_COUNT} items read and normalised beforehand, on a database holding ../shared/data …`
+  )
   const floor = yield* Effect.andThen(runIngest(DATA), storeFloor(floorDir)).pipe(Effect.provide(FloorStore))
   console.error(`  ${JSON.stringify(floor)}`)
   // Gone before the runs below: its autovacuum would take their cores.
@@ -435,7 +502,9 @@ const program = Effect.gen(function*() {
     const corpus = yield* runIngest(DATA)
     console.error(`  ${JSON.stringify(corpus)}`)
     const readers = READERS > 0 ? yield* startReaders(url) : undefined
-    console.error(`ingesting the generated set (${generated.count} items)${readers ? `, ${READERS} readers on /vuln` : ""} …`)
+    console.error(
+      `ingesting the generated set (${generated.count} items)${readers ? `, ${READERS} readers on /vuln` : ""} …`
+    )
     const large = yield* runIngest(work)
     console.error(`  ${JSON.stringify(large)}`)
     let throughServer: (ReturnType<typeof figures> & { readonly cpu?: ThroughServerCpu }) | undefined
@@ -444,7 +513,9 @@ const program = Effect.gen(function*() {
       const second = mkdtempSync(join(tmpdir(), "vdb-bench-ingest-second-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(second, { recursive: true, force: true })))
       yield* generateClones(DATA, second, COUNT, 500)
-      console.error(`ingesting a second generated set (${COUNT} items) with bin/vdb ingest through the server, readers on …`)
+      console.error(
+        `ingesting a second generated set (${COUNT} items) with bin/vdb ingest through the server, readers on …`
+      )
       throughServer = yield* readers.ingestThroughServer(second)
       console.error(`  ${JSON.stringify(throughServer)}`)
     }
@@ -466,7 +537,9 @@ const program = Effect.gen(function*() {
       clonedFrom: generated.originals,
       corpus,
       generated: large,
-      ...(readerStats ? { readers: { during: "both generated sets", endpoint: "GET /v1/vuln/{id}", ...readerStats } } : {}),
+      ...(readerStats
+        ? { readers: { during: "both generated sets", endpoint: "GET /v1/vuln/{id}", ...readerStats } }
+        : {}),
       // What a user gets: the CLI reading the files and streaming them over the admin socket to `bin/vdb serve api`.
       ...(throughServer ? { throughServer: { command: "bin/vdb ingest --all", ...throughServer } } : {}),
       reingest: again,

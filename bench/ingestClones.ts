@@ -1,13 +1,21 @@
+import { Effect } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect } from "effect"
 import { detectSource, readItems } from "../src/ingest/formats/index.ts"
 import { planIngest } from "../src/ingest/SourceFiles.ts"
-import { readText } from "./corpusText.ts"
 import type { IngestSource } from "../src/ingest/Upstream.ts"
+import { readText } from "./corpusText.ts"
 
 /** Sources whose items are self-contained JSON documents, so a clone is one NDJSON line. */
-const CLONED: ReadonlyArray<IngestSource> = ["vulnrichment", "mitre", "osv", "cisa-kev", "euvd", "nist-nvd", "metasploit"]
+const CLONED: ReadonlyArray<IngestSource> = [
+  "vulnrichment",
+  "mitre",
+  "osv",
+  "cisa-kev",
+  "euvd",
+  "nist-nvd",
+  "metasploit"
+]
 
 /**
  * `CVE-2021-44228` → `CVE-2021-442289007`: the trailing number grows by "9"

@@ -15,11 +15,11 @@
 // labelled with them.
 import { execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { freePort } from "../test/support/processes.ts"
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../test/support/processes.ts"
 import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -31,7 +31,9 @@ const option = (name: string) => {
   const i = args.indexOf(name)
   return i === -1 ? undefined : args[i + 1]
 }
-const DBS = (option("--db") ?? "both") === "both" ? ["postgres", "embedded"] as const : [option("--db") as "postgres" | "embedded"]
+const DBS = (option("--db") ?? "both") === "both"
+  ? ["postgres", "embedded"] as const
+  : [option("--db") as "postgres" | "embedded"]
 const SETTLE_SECONDS = Number(option("--settle-seconds") ?? 60)
 /** How long after start-up the idle figure is taken. */
 const IDLE_WAIT_SECONDS = Number(option("--idle-wait-seconds") ?? 30)
@@ -39,7 +41,11 @@ const CORPUS = resolve(option("--corpus") ?? join(ROOT, "test/fixtures/data"))
 const SNAPSHOTS = option("--heap-snapshots")
 const NODE_FLAGS = (option("--node-flags") ?? "").split(" ").filter((flag) => flag !== "")
 /** `--env "K=V ..."`: extra environment for the server (e.g. glibc's MALLOC_* tunables), a trial like `--node-flags`. */
-const EXTRA_ENV = Object.fromEntries((option("--env") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]))
+const EXTRA_ENV = Object.fromEntries(
+  (option("--env") ?? "").split(" ").filter((kv) => kv.includes("=")).map((
+    kv
+  ) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
+)
 const TRIAL = NODE_FLAGS.length > 0 || Object.keys(EXTRA_ENV).length > 0
 const node = process.execPath
 
@@ -56,7 +62,8 @@ const run = (argv: ReadonlyArray<string>, env: Record<string, string>) =>
     execFile(node, ["--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), ...argv], {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
       maxBuffer: 64 * 1024 * 1024
-    }, (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })))
+    }, (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+  )
 
 /** A heap snapshot of `pid`, written into `dir` (the child's cwd); resolves once the file is complete. */
 const snapshot = async (pid: number, dir: string, label: string) => {
@@ -116,7 +123,9 @@ const measure = async (db: "postgres" | "embedded") => {
     const started = performance.now()
     for (const port of Object.values(ports)) {
       for (;;) {
-        if (child.exitCode !== null) throw new Error(`server exited: ${readFileSync(join(work, "server.log"), "utf8").slice(-2000)}`)
+        if (child.exitCode !== null) {
+          throw new Error(`server exited: ${readFileSync(join(work, "server.log"), "utf8").slice(-2000)}`)
+        }
         if (performance.now() - started > 180_000) throw new Error("server not ready within 180 s")
         if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break
         await sleep(200)

@@ -9,7 +9,12 @@ import type { AddressInfo } from "node:net"
  * variable, no receiver and no `OTEL_*` setting: tracing off.
  */
 export const benchTracing = async (): Promise<
-  { readonly ratio: number; readonly env: Record<string, string>; stats(): { exports: number; bytes: number }; close(): Promise<void> } | undefined
+  {
+    readonly ratio: number
+    readonly env: Record<string, string>
+    stats(): { exports: number; bytes: number }
+    close(): Promise<void>
+  } | undefined
 > => {
   const setting = process.env.BENCH_TRACING
   if (setting === undefined || setting === "" || setting === "0") return undefined

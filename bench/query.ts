@@ -13,14 +13,14 @@
 // Both after one untimed pass (the server's response cache warm, as a server in use has it).
 // Server: `bin/vdb serve api` as deployed (its Node flags), an organization with limits 0.
 // Writes bench/results/query.json.
+import { Context, Effect, Layer, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Context, Effect, Layer, Redacted, Result } from "effect"
-import { SqlClient } from "effect/sql"
 import { layerPostgres } from "../src/db/Database.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
@@ -66,7 +66,10 @@ const chooseQueries = Effect.gen(function*() {
   const queries: Array<Query> = []
   for (const row of rows) {
     if (Result.isFailure(versionOrder(row.ecosystem))) continue
-    const entry = JSON.parse(row.affected) as { versions: Array<string>; ranges: Array<{ events: Array<Record<string, string>> }> }
+    const entry = JSON.parse(row.affected) as {
+      versions: Array<string>
+      ranges: Array<{ events: Array<Record<string, string>> }>
+    }
     const bounds = entry.ranges.flatMap((r) => r.events.map((e) => Object.values(e)[0]!)).filter((v) => v !== "0")
     const version = entry.versions[entry.versions.length >> 1] ?? bounds[0]
     if (version !== undefined) queries.push({ ecosystem: row.ecosystem, name: row.name, version })
@@ -81,7 +84,9 @@ const bareLookup = (queries: ReadonlyArray<Query>) =>
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ n: number; identifier: string; modified: string }>`
       SELECT q.n::int AS n, p.identifier, o.modified
-      FROM unnest(${queries.map((q) => q.ecosystem)}::text[], ${queries.map((q) => q.name)}::text[]) WITH ORDINALITY AS q(ecosystem, name, n)
+      FROM unnest(${queries.map((q) => q.ecosystem)}::text[], ${
+      queries.map((q) => q.name)
+    }::text[]) WITH ORDINALITY AS q(ecosystem, name, n)
       JOIN vuln_packages p ON p.ecosystem = q.ecosystem COLLATE "C" AND p.name = q.name COLLATE "C"
       JOIN vuln_osv o ON o.origin_source = p.origin_source AND o.origin_identifier = p.origin_identifier
         AND o.source = p.source AND o.identifier = p.identifier`.pipe(Effect.orDie)
@@ -102,8 +107,16 @@ const measure = async (workers: number, once: (worker: number, n: number) => Pro
   }))
   const seconds = (performance.now() - started) / 1000
   latencies.sort((a, b) => a - b)
-  const at = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 100) / 100
-  return { calls: latencies.length, perSecond: latencies.length / seconds, p50: at(0.5), p99: at(0.99), max: at(1), errors }
+  const at = (p: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 100) / 100
+  return {
+    calls: latencies.length,
+    perSecond: latencies.length / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+    errors
+  }
 }
 
 const startServer = (url: string, masterKey: Uint8Array, work: string, port: number) =>
@@ -111,7 +124,14 @@ const startServer = (url: string, masterKey: Uint8Array, work: string, port: num
     Effect.promise(async () => {
       const log = openSync(join(work, "server.log"), "a")
       const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
-      const server = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
+      const server = spawn(process.execPath, [
+        ...profile,
+        ...SERVER_NODE_FLAGS,
+        "--disable-warning=ExperimentalWarning",
+        join(ROOT, "src/cli/main.ts"),
+        "serve",
+        "api"
+      ], {
         env: {
           PATH: process.env.PATH ?? "",
           HOME: process.env.HOME ?? "/tmp",
@@ -126,7 +146,9 @@ const startServer = (url: string, masterKey: Uint8Array, work: string, port: num
       const exited = new Promise<void>((r) => server.once("exit", () => r()))
       const deadline = Date.now() + 300_000
       while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
-        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        if (server.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+        }
         await new Promise((r) => setTimeout(r, 100))
       }
       return { server, exited }
@@ -146,7 +168,9 @@ const program = Effect.gen(function*() {
   // Fixed per database: the first run seals the kept database with it, and later runs must open it.
   const masterKey = new Uint8Array(createHash("sha256").update(`bench master key ${name}`).digest())
   const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
-  const context = yield* Layer.build(Organizations.layer.pipe(Layer.provideMerge(Box), Layer.provideMerge(layerPostgres(Redacted.make(url), POOL))))
+  const context = yield* Layer.build(
+    Organizations.layer.pipe(Layer.provideMerge(Box), Layer.provideMerge(layerPostgres(Redacted.make(url), POOL)))
+  )
   const sql = Context.get(context, SqlClient.SqlClient)
   // A database kept from a run before the key was fixed was sealed with another: this bench's alone, it is resealed.
   yield* sql`DELETE FROM master_key_check`
@@ -156,21 +180,36 @@ const program = Effect.gen(function*() {
 
   // The bare lookup, from this process over a pool of the server's size.
   const bare = yield* Effect.promise(() => {
-    const run = () => Effect.runPromise(Effect.map(bareLookup(queries).pipe(Effect.provideContext(context)), () => true))
+    const run = () =>
+      Effect.runPromise(Effect.map(bareLookup(queries).pipe(Effect.provideContext(context)), () => true))
     return run().then(() => measure(1, run))
   })
   const bareRows = (yield* bareLookup(queries).pipe(Effect.provideContext(context))).length
-  console.error(`bare indexed SQL lookup: ${Math.round(bare.perSecond * queries.length)} queries/s (${bareRows} rows a batch)`)
+  console.error(
+    `bare indexed SQL lookup: ${Math.round(bare.perSecond * queries.length)} queries/s (${bareRows} rows a batch)`
+  )
 
   const orgs = Context.get(context, Organizations)
   const org = yield* orgs.create({ name: "bench-query", perMinute: 0, perWeek: 0 })
   const port = yield* Effect.promise(freePort)
   yield* startServer(url, masterKey, work, port)
 
-  const batch = postBytes(port, "/v1/querybatch", org.apiKey, JSON.stringify({
-    queries: queries.map((q) => ({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version }))
-  }))
-  const singles = queries.map((q) => postBytes(port, "/v1/query", org.apiKey, JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })))
+  const batch = postBytes(
+    port,
+    "/v1/querybatch",
+    org.apiKey,
+    JSON.stringify({
+      queries: queries.map((q) => ({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version }))
+    })
+  )
+  const singles = queries.map((q) =>
+    postBytes(
+      port,
+      "/v1/query",
+      org.apiKey,
+      JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
+    )
+  )
   const connections: Array<HttpConnection | undefined> = Array.from({ length: CLIENTS }, () => undefined)
   // A connection that failed (closed by the server, timed out) is opened again for the worker's next request.
   const send = async (worker: number, request: Buffer) => {
@@ -185,14 +224,22 @@ const program = Effect.gen(function*() {
 
   // One untimed pass of each: the first reads of every package (cold cache), then the measured runs.
   const coldStarted = performance.now()
-  if (!(yield* Effect.promise(() => send(0, batch)))) throw new Error(`querybatch failed: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+  if (!(yield* Effect.promise(() => send(0, batch)))) {
+    throw new Error(`querybatch failed: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
+  }
   const coldMs = performance.now() - coldStarted
   for (const single of singles) yield* Effect.promise(() => send(0, single))
   const batched = yield* Effect.promise(() => measure(1, (worker) => send(worker, batch)))
   const batchPerSecond = Math.round(batched.perSecond * queries.length)
-  console.error(`querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`)
-  const single = yield* Effect.promise(() => measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!)))
-  console.error(`/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms`)
+  console.error(
+    `querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`
+  )
+  const single = yield* Effect.promise(() =>
+    measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!))
+  )
+  console.error(
+    `/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms`
+  )
   for (const c of connections) c?.close()
 
   const barePerSecond = Math.round(bare.perSecond * queries.length)
@@ -213,10 +260,18 @@ const program = Effect.gen(function*() {
       errors: batched.errors
     },
     bareLookup: { queriesPerSecond: barePerSecond, rowsPerBatch: bareRows, p50: bare.p50 },
-    query: { clients: CLIENTS, perSecond: Math.round(single.perSecond), p50: single.p50, p99: single.p99, max: single.max, errors: single.errors },
+    query: {
+      clients: CLIENTS,
+      perSecond: Math.round(single.perSecond),
+      p50: single.p50,
+      p99: single.p99,
+      max: single.max,
+      errors: single.errors
+    },
     ratioToBare: { querybatch: Number((batchPerSecond / barePerSecond).toFixed(3)) },
     target: { querybatchPerSecond: TARGET_BATCH_PER_SECOND, queryP99Ms: TARGET_P99_MS },
-    met: batchPerSecond >= TARGET_BATCH_PER_SECOND && single.p99 <= TARGET_P99_MS && batched.errors + single.errors === 0
+    met: batchPerSecond >= TARGET_BATCH_PER_SECOND && single.p99 <= TARGET_P99_MS &&
+      batched.errors + single.errors === 0
   }
   mkdirSync(RESULTS, { recursive: true })
   writeFileSync(join(RESULTS, "query.json"), `${JSON.stringify(result, null, 2)}\n`)

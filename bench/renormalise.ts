@@ -5,12 +5,12 @@
 // default 1 000 000). WORKERS: normalising threads (default 1, what the server's start-up resume
 // uses). Items/s, and the time a server of that size takes to have its package index complete.
 // Writes bench/results/renormalise.json.
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
 import { layerPostgres } from "../src/db/Database.ts"
 import { resumePending } from "../src/ingest/NormaliseResume.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"

@@ -10,5 +10,7 @@ if (name === undefined || !/^[a-z][a-z0-9-]*$/.test(name)) {
 }
 process.argv.splice(2, 1)
 const { dropAbandonedDatabases } = await import("./scratchDatabase.ts")
-for (const dropped of await dropAbandonedDatabases()) console.error(`dropped ${dropped}, left behind by a bench that no longer runs`)
+for (const dropped of await dropAbandonedDatabases()) {
+  console.error(`dropped ${dropped}, left behind by a bench that no longer runs`)
+}
 await import(new URL(`./${name}.ts`, import.meta.url).href)

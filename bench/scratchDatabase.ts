@@ -16,7 +16,13 @@ export const scratchDatabaseName = (kind: string) => `vdb_bench_${kind}_${proces
 /** One statement through `psql` as the local superuser; its output, unaligned. */
 export const psql = (statement: string) =>
   new Promise<string>((done, reject) =>
-    execFile("psql", [ADMIN_URL, "-Atqc", statement], { timeout: 120_000 }, (error, stdout) => (error ? reject(error) : done(stdout))))
+    execFile(
+      "psql",
+      [ADMIN_URL, "-Atqc", statement],
+      { timeout: 120_000 },
+      (error, stdout) => (error ? reject(error) : done(stdout))
+    )
+  )
 
 /** Drops scratch databases whose bench process is gone; the names of those dropped. Quiet when PostgreSQL is not there. */
 export const dropAbandonedDatabases = async (): Promise<ReadonlyArray<string>> => {

@@ -21,27 +21,27 @@
 // compares the CPU one request costs on each side, which is what bounds the
 // throughput ratio on a machine whose cores are the limit, and which moves far
 // less than req/s when something else runs on the machine ("other").
-import { spawn } from "node:child_process"
-import { createHash, randomBytes } from "node:crypto"
-import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { freePort } from "../test/support/processes.ts"
-import { cpus, loadavg, tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import { spawn } from "node:child_process"
+import { createHash, randomBytes } from "node:crypto"
+import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { layerPostgres } from "../src/db/Database.ts"
 import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { Organizations } from "../src/orgs/Organizations.ts"
 import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
+import { freePort } from "../test/support/processes.ts"
+import { benchTracing } from "./otlpReceiver.ts"
+import { scratchDatabaseName } from "./scratchDatabase.ts"
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import { bearerFor, coldPass, otherConfigurations } from "./vdb/configurations.ts"
 import type { LoadStats } from "./vdb/load.ts"
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
-import { scratchDatabaseName } from "./scratchDatabase.ts"
-import { benchTracing } from "./otlpReceiver.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -94,7 +94,6 @@ const record = {
   }
 }
 
-
 /** Seeds the record, an organization with both limits 0 and one with limits it never reaches. */
 const seed = (url: string, masterKey: Uint8Array) =>
   Effect.gen(function*() {
@@ -138,7 +137,14 @@ const node = process.execPath
 const startServer = async (env: Record<string, string>, dataDir: string, port: number) => {
   const log = openSync(join(dataDir, "server.log"), "a")
   const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
-  const argv = [...profile, ...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"]
+  const argv = [
+    ...profile,
+    ...SERVER_NODE_FLAGS,
+    "--disable-warning=ExperimentalWarning",
+    join(ROOT, "src/cli/main.ts"),
+    "serve",
+    "api"
+  ]
   const child = spawn(node, argv, {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...SERVER_ENV, ...env },
     stdio: ["ignore", log, log]
@@ -146,7 +152,9 @@ const startServer = async (env: Record<string, string>, dataDir: string, port: n
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
   const deadline = Date.now() + 60_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early: ${readFileSync(join(dataDir, "server.log"), "utf8")}`)
+    if (child.exitCode !== null) {
+      throw new Error(`server exited early: ${readFileSync(join(dataDir, "server.log"), "utf8")}`)
+    }
     if (Date.now() > deadline) throw new Error("server not ready within 60 s")
     if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break
     await new Promise((r) => setTimeout(r, 100))
@@ -202,9 +210,11 @@ const runFloor = async (databaseUrl: string, orgUuid: string, apiKey: string) =>
 
 const ownCpu = (s: LoadStats) => s.cpuMsPer1000.load + s.cpuMsPer1000.server + s.cpuMsPer1000.postgres
 
-const middle = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
+const middle = (values: ReadonlyArray<number>) =>
+  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
 
-const median = (rounds: ReadonlyArray<LoadStats>) => [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
+const median = (rounds: ReadonlyArray<LoadStats>) =>
+  [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 
 const main = async () => {
   const dbName = scratchDatabaseName("vdb")
@@ -312,17 +322,31 @@ const main = async () => {
       }),
       ...(parts === undefined ? {} : {
         parts: {
-          storeLookup: { rps: parts.lookup.rps, p50: parts.lookup.p50, p99: parts.lookup.p99, cpuMsPer1000: parts.lookup.cpuMsPer1000 },
+          storeLookup: {
+            rps: parts.lookup.rps,
+            p50: parts.lookup.p50,
+            p99: parts.lookup.p99,
+            cpuMsPer1000: parts.lookup.cpuMsPer1000
+          },
           orgRead: { rps: parts.org.rps, p50: parts.org.p50, p99: parts.org.p99, cpuMsPer1000: parts.org.cpuMsPer1000 }
         }
       })
     }
     mkdirSync(new URL("./results/", import.meta.url), { recursive: true })
-    const output = tracing === undefined ? result : { ...result, tracing: { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() } }
-    writeFileSync(new URL(tracing === undefined ? "./results/vdb.json" : "./results/vdb-tracing.json", import.meta.url), JSON.stringify(output, null, 2) + "\n")
+    const output = tracing === undefined
+      ? result
+      : { ...result, tracing: { ratio: tracing.ratio, sampler: "parentbased_traceidratio", ...tracing.stats() } }
+    writeFileSync(
+      new URL(tracing === undefined ? "./results/vdb.json" : "./results/vdb-tracing.json", import.meta.url),
+      JSON.stringify(output, null, 2) + "\n"
+    )
     console.log(JSON.stringify(result, null, 2))
-    console.log(`ratio ${(result.ratio * 100).toFixed(1)} % by req/s, ${(result.cpuRatio * 100).toFixed(1)} % by CPU per request (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
-      `p50 ${apiStats.p50}/${bareStats.p50} ms, p99 ${apiStats.p99}/${bareStats.p99} ms)`)
+    console.log(
+      `ratio ${(result.ratio * 100).toFixed(1)} % by req/s, ${
+        (result.cpuRatio * 100).toFixed(1)
+      } % by CPU per request (api ${apiStats.rps} req/s vs bare ${bareStats.rps} req/s; ` +
+        `p50 ${apiStats.p50}/${bareStats.p50} ms, p99 ${apiStats.p99}/${bareStats.p99} ms)`
+    )
   } finally {
     await server?.stop()
     await tracing?.close()

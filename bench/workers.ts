@@ -26,8 +26,20 @@ const PATH = "/v1/vuln/CVE-2021-44228"
 
 const startServer = async (env: Record<string, string>, workers: number, port: number, log: string) => {
   const fd = openSync(log, "a")
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--disable-warning=ExperimentalWarning", join(ROOT, "src/cli/main.ts"), "serve", "api"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...SERVER_ENV, ...env, VDB_WORKERS: String(workers) },
+  const child = spawn(process.execPath, [
+    ...SERVER_NODE_FLAGS,
+    "--disable-warning=ExperimentalWarning",
+    join(ROOT, "src/cli/main.ts"),
+    "serve",
+    "api"
+  ], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      ...SERVER_ENV,
+      ...env,
+      VDB_WORKERS: String(workers)
+    },
     stdio: ["ignore", fd, fd]
   })
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
@@ -49,10 +61,16 @@ const load = (params: ReadonlyArray<string | number>, roles: Record<string, stri
     })
     let out = ""
     child.stdout.on("data", (d) => (out += d))
-    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as LoadStats) : reject(new Error(`load generator exited with ${code}`))))
+    child.once(
+      "exit",
+      (code) => (code === 0
+        ? resolve(JSON.parse(out) as LoadStats)
+        : reject(new Error(`load generator exited with ${code}`)))
+    )
   })
 
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
+const median = (values: ReadonlyArray<number>) =>
+  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
 const share = (s: LoadStats) => {
   const { load: generator, other, postgres, server } = s.cpuMsPer1000
   return Math.round((generator / (generator + server + postgres + other)) * 1000) / 1000
@@ -74,7 +92,10 @@ const main = async () => {
     }
     // Migrate and create the organization with one process first.
     const first = await startServer(env, 1, port, join(dataDir, "server.log"))
-    const created = await runVdb(["org", "create", "--name", "bench", "--per-minute", "0", "--per-week", "0", "--json"], env)
+    const created = await runVdb(
+      ["org", "create", "--name", "bench", "--per-minute", "0", "--per-week", "0", "--json"],
+      env
+    )
     if (created.code !== 0) throw new Error(created.stderr)
     const { apiKey } = JSON.parse(created.stdout) as { apiKey: string }
     const status = (await fetch(`http://127.0.0.1:${port}${PATH}`, { headers: { authorization: apiKey } })).status
@@ -84,10 +105,12 @@ const main = async () => {
       for (const [side, workers] of [["one", 1], ["two", 2]] as const) {
         const server = await startServer(env, workers, port, join(dataDir, "server.log"))
         try {
-          sides[side].push(await load([port, PATH, apiKey, CONCURRENCY, WARMUP_MS, DURATION_MS, "{}", status], {
-            VDB_BENCH_SERVER_PID: String(server.pid),
-            VDB_BENCH_DATABASE: dbName
-          }))
+          sides[side].push(
+            await load([port, PATH, apiKey, CONCURRENCY, WARMUP_MS, DURATION_MS, "{}", status], {
+              VDB_BENCH_SERVER_PID: String(server.pid),
+              VDB_BENCH_DATABASE: dbName
+            })
+          )
         } finally {
           await server.stop()
         }
@@ -95,7 +118,13 @@ const main = async () => {
     }
     const summary = (runs: ReadonlyArray<LoadStats>) => {
       const mid = runs.find((r) => r.rps === median(runs.map((x) => x.rps)))!
-      return { rps: mid.rps, p50: mid.p50, p99: mid.p99, loadGeneratorCpuShare: share(mid), rounds: runs.map((r) => r.rps) }
+      return {
+        rps: mid.rps,
+        p50: mid.p50,
+        p99: mid.p99,
+        loadGeneratorCpuShare: share(mid),
+        rounds: runs.map((r) => r.rps)
+      }
     }
     const one = summary(sides.one)
     const two = summary(sides.two)

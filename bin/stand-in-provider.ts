@@ -22,7 +22,11 @@ const portFlag = args.indexOf("--port")
 const port = portFlag >= 0 ? Number(args[portFlag + 1]) : 9000
 const unknown = args.filter((arg, i) => arg !== "--port" && (portFlag < 0 || i !== portFlag + 1))
 if (unknown.length > 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
-  console.error(`stand-in-provider: ${unknown.length > 0 ? `unknown argument ${JSON.stringify(unknown[0])}` : "--port must be 1..65535"}\n${USAGE}`)
+  console.error(
+    `stand-in-provider: ${
+      unknown.length > 0 ? `unknown argument ${JSON.stringify(unknown[0])}` : "--port must be 1..65535"
+    }\n${USAGE}`
+  )
   process.exit(2)
 }
 
@@ -49,7 +53,13 @@ const chat = (res: ServerResponse, body: Record<string, unknown>) => {
   const base = { id: "chatcmpl-stand-in", created: Math.floor(Date.now() / 1000), model }
   if (body.stream === true) {
     const chunk = (delta: object, finish: string | null) =>
-      `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+      `data: ${
+        JSON.stringify({
+          ...base,
+          object: "chat.completion.chunk",
+          choices: [{ index: 0, delta, finish_reason: finish }]
+        })
+      }\n\n`
     return sse(res, [chunk({ role: "assistant", content: reply }, null), chunk({}, "stop"), "data: [DONE]\n\n"])
   }
   res.writeHead(200, { "content-type": "application/json" })
@@ -74,7 +84,8 @@ const messages = (res: ServerResponse, body: Record<string, unknown>) => {
     usage: { input_tokens: 1, output_tokens: 7 }
   }
   if (body.stream === true) {
-    const frame = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
+    const frame = (event: string, data: object) =>
+      `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
     return sse(res, [
       frame("message_start", { message: { ...message, content: [], stop_reason: null } }),
       frame("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
@@ -95,7 +106,9 @@ const server = createServer(async (req, res) => {
   if (req.method === "POST" && path === "/v1/chat/completions") return chat(res, body)
   if (req.method === "POST" && path === "/v1/messages") return messages(res, body)
   res.writeHead(404, { "content-type": "application/json" })
-  res.end(JSON.stringify({ error: { message: `the stand-in provider does not serve ${path}`, type: "not_found_error" } }))
+  res.end(
+    JSON.stringify({ error: { message: `the stand-in provider does not serve ${path}`, type: "not_found_error" } })
+  )
 })
 
 server.listen(port, "127.0.0.1", () => process.stderr.write(`stand-in provider on http://127.0.0.1:${port}\n`))

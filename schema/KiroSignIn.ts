@@ -11,7 +11,9 @@ const Region = Schema.String.check(Schema.isPattern(/^[a-z]{2}(-[a-z]+)+-[0-9]{1
  * secret.
  */
 /** A refresh token with something in it: only spaces was accepted, and failed at the first request. */
-const RefreshToken = Schema.NonEmptyString.check(Schema.makeFilter((s: string) => s.trim() !== "" || "the refreshToken is blank"))
+const RefreshToken = Schema.NonEmptyString.check(
+  Schema.makeFilter((s: string) => s.trim() !== "" || "the refreshToken is blank")
+)
 
 /**
  * An access token is sent as `Authorization: Bearer <token>`: visible ASCII only. One that is not

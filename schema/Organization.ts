@@ -7,7 +7,6 @@ export type OrgUuid = typeof OrgUuid.Type
 /** Longest organization name in characters, after surrounding whitespace is trimmed. */
 export const ORG_NAME_MAX_LENGTH = 200
 
-
 /** Why a proposed organization name is refused, or undefined when it is acceptable. */
 export const orgNameProblem = (raw: string): string | undefined => {
   const name = raw.trim()

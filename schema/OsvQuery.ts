@@ -40,7 +40,9 @@ export const OsvBatchResponse = Schema.Struct({
 
 export const OsvChangesResponse = Schema.Struct({
   changes: Schema.Array(Schema.Struct({ id: Schema.String, modified: Schema.String })),
-  next_cursor: Schema.String.annotate({ description: "pass as `since` for the next page; unchanged when nothing changed" }),
+  next_cursor: Schema.String.annotate({
+    description: "pass as `since` for the next page; unchanged when nothing changed"
+  }),
   has_more: Schema.Boolean
 })
 

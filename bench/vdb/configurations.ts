@@ -1,12 +1,12 @@
 // The configurations `npm run bench -- vdb` measures beside its main one (ApiKey,
 // limits 0): what each needs from the running server, and the corpus for the
 // cold-cache pass.
-import { spawn } from "node:child_process"
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { signTokenRequest } from "../../src/auth/SigV4Token.ts"
 import type { LoadStats } from "./load.ts"
 
@@ -24,7 +24,11 @@ export const bearerFor = async (port: number, orgUuid: string, secret: string) =
 const probe = async (port: number, path: string, headers: Record<string, string>) => {
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers })
   await response.arrayBuffer()
-  return { status: response.status, etag: response.headers.get("etag"), encoding: response.headers.get("content-encoding") }
+  return {
+    status: response.status,
+    etag: response.headers.get("etag"),
+    encoding: response.headers.get("content-encoding")
+  }
 }
 
 /** `bin/vdb ingest --all test/fixtures/data` into the running server (its admin socket is in the data directory). */
@@ -37,7 +41,10 @@ const ingestCorpus = (root: string, env: Record<string, string>) =>
       "--all",
       join(root, "test/fixtures/data"),
       "--json"
-    ], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env }, stdio: ["ignore", "ignore", "inherit"] })
+    ], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
     child.once("exit", (code) => code === 0 ? resolve() : reject(new Error(`ingest exited with ${code}`)))
   })
 
@@ -53,8 +60,10 @@ const writeCorpusPaths = (databaseUrl: string, file: string) =>
   })).pipe(Effect.provide(Reactivity.layer), Effect.orDie, Effect.runPromise)
 
 const ownCpu = (s: LoadStats) => s.cpuMsPer1000.load + s.cpuMsPer1000.server + s.cpuMsPer1000.postgres
-const middle = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
-const median = (rounds: ReadonlyArray<LoadStats>) => [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
+const middle = (values: ReadonlyArray<number>) =>
+  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
+const median = (rounds: ReadonlyArray<LoadStats>) =>
+  [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor((rounds.length - 1) / 2)]!
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000
 
 /**
@@ -79,14 +88,27 @@ export const otherConfigurations = async (options: {
   const configurations = [
     {
       name: "limitsNeverReached",
-      what: `ApiKey, limits ${options.neverReached}/min and /week: one atomic counter statement for each group of waiting requests`,
+      what:
+        `ApiKey, limits ${options.neverReached}/min and /week: one atomic counter statement for each group of waiting requests`,
       authorization: limitedKey,
       headers: {},
       status: 200
     },
     { name: "jwt", what: "Bearer JWT, limits 0", authorization: bearer, headers: {}, status: 200 },
-    { name: "gzip", what: "Accept-Encoding: gzip (the cached compressed bytes)", authorization: apiKey, headers: { "accept-encoding": "gzip" }, status: 200 },
-    { name: "notModified", what: "If-None-Match: the current ETag (304, no body)", authorization: apiKey, headers: { "if-none-match": etag }, status: 304 }
+    {
+      name: "gzip",
+      what: "Accept-Encoding: gzip (the cached compressed bytes)",
+      authorization: apiKey,
+      headers: { "accept-encoding": "gzip" },
+      status: 200
+    },
+    {
+      name: "notModified",
+      what: "If-None-Match: the current ETag (304, no body)",
+      authorization: apiKey,
+      headers: { "if-none-match": etag },
+      status: 304
+    }
   ]
   const bare = median(options.bare)
   const bareCpu = middle(options.bare.map(ownCpu))
@@ -126,11 +148,18 @@ export const coldPass = async (options: {
 }) => {
   await ingestCorpus(options.root, options.env)
   const identifiers = await writeCorpusPaths(options.databaseUrl, options.pathsFile)
-  const summary = (s: LoadStats) => ({ requests: s.requests, rps: s.rps, p50: s.p50, p99: s.p99, cpuMsPer1000: s.cpuMsPer1000 })
+  const summary = (s: LoadStats) => ({
+    requests: s.requests,
+    rps: s.rps,
+    p50: s.p50,
+    p99: s.p99,
+    cpuMsPer1000: s.cpuMsPer1000
+  })
   const cold = await options.measure(options.pathsFile)
   const warm = await options.measure(options.pathsFile)
   return {
-    what: "GET /v1/vuln/{id} for every identifier with a record or alias in test/fixtures/data, once each, just after ingesting it; then the list again (warm)",
+    what:
+      "GET /v1/vuln/{id} for every identifier with a record or alias in test/fixtures/data, once each, just after ingesting it; then the list again (warm)",
     identifiers,
     cold: summary(cold),
     warm: summary(warm)

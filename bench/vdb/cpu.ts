@@ -34,7 +34,11 @@ export interface CpuSplit {
 }
 
 /** CPU milliseconds by role between two snapshots. */
-export const split = (before: Snapshot, after: Snapshot, roles: { readonly server: number; readonly database: string }): CpuSplit => {
+export const split = (
+  before: Snapshot,
+  after: Snapshot,
+  roles: { readonly server: number; readonly database: string }
+): CpuSplit => {
   const sums = { load: 0, server: 0, postgres: 0, other: 0 }
   for (const [pid, { title, ms }] of after) {
     const delta = ms - (before.get(pid)?.ms ?? 0)

@@ -7,26 +7,35 @@
 //   digest compared in constant time, and the stored bytes are written. No logging.
 // - `statements` (the floor before those caches): the two statements per request, the
 //   organization's row and the record, no auth check, logging or encoding.
-import { timingSafeEqual } from "node:crypto"
-import { createServer } from "node:http"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import { timingSafeEqual } from "node:crypto"
+import { createServer } from "node:http"
 
 const [url, port, orgUuid, identifier, pool, mode] = process.argv.slice(2) as [
-  string, string, string, string, string, string | undefined
+  string,
+  string,
+  string,
+  string,
+  string,
+  string | undefined
 ]
 const API_KEY = /^ApiKey ([0-9a-fA-F-]{36}):([0-9a-f]{64})$/
 
 await Effect.gen(function*() {
   const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
-  const org = sql`SELECT secret_sealed, is_active, per_minute, per_week FROM organizations WHERE uuid = ${orgUuid}::uuid`
-  const record = sql<{ record: string }>`SELECT record::text AS record FROM vuln_records WHERE identifier = ${identifier} LIMIT 1`
+  const org =
+    sql`SELECT secret_sealed, is_active, per_minute, per_week FROM organizations WHERE uuid = ${orgUuid}::uuid`
+  const record = sql<
+    { record: string }
+  >`SELECT record::text AS record FROM vuln_records WHERE identifier = ${identifier} LIMIT 1`
   const once = Effect.gen(function*() {
     yield* org
     return `[${(yield* record).map((r) => r.record).join(",")}]`
   })
-  let handle: (authorization: string | undefined) => Promise<string | Buffer | undefined> = (_) => Effect.runPromise(once)
+  let handle: (authorization: string | undefined) => Promise<string | Buffer | undefined> = (_) =>
+    Effect.runPromise(once)
   if (mode !== "statements") {
     yield* org
     const body = Buffer.from(`[${(yield* record).map((r) => r.record).join(",")}]`)
@@ -44,7 +53,10 @@ await Effect.gen(function*() {
   yield* Effect.callback<void>(() => {
     createServer((req, res) => {
       handle(req.headers.authorization).then(
-        (body) => body === undefined ? res.writeHead(401).end() : res.writeHead(200, { "content-type": "application/json" }).end(body),
+        (body) =>
+          body === undefined
+            ? res.writeHead(401).end()
+            : res.writeHead(200, { "content-type": "application/json" }).end(body),
         () => res.writeHead(500).end()
       )
     }).listen(Number(port), "127.0.0.1", () => process.stdout.write("ready\n"))

@@ -8,15 +8,15 @@
 //   node bench/vdb/load.ts parts <databaseUrl> <identifier> <orgUuid> <pool> <concurrency> <warmupMs> <durationMs>
 // The HTTP client is `../httpClient.ts` (keep-alive over `node:net`, one
 // connection per worker), so the server, not the client, is what gets measured.
-import { readFileSync } from "node:fs"
-import { httpConnection, requestBytes } from "../httpClient.ts"
-import { type CpuSplit, snapshot, split } from "./cpu.ts"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql"
-import { makeSqlVulnStore } from "../../src/vulns/SqlVulnStore.ts"
+import { readFileSync } from "node:fs"
 import { Invalidation } from "../../src/db/Invalidation.ts"
+import { makeSqlVulnStore } from "../../src/vulns/SqlVulnStore.ts"
+import { httpConnection, requestBytes } from "../httpClient.ts"
+import { type CpuSplit, snapshot, split } from "./cpu.ts"
 
 export interface LoadStats {
   readonly requests: number
@@ -34,7 +34,13 @@ const perKilo = (ms: number, requests: number) => Math.round((ms / requests) * 1
 /** Whose CPU is whose: set by the orchestrator. */
 const ROLES = { server: Number(process.env.VDB_BENCH_SERVER_PID ?? 0), database: process.env.VDB_BENCH_DATABASE ?? "" }
 
-const summarise = (latencies: Array<number>, seconds: number, errors: number, cpu: CpuSplit, total: number): LoadStats => {
+const summarise = (
+  latencies: Array<number>,
+  seconds: number,
+  errors: number,
+  cpu: CpuSplit,
+  total: number
+): LoadStats => {
   latencies.sort((a, b) => a - b)
   const pct = (p: number) =>
     latencies.length === 0
@@ -60,7 +66,12 @@ const summarise = (latencies: Array<number>, seconds: number, errors: number, cp
  * Runs `once` from `concurrency` workers: warm-up first (not recorded), then
  * the measured window. Latency in milliseconds.
  */
-const drive = async (concurrency: number, warmupMs: number, durationMs: number, once: (worker: number) => Promise<boolean>) => {
+const drive = async (
+  concurrency: number,
+  warmupMs: number,
+  durationMs: number,
+  once: (worker: number) => Promise<boolean>
+) => {
   const latencies: Array<number> = []
   const cpuBefore = snapshot()
   let total = 0
@@ -91,12 +102,24 @@ const drive = async (concurrency: number, warmupMs: number, durationMs: number, 
 /** One path over and over from every worker; a request counts as failed unless it answers `status` (200). */
 const runHttp = async (args: ReadonlyArray<string>) => {
   const [port, path, authorization, concurrency, warmupMs, durationMs, headers, status] = args as [
-    string, string, string, string, string, string, string | undefined, string | undefined
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+    string | undefined
   ]
   const request = requestBytes(port, path, authorization, headers === undefined ? {} : JSON.parse(headers))
   const expected = Number(status ?? 200)
   const connections = await Promise.all(Array.from({ length: Number(concurrency) }, () => httpConnection(Number(port))))
-  return drive(Number(concurrency), Number(warmupMs), Number(durationMs), async (w) => (await connections[w]!.get(request)) === expected)
+  return drive(
+    Number(concurrency),
+    Number(warmupMs),
+    Number(durationMs),
+    async (w) => (await connections[w]!.get(request)) === expected
+  )
 }
 
 /** Every path of the file once (the cold pass): workers take the next path until none is left; 200 or 404 is an answer. */
@@ -124,7 +147,14 @@ const runList = async (args: ReadonlyArray<string>) => {
 
 /** The baseline: the same record by identifier, one row, over a pool of the server's size, same driver as the server. */
 const runSql = (args: ReadonlyArray<string>) => {
-  const [url, identifier, pool, concurrency, warmupMs, durationMs] = args as [string, string, string, string, string, string]
+  const [url, identifier, pool, concurrency, warmupMs, durationMs] = args as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string
+  ]
   return Effect.gen(function*() {
     const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
     const once = () =>
@@ -142,16 +172,32 @@ const runSql = (args: ReadonlyArray<string>) => {
  */
 const runParts = (args: ReadonlyArray<string>) => {
   const [url, identifier, orgUuid, pool, concurrency, warmupMs, durationMs] = args as [
-    string, string, string, string, string, string, string
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string
   ]
   return Effect.gen(function*() {
     const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: Number(pool) })
-    const store = yield* makeSqlVulnStore.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provide(Invalidation.layerMemory))
+    const store = yield* makeSqlVulnStore.pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provide(Invalidation.layerMemory)
+    )
     const run = (effect: Effect.Effect<boolean>) =>
-      Effect.promise(() => drive(Number(concurrency), Number(warmupMs), Number(durationMs), () => Effect.runPromise(effect)))
+      Effect.promise(() =>
+        drive(Number(concurrency), Number(warmupMs), Number(durationMs), () => Effect.runPromise(effect))
+      )
     const lookup = yield* run(Effect.map(store.lookup(identifier), (l) => l.records.length > 0))
-    const org = yield* run(sql`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
-        FROM organizations WHERE uuid = ${orgUuid}::uuid`.pipe(Effect.map((rows) => rows.length === 1), Effect.orElseSucceed(() => false)))
+    const org = yield* run(
+      sql`SELECT uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at
+        FROM organizations WHERE uuid = ${orgUuid}::uuid`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        Effect.orElseSucceed(() => false)
+      )
+    )
     return { lookup, org, errors: lookup.errors + org.errors }
   }).pipe(Effect.scoped, Effect.provide(Reactivity.layer), Effect.runPromise)
 }

@@ -1,14 +1,14 @@
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import type { Config } from "effect"
 import { Context, Effect, Layer } from "effect"
-import type { Socket } from "effect/socket"
 import type { RpcClientError, RpcGroup } from "effect/rpc"
 import { RpcClient, RpcTest } from "effect/rpc"
+import type { Socket } from "effect/socket"
 import { DataDir } from "../config/AppConfig.ts"
-import { layerNdjson } from "./NdjsonFraming.ts"
 import type { AdminRpcHandlers } from "./AdminRpcHandlers.ts"
 import { AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, isServing } from "./AdminSocket.ts"
+import { layerNdjson } from "./NdjsonFraming.ts"
 
 type AdminClientShape = RpcClient.RpcClient<RpcGroup.Rpcs<typeof AdminRpcs>, RpcClientError.RpcClientError>
 

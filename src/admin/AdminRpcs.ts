@@ -1,11 +1,11 @@
 import { FeedRpcs } from "../feeds/FeedRpcs.ts"
-import { CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
-import { FirewallAdminRpcs } from "./FirewallAdminRpcs.ts"
-import { GatewayAdminRpcs } from "./GatewayAdminRpcs.ts"
 import { IngestRpcs } from "../ingest/IngestRpcs.ts"
 import { MemberRpcs } from "../members/MemberRpcs.ts"
 import { OrgRpcs } from "../orgs/OrgRpcs.ts"
 import { UsageRpcs } from "../usage/UsageRpcs.ts"
+import { CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
+import { FirewallAdminRpcs } from "./FirewallAdminRpcs.ts"
+import { GatewayAdminRpcs } from "./GatewayAdminRpcs.ts"
 
 /**
  * Every administrative operation, one RPC group per domain merged here. The
@@ -13,4 +13,12 @@ import { UsageRpcs } from "../usage/UsageRpcs.ts"
  * Definitions only: a CLI talking to a running server loads none of the
  * handlers' domain code (`AdminRpcHandlers.ts`), which is most of its start-up.
  */
-export const AdminRpcs = OrgRpcs.merge(GatewayAdminRpcs, UsageRpcs, IngestRpcs, FirewallAdminRpcs, MemberRpcs, CustomProviderAdminRpcs, FeedRpcs)
+export const AdminRpcs = OrgRpcs.merge(
+  GatewayAdminRpcs,
+  UsageRpcs,
+  IngestRpcs,
+  FirewallAdminRpcs,
+  MemberRpcs,
+  CustomProviderAdminRpcs,
+  FeedRpcs
+)

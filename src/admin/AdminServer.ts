@@ -1,20 +1,22 @@
-import { chmodSync, mkdirSync } from "node:fs"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Cause, Effect, Layer, Schema } from "effect"
 import { RpcServer } from "effect/rpc"
 import { Socket, SocketServer } from "effect/socket"
+import { chmodSync, mkdirSync } from "node:fs"
 import { DataDir } from "../config/AppConfig.ts"
-import { layerNdjson } from "./NdjsonFraming.ts"
 import { AdminRpcHandlers } from "./AdminRpcHandlers.ts"
 import { AdminRpcs } from "./AdminRpcs.ts"
 import { adminSocketPath, removeStaleSocket } from "./AdminSocket.ts"
+import { layerNdjson } from "./NdjsonFraming.ts"
 
 export class AdminSocketUnavailable extends Schema.TaggedError<AdminSocketUnavailable>()("AdminSocketUnavailable", {
   path: Schema.String,
   cause: Schema.Defect()
 }) {
   override get message() {
-    return `cannot listen on the admin socket ${this.path}: ${String((this.cause as { cause?: unknown })?.cause ?? this.cause)}`
+    return `cannot listen on the admin socket ${this.path}: ${
+      String((this.cause as { cause?: unknown })?.cause ?? this.cause)
+    }`
   }
 }
 
@@ -62,7 +64,9 @@ const ClientsMayLeave = Layer.effect(
           Effect.catchCause(handler(socket), (cause) => {
             const error = Cause.squash(cause)
             return Socket.isSocketError(error)
-              ? Effect.logDebug("admin socket: a client's connection ended with an error", { reason: error.reason._tag })
+              ? Effect.logDebug("admin socket: a client's connection ended with an error", {
+                reason: error.reason._tag
+              })
               : Effect.failCause(cause)
           })
         )

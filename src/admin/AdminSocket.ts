@@ -1,7 +1,7 @@
+import { Effect } from "effect"
 import { existsSync, unlinkSync } from "node:fs"
 import { connect } from "node:net"
 import { resolve } from "node:path"
-import { Effect } from "effect"
 
 export const adminSocketPath = (dataDir: string) => resolve(dataDir, "admin.sock")
 

@@ -1,15 +1,16 @@
 import { Effect } from "effect"
 import { Organizations } from "../orgs/Organizations.ts"
+import { CustomProviders } from "../providers/custom/CustomProviders.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { CustomProviderAdminError, CustomProviderAdminRpcs } from "./CustomProviderAdminRpcs.ts"
-import { CustomProviders } from "../providers/custom/CustomProviders.ts"
 
 /** Handlers for `CustomProviderAdminRpcs`; need `Organizations` and `CustomProviders`. */
 export const CustomProviderAdminRpcHandlers = CustomProviderAdminRpcs.toLayer(Effect.gen(function*() {
   const custom = yield* CustomProviders
   const orgs = yield* Organizations
 
-  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new CustomProviderAdminError({ reason })))
+  const existingOrg = (org: string) =>
+    knownOrg(orgs, org).pipe(Effect.mapError((reason) => new CustomProviderAdminError({ reason })))
   const reasonOf = (error: { readonly reason: CustomProviderAdminError["reason"] }) =>
     new CustomProviderAdminError({ reason: error.reason })
 

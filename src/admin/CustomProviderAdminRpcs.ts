@@ -1,13 +1,20 @@
 import { Context, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import type { RpcClient, RpcClientError } from "effect/rpc"
+import {
+  CustomProvider,
+  CustomProviderInvalid,
+  CustomProviderNotFound,
+  NewCustomProvider
+} from "../providers/custom/CustomProvider.ts"
 import { OrgUnknown } from "../servicekeys/ServiceKeyErrors.ts"
-import { CustomProvider, CustomProviderInvalid, CustomProviderNotFound, NewCustomProvider } from "../providers/custom/CustomProvider.ts"
 
 /** Every refusal of a custom-provider admin operation; `message` is one line fit for a terminal. */
-export class CustomProviderAdminError extends Schema.TaggedError<CustomProviderAdminError>()("CustomProviderAdminError", {
-  reason: Schema.Union([OrgUnknown, CustomProviderNotFound, CustomProviderInvalid])
-}) {
+export class CustomProviderAdminError
+  extends Schema.TaggedError<CustomProviderAdminError>()("CustomProviderAdminError", {
+    reason: Schema.Union([OrgUnknown, CustomProviderNotFound, CustomProviderInvalid])
+  })
+{
   override get message() {
     return this.reason.message
   }

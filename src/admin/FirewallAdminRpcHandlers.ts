@@ -1,16 +1,17 @@
 import { Effect, Layer } from "effect"
+import { PolicyEntryInvalid } from "../../schema/GatewayPolicy.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
 import { Organizations } from "../orgs/Organizations.ts"
-import { PolicyEntryInvalid } from "../../schema/GatewayPolicy.ts"
+import { makeDryRun } from "../policies/FirewallCheck.ts"
 import { Policies, providersNamed } from "../policies/Policies.ts"
 import { CustomProviders } from "../providers/custom/CustomProviders.ts"
 import { unknownProviderReason } from "../providers/custom/KnownProvider.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
 import { FirewallAdminError, FirewallAdminRpcs, FirewallBackendUnavailable } from "./FirewallAdminRpcs.ts"
-import { makeDryRun } from "../policies/FirewallCheck.ts"
 
 const refuse = (reason: FirewallAdminError["reason"]) => Effect.fail(new FirewallAdminError({ reason }))
-const reasonOf = (error: { readonly reason: FirewallAdminError["reason"] }) => new FirewallAdminError({ reason: error.reason })
+const reasonOf = (error: { readonly reason: FirewallAdminError["reason"] }) =>
+  new FirewallAdminError({ reason: error.reason })
 
 /**
  * Handlers for `FirewallAdminRpcs`; need `Organizations` and `Policies`.
@@ -24,7 +25,8 @@ export const FirewallAdminRpcHandlers = FirewallAdminRpcs.toLayer(Effect.gen(fun
   const custom = yield* CustomProviders
   const dryRun = yield* makeDryRun
 
-  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new FirewallAdminError({ reason })))
+  const existingOrg = (org: string) =>
+    knownOrg(orgs, org).pipe(Effect.mapError((reason) => new FirewallAdminError({ reason })))
 
   return FirewallAdminRpcs.of({
     FirewallRuleAdd: Effect.fnUntraced(function*({ org, rule }) {
@@ -43,7 +45,9 @@ export const FirewallAdminRpcHandlers = FirewallAdminRpcs.toLayer(Effect.gen(fun
       const known = yield* existingOrg(org)
       // The same refusal as the management API's: an entry for a provider no route serves never applies.
       for (const slug of providersNamed(entry)) {
-        const unknown = yield* unknownProviderReason(custom, known, slug).pipe(Effect.mapError(() => new FirewallAdminError({ reason: new FirewallBackendUnavailable() })))
+        const unknown = yield* unknownProviderReason(custom, known, slug).pipe(
+          Effect.mapError(() => new FirewallAdminError({ reason: new FirewallBackendUnavailable() }))
+        )
         if (unknown !== undefined) return yield* refuse(new PolicyEntryInvalid({ reason: unknown }))
       }
       return yield* policies.add(known, entry).pipe(Effect.mapError(reasonOf))

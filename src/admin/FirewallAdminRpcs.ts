@@ -1,7 +1,13 @@
 import { Context, Schema } from "effect"
 import { Rpc, RpcGroup } from "effect/rpc"
 import type { RpcClient, RpcClientError } from "effect/rpc"
-import { GatewayPolicyEntry, NewPolicyEntry, PolicyEntryInvalid, PolicyEntryNotFound } from "../../schema/GatewayPolicy.ts"
+import { CheckRequest, FirewallCheckResult } from "../../schema/FirewallCheck.ts"
+import {
+  GatewayPolicyEntry,
+  NewPolicyEntry,
+  PolicyEntryInvalid,
+  PolicyEntryNotFound
+} from "../../schema/GatewayPolicy.ts"
 import {
   GuardrailRule,
   GuardrailRuleInvalid,
@@ -10,7 +16,6 @@ import {
   NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
 import { OrgUnknown } from "../servicekeys/ServiceKeyErrors.ts"
-import { CheckRequest, FirewallCheckResult } from "../../schema/FirewallCheck.ts"
 
 export class FirewallBackendUnavailable extends Schema.TaggedError<FirewallBackendUnavailable>()(
   "FirewallBackendUnavailable",
@@ -65,7 +70,11 @@ export class FirewallAdminRpcs extends RpcGroup.make(
     success: GatewayPolicyEntry,
     error: FirewallAdminError
   }),
-  Rpc.make("FirewallPolicyList", { payload: Org, success: Schema.Array(GatewayPolicyEntry), error: FirewallAdminError }),
+  Rpc.make("FirewallPolicyList", {
+    payload: Org,
+    success: Schema.Array(GatewayPolicyEntry),
+    error: FirewallAdminError
+  }),
   Rpc.make("FirewallPolicyRemove", { payload: OrgAndUuid, error: FirewallAdminError }),
   Rpc.make("FirewallCheck", {
     payload: { org: Schema.String, check: CheckRequest },

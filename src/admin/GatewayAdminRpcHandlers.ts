@@ -1,14 +1,14 @@
 import { DateTime, Effect, Redacted, Result } from "effect"
+import { InferenceLog } from "../inference/InferenceLog.ts"
 import { Organizations } from "../orgs/Organizations.ts"
+import { CustomProviders } from "../providers/custom/CustomProviders.ts"
+import { storeProviderKey } from "../providers/custom/KnownProvider.ts"
+import { isProviderSlug } from "../providers/ProviderSlugs.ts"
+import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
 import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
 import { existingOrg as knownOrg } from "./AdminOrg.ts"
-import { CustomProviders } from "../providers/custom/CustomProviders.ts"
-import { storeProviderKey } from "../providers/custom/KnownProvider.ts"
 import { GatewayAdminError, GatewayAdminRpcs, InvalidProviderKey, UnknownProvider } from "./GatewayAdminRpcs.ts"
-import { InferenceLog } from "../inference/InferenceLog.ts"
-import { isProviderSlug } from "../providers/ProviderSlugs.ts"
-import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 
 const refuse = (reason: GatewayAdminError["reason"]) => Effect.fail(new GatewayAdminError({ reason }))
 
@@ -20,7 +20,8 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
   const inferenceLog = yield* InferenceLog
   const custom = yield* CustomProviders
 
-  const existingOrg = (org: string) => knownOrg(orgs, org).pipe(Effect.mapError((reason) => new GatewayAdminError({ reason })))
+  const existingOrg = (org: string) =>
+    knownOrg(orgs, org).pipe(Effect.mapError((reason) => new GatewayAdminError({ reason })))
 
   /** A built-in slug, or one of the organization's own custom providers. */
   const knownProvider = (org: string, provider: string) =>
@@ -28,7 +29,9 @@ export const GatewayAdminRpcHandlers = GatewayAdminRpcs.toLayer(Effect.gen(funct
       ? Effect.succeed(provider)
       : custom.lookup(org, provider).pipe(
         Effect.orElseSucceed(() => undefined),
-        Effect.flatMap((route) => route !== undefined ? Effect.succeed(provider) : refuse(new UnknownProvider({ provider })))
+        Effect.flatMap((route) =>
+          route !== undefined ? Effect.succeed(provider) : refuse(new UnknownProvider({ provider }))
+        )
       )
 
   return GatewayAdminRpcs.of({

@@ -8,7 +8,9 @@ export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("Unkn
   provider: Schema.String
 }, { httpApiStatus: 400 }) {
   override get message() {
-    return `unknown provider ${JSON.stringify(this.provider)} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider of the organization)`
+    return `unknown provider ${JSON.stringify(this.provider)} (known: ${
+      PROVIDER_SLUGS.join(", ")
+    }, or a custom provider of the organization)`
   }
 }
 

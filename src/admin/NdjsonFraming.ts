@@ -46,7 +46,9 @@ export const makeParser = (maxMessageBytes: number = MAX_MESSAGE_BYTES): RpcSeri
   }
   return {
     decode: (data) => {
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      const bytes = typeof data === "string"
+        ? Buffer.from(data, "utf8")
+        : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
       const items: Array<unknown> = []
       let start = 0
       let newline = bytes.indexOf(NEWLINE, start)

@@ -22,10 +22,15 @@ export const vulnResponse = (
 ) => {
   const varies = compressible(answer)
   if (noneMatch(request.headers["if-none-match"], answer.etag)) return notModified(answer.etag, varies)
-  if (!varies) return HttpServerResponse.uint8Array(answer.identity, { contentType: JSON_TYPE, headers: { etag: answer.etag } })
+  if (!varies) {
+    return HttpServerResponse.uint8Array(answer.identity, { contentType: JSON_TYPE, headers: { etag: answer.etag } })
+  }
   const coding = negotiate(request.headers["accept-encoding"])
   if (coding === undefined) {
-    return HttpServerResponse.uint8Array(answer.identity, { contentType: JSON_TYPE, headers: { etag: answer.etag, vary: VARY } })
+    return HttpServerResponse.uint8Array(answer.identity, {
+      contentType: JSON_TYPE,
+      headers: { etag: answer.etag, vary: VARY }
+    })
   }
   const { added, body } = encoded(answer, coding)
   if (added > 0) compressedAdded(added)
@@ -43,4 +48,3 @@ export const openAnswerResponse = (
   noneMatch(request.headers["if-none-match"], answer.etag)
     ? notModified(answer.etag, false)
     : HttpServerResponse.text(text(answer), { contentType: JSON_TYPE, headers: { etag: answer.etag } })
-

@@ -5,7 +5,13 @@ import { BadRequestBody, NotFoundBody } from "../../schema/ErrorBody.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
 import { TokenResponse } from "../../schema/TokenResponse.ts"
 import { exploitsExample, recordsExample, summaryExample, tokenExample } from "./ApiExamples.ts"
-import { Authentication, Metering, RequestValidation, securitySchemesForRenderers, SignedRequest } from "./ApiSecurity.ts"
+import {
+  Authentication,
+  Metering,
+  RequestValidation,
+  securitySchemesForRenderers,
+  SignedRequest
+} from "./ApiSecurity.ts"
 import { conditionalOperation } from "./ConditionalOpenApi.ts"
 import { OsvApi } from "./OsvApi.ts"
 

@@ -20,7 +20,8 @@ export interface OrgApiKeyCredentials {
 
 export type ClientCredentials = OrgSecretCredentials | OrgApiKeyCredentials
 
-export const hasSecret = (credentials: ClientCredentials): credentials is OrgSecretCredentials => "secret" in credentials
+export const hasSecret = (credentials: ClientCredentials): credentials is OrgSecretCredentials =>
+  "secret" in credentials
 
 /** `apiKey`: a static `ApiKey` header. `jwt`: sign in with AWS4-HMAC-SHA512, send `Bearer`, refresh before expiry. */
 export type CredentialMode = "apiKey" | "jwt"
@@ -64,8 +65,10 @@ export const ApiKeyClient = (credentials: ClientCredentials) => {
   const header = hasSecret(credentials)
     ? formatApiKey(credentials.orgUuid, Redacted.value(credentials.secret))
     : Redacted.value(credentials.apiKey)
-  return HttpApiMiddleware.layerClient(Authentication, ({ next, request }) =>
-    next(HttpClientRequest.setHeader(request, "authorization", header)))
+  return HttpApiMiddleware.layerClient(
+    Authentication,
+    ({ next, request }) => next(HttpClientRequest.setHeader(request, "authorization", header))
+  )
 }
 
 /** Bearer mode: one token shared by all requests, fetched again when within a minute of `exp`. */
@@ -86,7 +89,9 @@ export const JwtClient = (credentials: OrgSecretCredentials, baseUrl: string) =>
           // The middleware may only fail with SignInFailed; an unreachable server is not a refused
           // sign-in, so it stays the HTTP error (a defect here) that the CLI describes as such.
           Effect.catchTag("HttpClientError", (e) => Effect.die(e)),
-          Effect.mapError((e) => new SignInFailed({ message: `sign-in failed: ${"message" in e ? e.message : String(e)}` }))
+          Effect.mapError((e) =>
+            new SignInFailed({ message: `sign-in failed: ${"message" in e ? e.message : String(e)}` })
+          )
         )
         current = { token: issued.token, expMillis: issued.exp * 1000 }
         return issued.token

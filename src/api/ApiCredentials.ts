@@ -1,7 +1,7 @@
+import { Config, Effect, Option, Redacted, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { Config, Effect, Option, Redacted, Schema } from "effect"
 import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import type { ClientCredentials, OrgSecretCredentials } from "./ApiClient.ts"
 
@@ -43,7 +43,8 @@ const MAX_ADDRESS_LENGTH = 2048
  * file), since that is what the user fixes; the value itself is not quoted (it may be anything).
  */
 export const httpAddress = (value: string, from: string): Effect.Effect<string, AddressInvalid> => {
-  const refuse = (why: string) => Effect.fail(new AddressInvalid({ message: `${from} is not usable as an address: ${why}` }))
+  const refuse = (why: string) =>
+    Effect.fail(new AddressInvalid({ message: `${from} is not usable as an address: ${why}` }))
   if (value.length > MAX_ADDRESS_LENGTH) return refuse(`longer than ${MAX_ADDRESS_LENGTH} characters`)
   let url: URL
   try {
@@ -61,7 +62,9 @@ const ConfigHome = Config.option(Config.String("XDG_CONFIG_HOME"))
 /** `$XDG_CONFIG_HOME/vdb/credentials.json` (an absolute XDG_CONFIG_HOME only), else `~/.config/vdb/credentials.json`. */
 export const credentialsPath = Effect.gen(function*() {
   const configHome = yield* Effect.orDie(ConfigHome)
-  const base = Option.isSome(configHome) && configHome.value.startsWith("/") ? configHome.value : join(homedir(), ".config")
+  const base = Option.isSome(configHome) && configHome.value.startsWith("/")
+    ? configHome.value
+    : join(homedir(), ".config")
   return join(base, "vdb", "credentials.json")
 })
 
@@ -77,7 +80,9 @@ export const credentialsFromFile = (path: string): ClientCredentials | undefined
     const apiKey = data.apiKey ?? data.api_key
     if (typeof uuid !== "string") return undefined
     if (typeof secret === "string") return { orgUuid: uuid, secret: Redacted.make(secret) }
-    if (typeof apiKey === "string" && apiKey.startsWith("ApiKey ")) return { orgUuid: uuid, apiKey: Redacted.make(apiKey) }
+    if (typeof apiKey === "string" && apiKey.startsWith("ApiKey ")) {
+      return { orgUuid: uuid, apiKey: Redacted.make(apiKey) }
+    }
     return undefined
   } catch {
     return undefined

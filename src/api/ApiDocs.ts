@@ -1,8 +1,8 @@
+import { Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
-import { Effect } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { API_KEY_PLACEHOLDER, SIGNED_PLACEHOLDER } from "./ApiSecurity.ts"
 
 export const DOCS_PATH = "/docs"
@@ -16,7 +16,9 @@ const OPENAPI_PATH = "/v1/openapi.json"
  */
 const loadScalar = Effect.promise(async () => {
   const publicModule = createRequire(import.meta.url).resolve("effect/http-api/HttpApiScalar")
-  const bundle: { readonly javascript: string } = await import(new URL("./internal/httpApiScalar.js", pathToFileURL(publicModule)).href)
+  const bundle: { readonly javascript: string } = await import(
+    new URL("./internal/httpApiScalar.js", pathToFileURL(publicModule)).href
+  )
   const bytes = new TextEncoder().encode(bundle.javascript)
   return { bytes, version: createHash("sha256").update(bytes).digest("hex").slice(0, 16) }
 })
@@ -76,26 +78,38 @@ export const ApiDocs = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add(
     "GET",
     DOCS_PATH,
-    Effect.map(scalar, ({ version }) => HttpServerResponse.html(page(version)).pipe(HttpServerResponse.setHeader("cache-control", "no-cache")))
+    Effect.map(
+      scalar,
+      ({ version }) =>
+        HttpServerResponse.html(page(version)).pipe(HttpServerResponse.setHeader("cache-control", "no-cache"))
+    )
   )
   yield* router.add(
     "GET",
     DOCS_SCRIPT_PATH,
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.map(scalar, ({ bytes, version }) =>
-        HttpServerResponse.uint8Array(bytes, {
-          contentType: "text/javascript; charset=utf-8",
-          headers: {
-            // Only the URL the page names is final; any other asks again next time.
-            "cache-control": new URL(request.url, "http://x").searchParams.get("v") === version
-              ? "public, max-age=31536000, immutable"
-              : "no-cache"
-          }
-        })))
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) =>
+        Effect.map(scalar, ({ bytes, version }) =>
+          HttpServerResponse.uint8Array(bytes, {
+            contentType: "text/javascript; charset=utf-8",
+            headers: {
+              // Only the URL the page names is final; any other asks again next time.
+              "cache-control": new URL(request.url, "http://x").searchParams.get("v") === version
+                ? "public, max-age=31536000, immutable"
+                : "no-cache"
+            }
+          }))
+    )
   )
   yield* router.add(
     "GET",
     "/",
-    Effect.succeed(HttpServerResponse.jsonUnsafe({ docs: DOCS_PATH, openapi: OPENAPI_PATH }, { status: 302, headers: { location: DOCS_PATH } }))
+    Effect.succeed(
+      HttpServerResponse.jsonUnsafe({ docs: DOCS_PATH, openapi: OPENAPI_PATH }, {
+        status: 302,
+        headers: { location: DOCS_PATH }
+      })
+    )
   )
 }))

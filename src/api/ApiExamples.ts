@@ -12,7 +12,8 @@ import type { TokenResponse } from "../../schema/TokenResponse.ts"
 
 /** A token as `GET /auth/token` issues it (signed with a throwaway key: it opens nothing). */
 export const tokenExample: TokenResponse = {
-  token: "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJzZGciOiJ2bE1uZU9FMWpfaEZiWDN1NjlQQkt3IiwiaXNzIjoidXJuOnZlbmRvcjp2ZGIiLCJzdWIiOiJ1cm46dXVpZDowZjhjN2MxZS0zYjFhLTRjNTUtOWE1Ny0yZjhiNmQxZTRhOTAiLCJpYXQiOjE3OTYxNzU2MDAsImV4cCI6MTc5NjE3NjUwMH0.LW9y8j-l2B9qvsW8nMjxy2al-CARQgJhpSNjDIQLVsYlZIpFRVeSPzXu2BD9OK-2Y6gsdRn0m8Fz_dB_D_eVcw",
+  token:
+    "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJzZGciOiJ2bE1uZU9FMWpfaEZiWDN1NjlQQkt3IiwiaXNzIjoidXJuOnZlbmRvcjp2ZGIiLCJzdWIiOiJ1cm46dXVpZDowZjhjN2MxZS0zYjFhLTRjNTUtOWE1Ny0yZjhiNmQxZTRhOTAiLCJpYXQiOjE3OTYxNzU2MDAsImV4cCI6MTc5NjE3NjUwMH0.LW9y8j-l2B9qvsW8nMjxy2al-CARQgJhpSNjDIQLVsYlZIpFRVeSPzXu2BD9OK-2Y6gsdRn0m8Fz_dB_D_eVcw",
   iss: "urn:vendor:vdb",
   sub: "urn:uuid:0f8c7c1e-3b1a-4c55-9a57-2f8b6d1e4a90",
   exp: 1796176500
@@ -26,7 +27,10 @@ export const summaryExample: CveSummary = {
   gcve: false,
   lastFetchedAt: 1796175656,
   lastEnrichedAt: 1796175656,
-  sources: [{ name: "cisa-kev", processing: false }, { name: "ghsa", processing: false }, { name: "mitre", processing: false }],
+  sources: [{ name: "cisa-kev", processing: false }, { name: "ghsa", processing: false }, {
+    name: "mitre",
+    processing: false
+  }],
   aliases: ["GHSA-jfh8-c2jp-5v3q"],
   references: 114,
   problemTypes: 10,
@@ -65,7 +69,8 @@ export const recordsExample: typeof VulnRecords.Type = [
         descriptions: [
           {
             lang: "en",
-            value: "Apache Log4j2 contains a vulnerability where JNDI features do not protect against attacker-controlled JNDI-related endpoints, allowing for remote code execution."
+            value:
+              "Apache Log4j2 contains a vulnerability where JNDI features do not protect against attacker-controlled JNDI-related endpoints, allowing for remote code execution."
           }
         ],
         affected: [{ vendor: "Apache", product: "Log4j2", defaultStatus: "affected" }],
@@ -78,7 +83,8 @@ export const recordsExample: typeof VulnRecords.Type = [
         solutions: [
           {
             lang: "en",
-            value: "For all affected software assets for which updates exist, the only acceptable remediation actions are: 1) Apply updates; OR 2) remove affected assets from agency networks. Temporary mitigations using one of the measures provided at https://www.cisa.gov/uscert/ed-22-02-apache-log4j-recommended-mitigation-measures are only acceptable until updates are available."
+            value:
+              "For all affected software assets for which updates exist, the only acceptable remediation actions are: 1) Apply updates; OR 2) remove affected assets from agency networks. Temporary mitigations using one of the measures provided at https://www.cisa.gov/uscert/ed-22-02-apache-log4j-recommended-mitigation-measures are only acceptable until updates are available."
           }
         ]
       },
@@ -92,10 +98,12 @@ export const recordsExample: typeof VulnRecords.Type = [
                 type: "kev",
                 content: {
                   dateAdded: "2021-12-10",
-                  reference: "https://www.cisa.gov/known-exploited-vulnerabilities-catalog?search_api_fulltext=CVE-2021-44228",
+                  reference:
+                    "https://www.cisa.gov/known-exploited-vulnerabilities-catalog?search_api_fulltext=CVE-2021-44228",
                   knownRansomwareCampaignUse: "Known",
                   dueDate: "2021-12-24",
-                  requiredAction: "For all affected software assets for which updates exist, the only acceptable remediation actions are: 1) Apply updates; OR 2) remove affected assets from agency networks. Temporary mitigations using one of the measures provided at https://www.cisa.gov/uscert/ed-22-02-apache-log4j-recommended-mitigation-measures are only acceptable until updates are available."
+                  requiredAction:
+                    "For all affected software assets for which updates exist, the only acceptable remediation actions are: 1) Apply updates; OR 2) remove affected assets from agency networks. Temporary mitigations using one of the measures provided at https://www.cisa.gov/uscert/ed-22-02-apache-log4j-recommended-mitigation-measures are only acceptable until updates are available."
                 }
               }
             }
@@ -104,7 +112,15 @@ export const recordsExample: typeof VulnRecords.Type = [
           x_generatedAt: "2021-12-10T00:00:00Z",
           x_enrichmentSource: "CISA Known Exploited Vulnerabilities catalog",
           x_dataSource: "cisa-kev",
-          x_dataCollected: ["affected", "descriptions", "epss", "knownExploited", "problemTypes", "references", "solutions"],
+          x_dataCollected: [
+            "affected",
+            "descriptions",
+            "epss",
+            "knownExploited",
+            "problemTypes",
+            "references",
+            "solutions"
+          ],
           x_aliases: [],
           x_dueDate: "2021-12-24",
           x_epss: { score: 0.99999, percentile: 1, date: "2026-09-29", modelVersion: "v2026.06.15" }
@@ -152,13 +168,16 @@ export const exploitsExample: ExploitResponse = {
       uuid: "358b950f-5c11-5d15-b531-539c3e66641f",
       cveId: "CVE-2021-44228",
       source: "metasploit",
-      url: "https://github.com/rapid7/metasploit-framework/blob/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
+      url:
+        "https://github.com/rapid7/metasploit-framework/blob/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
       type: "exploit",
       title: "VMware vCenter Server Unauthenticated JNDI Injection RCE (via Log4Shell)",
       metasploit: {
         modulePath: "modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
-        moduleUrl: "https://github.com/rapid7/metasploit-framework/blob/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
-        rawUrl: "https://raw.githubusercontent.com/rapid7/metasploit-framework/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
+        moduleUrl:
+          "https://github.com/rapid7/metasploit-framework/blob/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
+        rawUrl:
+          "https://raw.githubusercontent.com/rapid7/metasploit-framework/master/modules/exploits/multi/http/vmware_vcenter_log4shell.rb",
         name: "vmware_vcenter_log4shell.rb"
       }
     },
@@ -171,8 +190,10 @@ export const exploitsExample: ExploitResponse = {
       title: "Apache Log4j2 Remote Code Injection",
       nuclei: {
         path: "http/cves/2021/CVE-2021-44228.yaml",
-        templateUrl: "https://github.com/projectdiscovery/nuclei-templates/blob/main/http/cves/2021/CVE-2021-44228.yaml",
-        rawUrl: "https://raw.githubusercontent.com/projectdiscovery/nuclei-templates/main/http/cves/2021/CVE-2021-44228.yaml",
+        templateUrl:
+          "https://github.com/projectdiscovery/nuclei-templates/blob/main/http/cves/2021/CVE-2021-44228.yaml",
+        rawUrl:
+          "https://raw.githubusercontent.com/projectdiscovery/nuclei-templates/main/http/cves/2021/CVE-2021-44228.yaml",
         severity: "critical",
         author: "melbadry9,dhiyaneshDK,daffainfo,anon-artist,0xceba,Tea,j4vaovo",
         references: [

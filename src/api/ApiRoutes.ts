@@ -4,6 +4,7 @@ import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { Jwt } from "../auth/Jwt.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { UsageLog } from "../usage/UsageLog.ts"
+import { PackageIndex } from "../vulns/PackageIndex.ts"
 import { Api } from "./Api.ts"
 import { ApiDocs } from "./ApiDocs.ts"
 import { AuthenticationLive, SignedRequestLive } from "./AuthenticationLive.ts"
@@ -12,13 +13,18 @@ import { OsvHandlers } from "./handlers/OsvHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
 import { QueryBodyLimitLive } from "./QueryBodyLimitLive.ts"
-import { RouteFallback } from "./RouteFallback.ts"
 import { ResponseCache } from "./ResponseCache.ts"
+import { RouteFallback } from "./RouteFallback.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
 import { VulnFastPath } from "./VulnFastPath.ts"
-import { PackageIndex } from "../vulns/PackageIndex.ts"
 
-const Middleware = Layer.mergeAll(AuthenticationLive, SignedRequestLive, MeteringLive, RequestValidationLive, QueryBodyLimitLive)
+const Middleware = Layer.mergeAll(
+  AuthenticationLive,
+  SignedRequestLive,
+  MeteringLive,
+  RequestValidationLive,
+  QueryBodyLimitLive
+)
 
 /**
  * The API service's routes (`/v1/...`, `/v1/openapi.json`, `/docs`, `/`) with the

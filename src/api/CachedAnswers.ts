@@ -1,12 +1,12 @@
-import { brotliCompressSync, constants, gzipSync } from "node:zlib"
 import { Schema } from "effect"
+import { brotliCompressSync, constants, gzipSync } from "node:zlib"
 import { CveSummary } from "../../schema/CveSummary.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
 import { type Coding, MIN_COMPRESS_BYTES } from "../http/Compression.ts"
+import type { SummaryBody } from "../vulns/Summary.ts"
 import type { Lookup } from "../vulns/VulnStore.ts"
 import { weakEtag } from "./Conditional.ts"
 import type { Built } from "./ResponseCache.ts"
-import type { SummaryBody } from "../vulns/Summary.ts"
 
 /**
  * The answers the response cache keeps, as bytes (or text) ready to send.
@@ -90,7 +90,10 @@ const openAnswer = (head: string, dependsOn: ReadonlyArray<string>): Built<OpenA
 
 /** `/info` without `_timestamp` and `cache_hit`. */
 export const infoAnswer = (body: SummaryBody, dependsOn: ReadonlyArray<string>): Built<OpenAnswer> =>
-  openAnswer(openJson(encodeSummary({ ...body, _timestamp: 0, cache_hit: false }), ["_timestamp", "cache_hit"]), dependsOn)
+  openAnswer(
+    openJson(encodeSummary({ ...body, _timestamp: 0, cache_hit: false }), ["_timestamp", "cache_hit"]),
+    dependsOn
+  )
 
 /** The `/info` text of one response. */
 export const infoText = (answer: OpenAnswer, nowSeconds: number, hit: boolean) =>

@@ -5,41 +5,46 @@
  * to the generated operation rather than declared as a second success schema,
  * so the typed client's result stays the body alone.
  */
-export const conditionalOperation = (options: { readonly compressed: boolean }) =>
-(operation: Record<string, any>): Record<string, any> => {
-  const etag = {
-    description: "Weak entity tag of the stored records this answer was built from; changes when an ingest changes them.",
-    schema: { type: "string" }
-  }
-  const codingHeaders = options.compressed
-    ? {
-      Vary: { description: "`Accept-Encoding`: the body is sent in several codings.", schema: { type: "string" } },
-      "Content-Encoding": {
-        description: "`gzip` or `br` when the client accepts one (quality values honoured) and the body is 1 KiB or more.",
-        schema: { type: "string", enum: ["gzip", "br"] }
+export const conditionalOperation =
+  (options: { readonly compressed: boolean }) => (operation: Record<string, any>): Record<string, any> => {
+    const etag = {
+      description:
+        "Weak entity tag of the stored records this answer was built from; changes when an ingest changes them.",
+      schema: { type: "string" }
+    }
+    const codingHeaders = options.compressed
+      ? {
+        Vary: { description: "`Accept-Encoding`: the body is sent in several codings.", schema: { type: "string" } },
+        "Content-Encoding": {
+          description:
+            "`gzip` or `br` when the client accepts one (quality values honoured) and the body is 1 KiB or more.",
+          schema: { type: "string", enum: ["gzip", "br"] }
+        }
+      }
+      : {}
+    const responses: Record<string, any> = { ...operation.responses }
+    for (const [status, response] of Object.entries(responses)) {
+      if (status === "200") {
+        responses[status] = { ...response, headers: { ...response.headers, ETag: etag, ...codingHeaders } }
       }
     }
-    : {}
-  const responses: Record<string, any> = { ...operation.responses }
-  for (const [status, response] of Object.entries(responses)) {
-    if (status === "200") responses[status] = { ...response, headers: { ...response.headers, ETag: etag, ...codingHeaders } }
+    responses["304"] = {
+      description:
+        "Not Modified: `If-None-Match` matched the current entity tag (weak comparison, `*` or a list). No body; counted against the rate limits and logged like a 200.",
+      headers: { ETag: etag, ...(options.compressed ? { Vary: codingHeaders.Vary } : {}) }
+    }
+    return {
+      ...operation,
+      parameters: [
+        ...(operation.parameters ?? []),
+        {
+          name: "If-None-Match",
+          in: "header",
+          required: false,
+          description: "Entity tags from earlier answers (or `*`): 304 when one matches the current answer.",
+          schema: { type: "string" }
+        }
+      ],
+      responses
+    }
   }
-  responses["304"] = {
-    description: "Not Modified: `If-None-Match` matched the current entity tag (weak comparison, `*` or a list). No body; counted against the rate limits and logged like a 200.",
-    headers: { ETag: etag, ...(options.compressed ? { Vary: codingHeaders.Vary } : {}) }
-  }
-  return {
-    ...operation,
-    parameters: [
-      ...(operation.parameters ?? []),
-      {
-        name: "If-None-Match",
-        in: "header",
-        required: false,
-        description: "Entity tags from earlier answers (or `*`): 304 when one matches the current answer.",
-        schema: { type: "string" }
-      }
-    ],
-    responses
-  }
-}

@@ -51,11 +51,16 @@ export class OsvApi extends HttpApiGroup.make("osv").add(
     params: { id: Schema.String },
     success: OsvRecord,
     error: [BadRequestBody, NotFoundBody]
-  }).annotate(OpenApi.Description, "OSV-compatible: the OSV record of an identifier; records of other sources converted (docs/api.md).")
+  }).annotate(
+    OpenApi.Description,
+    "OSV-compatible: the OSV record of an identifier; records of other sources converted (docs/api.md)."
+  )
     .annotate(OpenApi.Transform, conditionalOperation({ compressed: false })),
   HttpApiEndpoint.get("changes", "/changes", {
     query: {
-      since: Schema.optionalKey(Schema.String.annotate({ description: "a `next_cursor`; omit to start from the beginning" })),
+      since: Schema.optionalKey(
+        Schema.String.annotate({ description: "a `next_cursor`; omit to start from the beginning" })
+      ),
       limit: Schema.optionalKey(
         Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(CHANGES_LIMIT_MAX))
           .annotate({ description: "1..10000, default 1000" })

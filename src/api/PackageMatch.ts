@@ -1,8 +1,8 @@
 import { Result } from "effect"
 import { BadRequest } from "../../schema/ErrorBody.ts"
+import { versionOrder } from "../versions/VersionOrder.ts"
 import { isAffected } from "../vulns/AffectedVersion.ts"
 import type { IndexedEntry, PackageRecord } from "../vulns/PackageIndex.ts"
-import { versionOrder } from "../versions/VersionOrder.ts"
 import type { PackageTarget } from "./PackageTarget.ts"
 
 /**
@@ -32,7 +32,9 @@ const TOKEN = /^o([0-9]{1,9})$/
 export const pageOffset = (token: string | undefined): Result.Result<number, BadRequest> => {
   if (token === undefined || token === "") return Result.succeed(0)
   const match = TOKEN.exec(token)
-  return match === null ? Result.fail(new BadRequest({ message: "invalid page_token" })) : Result.succeed(Number(match[1]))
+  return match === null
+    ? Result.fail(new BadRequest({ message: "invalid page_token" }))
+    : Result.succeed(Number(match[1]))
 }
 
 export const pageToken = (offset: number) => `o${offset}`

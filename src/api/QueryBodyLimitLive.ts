@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
-import { HttpIncomingMessage, HttpServerError, HttpServerRequest } from "effect/http"
 import { ByteSize } from "effect"
+import { HttpIncomingMessage, HttpServerError, HttpServerRequest } from "effect/http"
 import { BadRequest } from "../../schema/ErrorBody.ts"
 import { PayloadTooLarge } from "../../schema/OsvQuery.ts"
 import { declaresOver } from "../server/BodyCap.ts"
@@ -23,7 +23,11 @@ export const QueryBodyLimitLive = Layer.succeed(QueryBodyLimit)((httpEffect) =>
       Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, ByteSize.fromInputUnsafe(max)),
       (defect) =>
         HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError"
-          ? Effect.fail(defect.reason.reason === "BodyTooLarge" ? tooLarge(max) : new BadRequest({ message: "the request body could not be read" }))
+          ? Effect.fail(
+            defect.reason.reason === "BodyTooLarge"
+              ? tooLarge(max)
+              : new BadRequest({ message: "the request body could not be read" })
+          )
           : Effect.die(defect)
     )
   })

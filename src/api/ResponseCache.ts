@@ -1,5 +1,5 @@
 import { Clock, Config, Context, Effect, Layer, Metric, Schedule, Stream } from "effect"
-import { Invalidation, type Invalidated } from "../db/Invalidation.ts"
+import { type Invalidated, Invalidation } from "../db/Invalidation.ts"
 import { readTouched, touchKey } from "../vulns/TouchedRecords.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 
@@ -130,7 +130,13 @@ export class ResponseCache extends Context.Service<ResponseCache, {
       if (size > maxBytes) return
       const old = entries.get(key)
       if (old !== undefined) remove(old)
-      const entry: Entry = { key, at: clock.currentTimeMillisUnsafe(), deps, size, hit: { value: built.value, hit: true } }
+      const entry: Entry = {
+        key,
+        at: clock.currentTimeMillisUnsafe(),
+        deps,
+        size,
+        hit: { value: built.value, hit: true }
+      }
       entries.set(key, entry)
       total += size
       for (const dep of deps) {
@@ -223,18 +229,21 @@ export class ResponseCache extends Context.Service<ResponseCache, {
     return { service, onBus, evict, sweep }
   })
 
-  static readonly layer = Layer.effect(ResponseCache, Effect.gen(function*() {
-    const maxBytes = Math.max(0, yield* Effect.orDie(ResponseCacheBytes))
-    const bus = yield* Invalidation
-    const { evict, onBus, service, sweep } = yield* ResponseCache.make(maxBytes, bus.live)
-    yield* sweep.pipe(Effect.repeat(Schedule.spaced(SWEEP_MILLIS)), Effect.forkScoped)
-    yield* bus.subscribe("vuln-records", onBus)
-    // This process's own writes (and a store without the bus, like the tests' fixtures).
-    const store = yield* VulnStore
-    yield* store.touched.pipe(
-      Stream.runForEach((ids) => Effect.sync(() => evict(ids))),
-      Effect.forkScoped
-    )
-    return service
-  }))
+  static readonly layer = Layer.effect(
+    ResponseCache,
+    Effect.gen(function*() {
+      const maxBytes = Math.max(0, yield* Effect.orDie(ResponseCacheBytes))
+      const bus = yield* Invalidation
+      const { evict, onBus, service, sweep } = yield* ResponseCache.make(maxBytes, bus.live)
+      yield* sweep.pipe(Effect.repeat(Schedule.spaced(SWEEP_MILLIS)), Effect.forkScoped)
+      yield* bus.subscribe("vuln-records", onBus)
+      // This process's own writes (and a store without the bus, like the tests' fixtures).
+      const store = yield* VulnStore
+      yield* store.touched.pipe(
+        Stream.runForEach((ids) => Effect.sync(() => evict(ids))),
+        Effect.forkScoped
+      )
+      return service
+    })
+  )
 }

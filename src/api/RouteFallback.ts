@@ -4,7 +4,13 @@ import type { ErrorBody } from "../../schema/ErrorBody.ts"
 import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
-import { routeFallback, routesOf, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
+import {
+  routeFallback,
+  routesOf,
+  unmatchedHeaders,
+  unmatchedMessage,
+  unmatchedStatus
+} from "../server/RouteFallback.ts"
 import { Api } from "./Api.ts"
 import { DOCS_PATH, DOCS_SCRIPT_PATH } from "./ApiDocs.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
@@ -41,7 +47,9 @@ export const literalPath = (url: string): string | undefined => {
   const query = url.indexOf("?")
   const path = query === -1 ? url : url.slice(0, query)
   if (!path.includes(";") && !path.includes("%")) return undefined
-  const literal = path.split("/").map((segment) => decodes(segment) ? segment : segment.replaceAll("%", "%25")).join("/")
+  const literal = path.split("/").map((segment) => decodes(segment) ? segment : segment.replaceAll("%", "%25")).join(
+    "/"
+  )
     .replaceAll(";", "%3B")
   return literal === path ? undefined : literal + (query === -1 ? "" : url.slice(query))
 }
@@ -63,8 +71,14 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
 
   const viaApiKey = (value: string) => Effect.map(auth.verify(`ApiKey ${value}`), ({ org }) => org.uuid)
   const viaBearer = (token: string, nowMillis: number) =>
-    Effect.flatMap(tokens.claimsOf(token, nowMillis), (claims) =>
-      Effect.map(auth.organization(claims.orgUuid), ({ org, secret }) => signedInWith(claims, secret) ? org.uuid : null))
+    Effect.flatMap(
+      tokens.claimsOf(token, nowMillis),
+      (claims) =>
+        Effect.map(
+          auth.organization(claims.orgUuid),
+          ({ org, secret }) => signedInWith(claims, secret) ? org.uuid : null
+        )
+    )
 
   /**
    * The organization whose valid `ApiKey` or Bearer token the request carries (read as the
@@ -85,7 +99,9 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
     return named.pipe(
       Effect.catch(() => Effect.succeed(null)),
       // A store that fails leaves the request unnamed, not unanswered.
-      Effect.catchDefect((defect) => Effect.as(Effect.logError("usage log: naming a request no route takes failed", defect), null))
+      Effect.catchDefect((defect) =>
+        Effect.as(Effect.logError("usage log: naming a request no route takes failed", defect), null)
+      )
     )
   }
 
@@ -93,24 +109,39 @@ export const RouteFallback = Layer.unwrap(Effect.gen(function*() {
   return routeFallback(
     [...routesOf(Api), ...EXTRA_GET_PATHS.map((path) => ["GET", path] as const)],
     (matched, request) =>
-      Effect.flatMap(Effect.all([Clock.currentTimeMillis, TrustedProxies.useSync((list) => list)]), ([now, trusted]) => {
-        const started = performance.now()
-        // The path without its query, which may carry anything (the access log leaves it out too).
-        const query = request.url.indexOf("?")
-        const path = query === -1 ? request.url : request.url.slice(0, query)
-        // Sign-in refuses HEAD (it would mint a token), so its 405 must not offer it.
-        const unmatched = matched._tag === "MethodNotAllowed" && path === TOKEN_PATH
-          ? { ...matched, allow: matched.allow.filter((method) => method !== "HEAD") }
-          : matched
-        const response = HttpServerResponse.jsonUnsafe({ success: false, error: unmatchedMessage(unmatched) } satisfies ErrorBody, {
-          status: unmatchedStatus(unmatched),
-          headers: unmatchedHeaders(unmatched) ?? {}
-        })
-        return Effect.map(orgOf(request.headers.authorization, now), (orgUuid) => {
-          auth.record(request, orgUuid, UNMATCHED_ROUTE, path, response.status, started, new Date(now), clientAddressOf(trusted, request))
-          return response
-        })
-      }),
+      Effect.flatMap(
+        Effect.all([Clock.currentTimeMillis, TrustedProxies.useSync((list) => list)]),
+        ([now, trusted]) => {
+          const started = performance.now()
+          // The path without its query, which may carry anything (the access log leaves it out too).
+          const query = request.url.indexOf("?")
+          const path = query === -1 ? request.url : request.url.slice(0, query)
+          // Sign-in refuses HEAD (it would mint a token), so its 405 must not offer it.
+          const unmatched = matched._tag === "MethodNotAllowed" && path === TOKEN_PATH
+            ? { ...matched, allow: matched.allow.filter((method) => method !== "HEAD") }
+            : matched
+          const response = HttpServerResponse.jsonUnsafe(
+            { success: false, error: unmatchedMessage(unmatched) } satisfies ErrorBody,
+            {
+              status: unmatchedStatus(unmatched),
+              headers: unmatchedHeaders(unmatched) ?? {}
+            }
+          )
+          return Effect.map(orgOf(request.headers.authorization, now), (orgUuid) => {
+            auth.record(
+              request,
+              orgUuid,
+              UNMATCHED_ROUTE,
+              path,
+              response.status,
+              started,
+              new Date(now),
+              clientAddressOf(trusted, request)
+            )
+            return response
+          })
+        }
+      ),
     { reroute: literalPath }
   )
 }))

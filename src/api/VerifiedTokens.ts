@@ -24,30 +24,33 @@ export class VerifiedTokens extends Context.Service<VerifiedTokens, {
   /** The claims of a token: remembered until its `exp`, else verified now (and remembered). */
   claimsOf(token: string, nowMillis: number): Effect.Effect<TokenClaims, JwtInvalid>
 }>()("vdb/api/VerifiedTokens") {
-  static readonly layer = Layer.effect(VerifiedTokens, Effect.gen(function*() {
-    const jwt = yield* Jwt
-    const verified = new Map<string, TokenClaims>()
-    const refused = new Map<string, JwtInvalid>()
-    const remember = (token: string, claims: TokenClaims) => {
-      if (verified.size >= MAX_TOKENS) verified.delete(verified.keys().next().value!)
-      verified.set(token, claims)
-    }
-    const rememberRefusal = (token: string, error: JwtInvalid) => {
-      if (token.length > MAX_REFUSED_LENGTH) return
-      if (refused.size >= MAX_REFUSED) refused.delete(refused.keys().next().value!)
-      refused.set(token, error)
-    }
-    return VerifiedTokens.of({
-      claimsOf: (token, nowMillis) => {
-        const hit = verified.get(token)
-        if (hit !== undefined && hit.exp > Math.floor(nowMillis / 1000)) return Effect.succeed(hit)
-        const no = refused.get(token)
-        if (no !== undefined) return Effect.fail(no)
-        return jwt.verify(token).pipe(
-          Effect.tap((claims) => Effect.sync(() => remember(token, claims))),
-          Effect.tapError((error) => Effect.sync(() => rememberRefusal(token, error)))
-        )
+  static readonly layer = Layer.effect(
+    VerifiedTokens,
+    Effect.gen(function*() {
+      const jwt = yield* Jwt
+      const verified = new Map<string, TokenClaims>()
+      const refused = new Map<string, JwtInvalid>()
+      const remember = (token: string, claims: TokenClaims) => {
+        if (verified.size >= MAX_TOKENS) verified.delete(verified.keys().next().value!)
+        verified.set(token, claims)
       }
+      const rememberRefusal = (token: string, error: JwtInvalid) => {
+        if (token.length > MAX_REFUSED_LENGTH) return
+        if (refused.size >= MAX_REFUSED) refused.delete(refused.keys().next().value!)
+        refused.set(token, error)
+      }
+      return VerifiedTokens.of({
+        claimsOf: (token, nowMillis) => {
+          const hit = verified.get(token)
+          if (hit !== undefined && hit.exp > Math.floor(nowMillis / 1000)) return Effect.succeed(hit)
+          const no = refused.get(token)
+          if (no !== undefined) return Effect.fail(no)
+          return jwt.verify(token).pipe(
+            Effect.tap((claims) => Effect.sync(() => remember(token, claims))),
+            Effect.tapError((error) => Effect.sync(() => rememberRefusal(token, error)))
+          )
+        }
+      })
     })
-  }))
+  )
 }

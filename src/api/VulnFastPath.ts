@@ -1,16 +1,16 @@
 import { Clock, Context, Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { Organization } from "../../schema/Organization.ts"
 import { ApiKeyAuth, isUnmetered, UNLIMITED } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
-import type { Organization } from "../../schema/Organization.ts"
 import { negotiate } from "../http/Compression.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
+import { normaliseIdentifier } from "../vulns/Identifier.ts"
+import { vulnResponse } from "./AnswerResponses.ts"
 import { DATA_ANSWER_HEADERS } from "./AuthenticationLive.ts"
 import { compressible, type VulnAnswer } from "./CachedAnswers.ts"
 import { noneMatch } from "./Conditional.ts"
-import { vulnResponse } from "./AnswerResponses.ts"
-import { normaliseIdentifier } from "../vulns/Identifier.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 import { VerifiedTokens } from "./VerifiedTokens.ts"
 
@@ -67,7 +67,12 @@ export const VulnFastPath = HttpRouter.middleware(
     // organization's request adds its own decision's), and with the unlimited ones.
     const bare = new WeakMap<VulnAnswer, Partial<Record<Variant, HttpServerResponse.HttpServerResponse>>>()
     const unlimited = new WeakMap<VulnAnswer, Partial<Record<Variant, HttpServerResponse.HttpServerResponse>>>()
-    const bareOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequest, cacheKey: string, variant: Variant) => {
+    const bareOf = (
+      answer: VulnAnswer,
+      request: HttpServerRequest.HttpServerRequest,
+      cacheKey: string,
+      variant: Variant
+    ) => {
       let responses = bare.get(answer)
       if (responses === undefined) bare.set(answer, responses = {})
       // The headers the HttpApi's authentication adds to its data answers, built into the kept response once.
@@ -80,7 +85,10 @@ export const VulnFastPath = HttpRouter.middleware(
       const variant = variantOf(answer, request)
       let responses = unlimited.get(answer)
       if (responses === undefined) unlimited.set(answer, responses = {})
-      return responses[variant] ??= HttpServerResponse.setHeaders(bareOf(answer, request, cacheKey, variant), unlimitedHeaders)
+      return responses[variant] ??= HttpServerResponse.setHeaders(
+        bareOf(answer, request, cacheKey, variant),
+        unlimitedHeaders
+      )
     }
     return (httpEffect) =>
       Effect.withFiber((fiber) => {
@@ -104,7 +112,16 @@ export const VulnFastPath = HttpRouter.middleware(
           const hit = cache.peek<VulnAnswer>(cacheKey)
           if (hit === undefined) return httpEffect
           const sent = (response: HttpServerResponse.HttpServerResponse) => {
-            auth.record(request, org.uuid, ROUTE, raw, response.status, started, new Date(at), clientAddressOf(fiber.getRef(TrustedProxies), request))
+            auth.record(
+              request,
+              org.uuid,
+              ROUTE,
+              raw,
+              response.status,
+              started,
+              new Date(at),
+              clientAddressOf(fiber.getRef(TrustedProxies), request)
+            )
             return response
           }
           // Nothing to count: the finished response, without a step through the admission's effect.
@@ -135,7 +152,9 @@ export const VulnFastPath = HttpRouter.middleware(
             Option.isNone(claims)
               ? httpEffect
               : Effect.flatMap(lookup(auth.organization(claims.value.orgUuid)), (found) =>
-                Option.isNone(found) || !signedInWith(claims.value, found.value.secret) ? httpEffect : answer(found.value.org)))
+                Option.isNone(found) || !signedInWith(claims.value, found.value.secret)
+                  ? httpEffect
+                  : answer(found.value.org)))
         }
         return httpEffect
       })

@@ -86,70 +86,78 @@ export class ApiKeyAuth extends Context.Service<ApiKeyAuth, {
     clientAddress: string | null
   ): void
 }>()("vdb/auth/ApiKeyAuth") {
-  static readonly layer = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
-    const orgs = yield* Organizations
-    const limiter = yield* RateLimiter
-    const usage = yield* UsageLog
+  static readonly layer = Layer.effect(
+    ApiKeyAuth,
+    Effect.gen(function*() {
+      const orgs = yield* Organizations
+      const limiter = yield* RateLimiter
+      const usage = yield* UsageLog
 
-    const malformed = () => Effect.fail(new SignInRefused({ reason: "malformed" }))
-    const invalid = () => Effect.fail(new SignInRefused({ reason: "invalid" }))
+      const malformed = () => Effect.fail(new SignInRefused({ reason: "malformed" }))
+      const invalid = () => Effect.fail(new SignInRefused({ reason: "invalid" }))
 
-    // Per cached entry (a rotation or any change makes a new one): the digest its key must carry,
-    // and the answer for it, so a repeated key is a map lookup and a constant-time compare.
-    const verified = new WeakMap<SignedIn, { readonly digest: string; readonly answer: Effect.Effect<SignedIn> }>()
-    const verifiedOf = (entry: SignedIn) => {
-      let known = verified.get(entry)
-      if (known === undefined) {
-        known = { digest: apiKeyDigest(Redacted.value(entry.secret), entry.org.uuid), answer: Effect.succeed(entry) }
-        verified.set(entry, known)
-      }
-      return known
-    }
-
-    const verify = (credential: string): Effect.Effect<SignedIn, SignInRefused> => {
-      const key = parseApiKey(credential)
-      if (key === undefined) return malformed()
-      return Effect.matchEffect(orgs.secretOf(key.orgUuid), {
-        onFailure: invalid,
-        onSuccess: (entry) => {
-          const known = verifiedOf(entry)
-          return digestMatches(key.digest, known.digest) ? known.answer : invalid()
+      // Per cached entry (a rotation or any change makes a new one): the digest its key must carry,
+      // and the answer for it, so a repeated key is a map lookup and a constant-time compare.
+      const verified = new WeakMap<SignedIn, { readonly digest: string; readonly answer: Effect.Effect<SignedIn> }>()
+      const verifiedOf = (entry: SignedIn) => {
+        let known = verified.get(entry)
+        if (known === undefined) {
+          known = { digest: apiKeyDigest(Redacted.value(entry.secret), entry.org.uuid), answer: Effect.succeed(entry) }
+          verified.set(entry, known)
         }
-      })
-    }
+        return known
+      }
 
-    const organization = (orgUuid: string) => Effect.catchTag(orgs.secretOf(orgUuid), "OrgError", invalid)
-
-    const inactive = (org: Organization) =>
-      Effect.flatMap(limiter.peek(org.uuid, org), (decision) => Effect.fail(new SignInRefused({ reason: "inactive", decision })))
-
-    const unlimited = Effect.succeed(UNLIMITED)
-
-    const admit = (org: Organization, cost = 1): Effect.Effect<RateDecision, SignInRefused> => {
-      if (!org.isActive) return inactive(org)
-      // As `RateLimiter.consume` would decide, without its clock read.
-      if (isUnmetered(org)) return unlimited
-      return Effect.flatMap(limiter.consume(org.uuid, org, cost), (decision) =>
-        decision.admitted ? Effect.succeed(decision) : Effect.fail(new SignInRefused({ reason: "limited", decision })))
-    }
-
-    return ApiKeyAuth.of({
-      verify,
-      organization,
-      active: (org) => org.isActive ? Effect.void : inactive(org),
-      admit,
-      record: (request, orgUuid, route, identifier, status, started, at, clientAddress) =>
-        usage.record({
-          orgUuid,
-          method: request.method,
-          route,
-          identifier: clip(identifier),
-          status,
-          latencyMs: performance.now() - started,
-          clientAddress,
-          userAgent: clip(request.headers["user-agent"]),
-          at
+      const verify = (credential: string): Effect.Effect<SignedIn, SignInRefused> => {
+        const key = parseApiKey(credential)
+        if (key === undefined) return malformed()
+        return Effect.matchEffect(orgs.secretOf(key.orgUuid), {
+          onFailure: invalid,
+          onSuccess: (entry) => {
+            const known = verifiedOf(entry)
+            return digestMatches(key.digest, known.digest) ? known.answer : invalid()
+          }
         })
+      }
+
+      const organization = (orgUuid: string) => Effect.catchTag(orgs.secretOf(orgUuid), "OrgError", invalid)
+
+      const inactive = (org: Organization) =>
+        Effect.flatMap(
+          limiter.peek(org.uuid, org),
+          (decision) => Effect.fail(new SignInRefused({ reason: "inactive", decision }))
+        )
+
+      const unlimited = Effect.succeed(UNLIMITED)
+
+      const admit = (org: Organization, cost = 1): Effect.Effect<RateDecision, SignInRefused> => {
+        if (!org.isActive) return inactive(org)
+        // As `RateLimiter.consume` would decide, without its clock read.
+        if (isUnmetered(org)) return unlimited
+        return Effect.flatMap(limiter.consume(org.uuid, org, cost), (decision) =>
+          decision.admitted
+            ? Effect.succeed(decision)
+            : Effect.fail(new SignInRefused({ reason: "limited", decision })))
+      }
+
+      return ApiKeyAuth.of({
+        verify,
+        organization,
+        active: (org) => org.isActive ? Effect.void : inactive(org),
+        admit,
+        record: (request, orgUuid, route, identifier, status, started, at, clientAddress) =>
+          usage.record({
+            orgUuid,
+            method: request.method,
+            route,
+            identifier: clip(identifier),
+            status,
+            latencyMs: performance.now() - started,
+            clientAddress,
+            userAgent: clip(request.headers["user-agent"]),
+            at
+          })
+      })
     })
-  }))
+  )
 }

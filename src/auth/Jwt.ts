@@ -1,6 +1,6 @@
-import { createHmac } from "node:crypto"
 import { Clock, Context, Effect, Layer, Redacted, Schema } from "effect"
 import { errors as JoseErrors, jwtVerify, SignJWT } from "jose"
+import { createHmac } from "node:crypto"
 import type { TokenResponse } from "../../schema/TokenResponse.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 
@@ -41,7 +41,9 @@ const bindings = new WeakMap<Redacted.Redacted<string>, string>()
 export const secretBinding = (secret: Redacted.Redacted<string>): string => {
   let binding = bindings.get(secret)
   if (binding === undefined) {
-    binding = createHmac("sha256", Redacted.value(secret)).update(BINDING_LABEL).digest().subarray(0, 16).toString("base64url")
+    binding = createHmac("sha256", Redacted.value(secret)).update(BINDING_LABEL).digest().subarray(0, 16).toString(
+      "base64url"
+    )
     bindings.set(secret, binding)
   }
   return binding
@@ -74,49 +76,56 @@ export class Jwt extends Context.Service<Jwt, {
   /** The claims of a valid token; whether its secret is still the organization's is the caller's check (`signedInWith`). */
   verify(token: string): Effect.Effect<TokenClaims, JwtInvalid>
 }>()("vdb/auth/Jwt") {
-  static readonly layer = Layer.effect(Jwt, Effect.gen(function*() {
-    const box = yield* SecretBox
-    const key = Redacted.value(box.derive("jwt-signing"))
+  static readonly layer = Layer.effect(
+    Jwt,
+    Effect.gen(function*() {
+      const box = yield* SecretBox
+      const key = Redacted.value(box.derive("jwt-signing"))
 
-    const issue = Effect.fn("Jwt.issue")(function*(orgUuid: string, binding: string) {
-      const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-      const exp = iat + JWT_LIFETIME_SECONDS
-      const sub = SUBJECT_PREFIX + orgUuid
-      const token = yield* Effect.promise(() =>
-        new SignJWT({ [SECRET_CLAIM]: binding })
-          .setProtectedHeader({ alg: "HS512", typ: "JWT" })
-          .setIssuer(JWT_ISSUER)
-          .setSubject(sub)
-          .setIssuedAt(iat)
-          .setExpirationTime(exp)
-          .sign(key)
-      )
-      return { token, iss: JWT_ISSUER, sub, exp }
-    })
-
-    const verify = Effect.fnUntraced(function*(token: string) {
-      if (!canonicalSignature(token)) return yield* invalid()
-      const now = yield* Clock.currentTimeMillis
-      const { payload } = yield* Effect.tryPromise({
-        try: () =>
-          jwtVerify(token, key, {
-            algorithms: ["HS512"],
-            issuer: JWT_ISSUER,
-            currentDate: new Date(now),
-            requiredClaims: ["exp", "sub", "iat"]
-          }),
-        catch: (e) => new JwtInvalid({ reason: e instanceof JoseErrors.JWTExpired ? "expired" : "invalid" })
+      const issue = Effect.fn("Jwt.issue")(function*(orgUuid: string, binding: string) {
+        const iat = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const exp = iat + JWT_LIFETIME_SECONDS
+        const sub = SUBJECT_PREFIX + orgUuid
+        const token = yield* Effect.promise(() =>
+          new SignJWT({ [SECRET_CLAIM]: binding })
+            .setProtectedHeader({ alg: "HS512", typ: "JWT" })
+            .setIssuer(JWT_ISSUER)
+            .setSubject(sub)
+            .setIssuedAt(iat)
+            .setExpirationTime(exp)
+            .sign(key)
+        )
+        return { token, iss: JWT_ISSUER, sub, exp }
       })
-      // Checked after jose, so an expired token of ours is "expired" whatever it carries. A token
-      // without the binding (issued before tokens carried one) is refused: nothing ties it to a secret.
-      const sub = payload.sub ?? ""
-      const binding = payload[SECRET_CLAIM]
-      if (!sub.startsWith(SUBJECT_PREFIX) || typeof binding !== "string" || typeof payload.exp !== "number") {
-        return yield* invalid()
-      }
-      return { orgUuid: sub.slice(SUBJECT_PREFIX.length), secretBinding: binding, exp: payload.exp } satisfies TokenClaims
-    })
 
-    return Jwt.of({ issue, verify })
-  }))
+      const verify = Effect.fnUntraced(function*(token: string) {
+        if (!canonicalSignature(token)) return yield* invalid()
+        const now = yield* Clock.currentTimeMillis
+        const { payload } = yield* Effect.tryPromise({
+          try: () =>
+            jwtVerify(token, key, {
+              algorithms: ["HS512"],
+              issuer: JWT_ISSUER,
+              currentDate: new Date(now),
+              requiredClaims: ["exp", "sub", "iat"]
+            }),
+          catch: (e) => new JwtInvalid({ reason: e instanceof JoseErrors.JWTExpired ? "expired" : "invalid" })
+        })
+        // Checked after jose, so an expired token of ours is "expired" whatever it carries. A token
+        // without the binding (issued before tokens carried one) is refused: nothing ties it to a secret.
+        const sub = payload.sub ?? ""
+        const binding = payload[SECRET_CLAIM]
+        if (!sub.startsWith(SUBJECT_PREFIX) || typeof binding !== "string" || typeof payload.exp !== "number") {
+          return yield* invalid()
+        }
+        return {
+          orgUuid: sub.slice(SUBJECT_PREFIX.length),
+          secretBinding: binding,
+          exp: payload.exp
+        } satisfies TokenClaims
+      })
+
+      return Jwt.of({ issue, verify })
+    })
+  )
 }

@@ -116,8 +116,7 @@ export interface SigV4Scope {
   readonly service: string
 }
 
-export const scopeString = (scope: SigV4Scope): string =>
-  `${scope.date}/${scope.region}/${scope.service}/aws4_request`
+export const scopeString = (scope: SigV4Scope): string => `${scope.date}/${scope.region}/${scope.service}/aws4_request`
 
 export const stringToSign = (hash: SigV4Hash, amzDate: string, scope: SigV4Scope, canonical: string): string =>
   [algorithmOf(hash), amzDate, scopeString(scope), hashHex(hash, canonical)].join("\n")

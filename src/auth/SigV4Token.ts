@@ -46,7 +46,8 @@ export const signTokenRequest = (options: {
   const signature = sign(options.secret, scope, options.path, options.query ?? "", amzDate)
   return {
     amzDate,
-    authorization: `${TOKEN_ALGORITHM} Credential=${options.orgUuid}/${scope.date}/${TOKEN_REGION}/${TOKEN_SERVICE}/aws4_request, SignedHeaders=x-amz-date, Signature=${signature}`
+    authorization:
+      `${TOKEN_ALGORITHM} Credential=${options.orgUuid}/${scope.date}/${TOKEN_REGION}/${TOKEN_SERVICE}/aws4_request, SignedHeaders=x-amz-date, Signature=${signature}`
   }
 }
 
@@ -76,11 +77,20 @@ export const verifyTokenRequest = (request: {
   readonly query: string
   readonly now: number
 }): TokenRequestCheck => {
-  if (request.authorization === undefined || request.authorization === "") return rejected("missing signed Authorization header")
+  if (request.authorization === undefined || request.authorization === "") {
+    return rejected("missing signed Authorization header")
+  }
   const match = AUTHORIZATION.exec(request.authorization.trim())
   if (match === null) return rejected("Authorization is not an AWS4-HMAC-SHA512 signature")
   const [, orgUuid, date, region, service, terminator, signedHeaders, signature] = match as unknown as [
-    string, string, string, string, string, string, string, string
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string
   ]
   if (region !== TOKEN_REGION || service !== TOKEN_SERVICE || terminator !== "aws4_request") {
     return rejected("credential scope must be <org_uuid>/<yyyymmdd>/us-east-1/vdb/aws4_request")
@@ -90,7 +100,9 @@ export const verifyTokenRequest = (request: {
   const at = parseAmzDate(request.amzDate)
   if (at === undefined) return rejected("X-Amz-Date must be YYYYMMDDTHHMMSSZ")
   if (request.amzDate.slice(0, 8) !== date) return rejected("credential date does not match X-Amz-Date")
-  if (Math.abs(request.now - at) > MAX_SKEW_MILLIS) return rejected("X-Amz-Date is more than 5 minutes from server time")
+  if (Math.abs(request.now - at) > MAX_SKEW_MILLIS) {
+    return rejected("X-Amz-Date is more than 5 minutes from server time")
+  }
   if (signature.length !== 128) return rejected("signature is not an AWS4-HMAC-SHA512 signature")
   const amzDate = request.amzDate
   return {

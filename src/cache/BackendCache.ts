@@ -1,7 +1,7 @@
 import { Cache, Cause, Duration, Effect, Exit, type Scope } from "effect"
 import type { InvalidationBus, InvalidationChannel } from "../db/Invalidation.ts"
-import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
 import type { BackendUnavailable } from "./BackendUnavailable.ts"
+import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
 
 /**
  * What the gateway reads from its backend on the request path (service keys,
@@ -53,7 +53,8 @@ export const makeBackendCache = <A, R>(options: {
     const context = yield* Effect.context<R>()
     const bus = options.bus
     return {
-      get: (key) => bus.live() ? Cache.get(cache, key) : Effect.provideContext(read(key), context),
+      get: (key) =>
+        bus.live() ? Cache.get(cache, key) : Effect.provideContext(read(key), context),
       invalidate: (key) => Cache.invalidate(cache, key)
     }
   })

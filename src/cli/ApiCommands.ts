@@ -1,18 +1,22 @@
 import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { counted, printFields, printJson, printTable } from "./Output.ts"
 import { AdminClient } from "../admin/AdminClient.ts"
 import { ApiClient, type CredentialMode, hasSecret } from "../api/ApiClient.ts"
 import { loadCredentialsAndApi } from "../api/ApiCredentials.ts"
-import { identifierProblem, normaliseCve } from "../vulns/Identifier.ts"
 import { isOurs } from "../vulns/EnrichmentContainer.ts"
+import { identifierProblem, normaliseCve } from "../vulns/Identifier.ts"
 import { wholeNumberFlag } from "./NumberFlags.ts"
+import { counted, printFields, printJson, printTable } from "./Output.ts"
 import { rateLimitLine, type RateLimitWatch, watchingHttpClient } from "./RateLimitHint.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("Print the response as JSON"), Flag.withDefault(false))
-const identifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., PYSEC-..., EUVD-..., ..."))
+const identifier = Argument.String("identifier").pipe(
+  Argument.withDescription("CVE-2021-44228, 2021-44228, GHSA-..., PYSEC-..., EUVD-..., ...")
+)
 /** `/info` takes the CVE forms only (any other is not known there: docs/api.md, "Identifiers"). */
-const cveIdentifier = Argument.String("identifier").pipe(Argument.withDescription("CVE-2021-44228 or 2021-44228 (a CVE id; `vuln` also takes GHSA-... and other ids)"))
+const cveIdentifier = Argument.String("identifier").pipe(
+  Argument.withDescription("CVE-2021-44228 or 2021-44228 (a CVE id; `vuln` also takes GHSA-... and other ids)")
+)
 const jwt = Flag.Boolean("jwt").pipe(
   Flag.withDescription("Sign in for a short-lived token instead of sending the static API key"),
   Flag.withDefault(false)
@@ -37,8 +41,10 @@ export const withClient = <A, E, R>(mode: CredentialMode, use: Effect.Effect<A, 
       ApiClient.layer({ baseUrl, credentials, mode }).pipe(Layer.provide(watchingHttpClient(watch)))
     ).pipe(
       Effect.catchIf(
-        (e): e is E & { readonly _tag: "TooManyRequests" } => (e as { readonly _tag?: unknown })?._tag === "TooManyRequests",
-        () => Effect.flatMap(Clock.currentTimeMillis, (now) => fail(rateLimitLine(watch.last, credentials.orgUuid, now)))
+        (e): e is E & { readonly _tag: "TooManyRequests" } =>
+          (e as { readonly _tag?: unknown })?._tag === "TooManyRequests",
+        () =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => fail(rateLimitLine(watch.last, credentials.orgUuid, now)))
       )
     )
   })
@@ -62,7 +68,9 @@ const validIdentifier = (raw: string) => {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const validOrg = (raw: string) =>
-  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : fail(`--org: not a UUID: ${JSON.stringify(raw.slice(0, 60))}`)
+  UUID.test(raw.trim())
+    ? Effect.succeed(raw.trim().toLowerCase())
+    : fail(`--org: not a UUID: ${JSON.stringify(raw.slice(0, 60))}`)
 
 /**
  * `/info` answers 404 "not known to any data source" for any other form, although `vuln` finds
@@ -77,38 +85,52 @@ const validCve = (raw: string) =>
           `the records of any identifier: bin/vdb vuln ${identifier.trim()}`
       ))
 
-const info = Command.make("info", { identifier: cveIdentifier, json, jwt }, (input) =>
-  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
-    const client = yield* ApiClient
-    const s = yield* client.vulns.info({ params: { identifier: yield* validCve(input.identifier) } })
-    if (input.json) return yield* printJson(s)
-    yield* printFields([
-      ["identifier", s._identifier],
-      ["sources", s.sources.map((x) => x.processing ? `${x.name} (processing)` : x.name).join(", ")],
-      ["aliases", s.aliases.join(", ") || "-"],
-      ["gcve", s.gcve ? "yes" : "no"],
-      ["references", String(s.references)],
-      ["metrics", String(s.metrics)],
-      ["affected", String(s.affected)],
-      ["cached", s.cache_hit ? "yes" : "no"]
-    ])
-  }))).pipe(Command.withDescription("Coverage and count summary of a CVE"))
-
-const vuln = Command.make("vuln", { identifier, json, jwt }, (input) =>
-  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
-    const client = yield* ApiClient
-    const records = yield* client.vulns.vuln({ params: { identifier: yield* validIdentifier(input.identifier) } })
-    if (input.json) return yield* printJson(records)
-    yield* printTable(
-      ["source", "id", "title"],
-      records.map((r: any) => [
-        // This service's enrichment container names the source; it is not always the first ADP container.
-        String((Array.isArray(r.containers?.adp) ? r.containers.adp : []).find(isOurs)?.x_dataSource ?? "-"),
-        String(r.cveMetadata?.cveId ?? "-"),
-        clip(String(r.containers?.cna?.title ?? ""), TITLE_WIDTH)
-      ])
+const info = Command.make(
+  "info",
+  { identifier: cveIdentifier, json, jwt },
+  (input) =>
+    withClient(
+      input.jwt ? "jwt" : "apiKey",
+      Effect.gen(function*() {
+        const client = yield* ApiClient
+        const s = yield* client.vulns.info({ params: { identifier: yield* validCve(input.identifier) } })
+        if (input.json) return yield* printJson(s)
+        yield* printFields([
+          ["identifier", s._identifier],
+          ["sources", s.sources.map((x) => x.processing ? `${x.name} (processing)` : x.name).join(", ")],
+          ["aliases", s.aliases.join(", ") || "-"],
+          ["gcve", s.gcve ? "yes" : "no"],
+          ["references", String(s.references)],
+          ["metrics", String(s.metrics)],
+          ["affected", String(s.affected)],
+          ["cached", s.cache_hit ? "yes" : "no"]
+        ])
+      })
     )
-  }))).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
+).pipe(Command.withDescription("Coverage and count summary of a CVE"))
+
+const vuln = Command.make(
+  "vuln",
+  { identifier, json, jwt },
+  (input) =>
+    withClient(
+      input.jwt ? "jwt" : "apiKey",
+      Effect.gen(function*() {
+        const client = yield* ApiClient
+        const records = yield* client.vulns.vuln({ params: { identifier: yield* validIdentifier(input.identifier) } })
+        if (input.json) return yield* printJson(records)
+        yield* printTable(
+          ["source", "id", "title"],
+          records.map((r: any) => [
+            // This service's enrichment container names the source; it is not always the first ADP container.
+            String((Array.isArray(r.containers?.adp) ? r.containers.adp : []).find(isOurs)?.x_dataSource ?? "-"),
+            String(r.cveMetadata?.cveId ?? "-"),
+            clip(String(r.containers?.cna?.title ?? ""), TITLE_WIDTH)
+          ])
+        )
+      })
+    )
+).pipe(Command.withDescription("CVE Record Format 5.1 records, one per source"))
 
 /** The title column's width: a longer title ends in "…" so the cut shows. */
 const TITLE_WIDTH = 80
@@ -125,34 +147,40 @@ const exploits = Command.make("exploits", {
     Flag.withDefault(false)
   )
 }, (input) =>
-  withClient(input.jwt ? "jwt" : "apiKey", Effect.gen(function*() {
-    const client = yield* ApiClient
-    const identifier = yield* validIdentifier(input.identifier)
-    const page = yield* client.vulns.exploits({
-      params: { identifier },
-      query: {
-        ...Option.match(input.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
-        ...Option.match(input.offset, { onNone: () => ({}), onSome: (offset) => ({ offset }) }),
-        ...(input.includeContent ? { include_content: true } : {})
-      }
+  withClient(
+    input.jwt ? "jwt" : "apiKey",
+    Effect.gen(function*() {
+      const client = yield* ApiClient
+      const identifier = yield* validIdentifier(input.identifier)
+      const page = yield* client.vulns.exploits({
+        params: { identifier },
+        query: {
+          ...Option.match(input.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
+          ...Option.match(input.offset, { onNone: () => ({}), onSome: (offset) => ({ offset }) }),
+          ...(input.includeContent ? { include_content: true } : {})
+        }
+      })
+      if (input.json) return yield* printJson(page)
+      yield* Console.log(`${page.identifier}: ${counted(page.count, "exploit record")}`)
+      yield* printTable(
+        ["date", "source", "type", "url"],
+        page.exploits.map((e) => [
+          e.createdAt === undefined ? "-" : new Date(e.createdAt * 1000).toISOString().slice(0, 10),
+          e.source ?? "-",
+          e.type ?? "-",
+          e.url ?? "-"
+        ])
+      )
     })
-    if (input.json) return yield* printJson(page)
-    yield* Console.log(`${page.identifier}: ${counted(page.count, "exploit record")}`)
-    yield* printTable(
-      ["date", "source", "type", "url"],
-      page.exploits.map((e) => [
-        e.createdAt === undefined ? "-" : new Date(e.createdAt * 1000).toISOString().slice(0, 10),
-        e.source ?? "-",
-        e.type ?? "-",
-        e.url ?? "-"
-      ])
-    )
-  }))).pipe(Command.withDescription("Exploit, proof-of-concept and sighting records, newest first"))
+  )).pipe(Command.withDescription("Exploit, proof-of-concept and sighting records, newest first"))
 
 const usage = Command.make("usage", {
   json,
   org: Flag.String("org").pipe(Flag.withDescription("Only this organization UUID"), Flag.optional),
-  since: Flag.String("since").pipe(Flag.withDescription("Only requests at or after this date (ISO 8601)"), Flag.optional)
+  since: Flag.String("since").pipe(
+    Flag.withDescription("Only requests at or after this date (ISO 8601)"),
+    Flag.optional
+  )
 }, (input) =>
   Effect.gen(function*() {
     const since = Option.getOrUndefined(input.since)

@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { dirname } from "node:path"
 import { Clock, Config, Console, Duration, Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { dirname } from "node:path"
 import { ApiUrl, credentialsFromFile, credentialsPath, httpAddress } from "../api/ApiCredentials.ts"
 import { parseApiKey } from "../auth/ApiKey.ts"
 import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
@@ -31,9 +31,12 @@ const addressOf = (given: string | undefined, givenAs: string, fallback: Config.
     trimSlash
   )
 
-const SiteUrl = Config.all({ explicit: Config.option(Config.String("VDB_SITE_URL")), host: Host, ports: ServicePorts }).pipe(
-  Config.map(({ explicit, host, ports }) => Option.getOrElse(explicit, () => `http://${urlHostOf(host)}:${ports.site}`))
-)
+const SiteUrl = Config.all({ explicit: Config.option(Config.String("VDB_SITE_URL")), host: Host, ports: ServicePorts })
+  .pipe(
+    Config.map(({ explicit, host, ports }) =>
+      Option.getOrElse(explicit, () => `http://${urlHostOf(host)}:${ports.site}`)
+    )
+  )
 /** What `auth login` writes: never the device code. */
 export interface StoredCredential {
   readonly type: "apikey"
@@ -117,13 +120,24 @@ const shownUrl = (raw: string): string | undefined => {
 }
 
 /** "in 15 minutes", and in seconds under a minute and a half (a rounded "0 minutes" says nothing). */
-const expiresText = (seconds: number) => seconds < 90 ? `${Math.max(1, Math.round(seconds))} seconds` : `${Math.round(seconds / 60)} minutes`
+const expiresText = (seconds: number) =>
+  seconds < 90 ? `${Math.max(1, Math.round(seconds))} seconds` : `${Math.round(seconds / 60)} minutes`
 
 const login = Command.make(
   "login",
   {
-    site: Flag.String("site").pipe(Flag.withDescription("The vdb site (default $VDB_SITE_URL, else http://$VDB_HOST:$VDB_SITE_PORT, i.e. http://127.0.0.1:8082)"), Flag.optional),
-    api: Flag.String("api").pipe(Flag.withDescription("The API the credential is for (default $VDB_API_URL, else http://$VDB_HOST:$VDB_API_PORT/v1)"), Flag.optional)
+    site: Flag.String("site").pipe(
+      Flag.withDescription(
+        "The vdb site (default $VDB_SITE_URL, else http://$VDB_HOST:$VDB_SITE_PORT, i.e. http://127.0.0.1:8082)"
+      ),
+      Flag.optional
+    ),
+    api: Flag.String("api").pipe(
+      Flag.withDescription(
+        "The API the credential is for (default $VDB_API_URL, else http://$VDB_HOST:$VDB_API_PORT/v1)"
+      ),
+      Flag.optional
+    )
   },
   Effect.fn(function*(input) {
     const site = yield* addressOf(Option.getOrUndefined(input.site), "--site", SiteUrl, SITE_DEFAULT)
@@ -149,7 +163,9 @@ const login = Command.make(
 
     yield* Console.log(`! First copy your one-time code: ${userCode}`)
     yield* Console.log(`Open ${verifyAt} in your browser, sign in as a member of the organization and approve.`)
-    yield* Console.log("(No member yet? An administrator adds one: bin/vdb member create --org UUID --email E, the password on stdin.)")
+    yield* Console.log(
+      "(No member yet? An administrator adds one: bin/vdb member create --org UUID --email E, the password on stdin.)"
+    )
     yield* Console.log(`Waiting for approval (the code expires in ${expiresText(expiresIn)})...`)
 
     const deadline = (yield* Clock.currentTimeMillis) + expiresIn * 1000
@@ -204,12 +220,18 @@ const verify = Command.make("verify", {}, () =>
     const { path, stored } = yield* loadStored
     const api = yield* addressOf(stored.api, `the api in ${path}`, ApiUrl, API_DEFAULT)
     // Any authenticated lookup will do: 200 or 404 both mean the key was accepted.
-    const answer = yield* request(`${api}/info/CVE-2021-44228`, { headers: { authorization: stored.apiKey } }, "the API")
+    const answer = yield* request(
+      `${api}/info/CVE-2021-44228`,
+      { headers: { authorization: stored.apiKey } },
+      "the API"
+    )
     if (answer.status === 200 || answer.status === 404) {
       return yield* Console.log(`✓ The stored credential works (organization ${stored.orgUuid}, ${api})`)
     }
     if (answer.status === 429) {
-      return yield* Console.log(`✓ The stored credential works (organization ${stored.orgUuid}); the API is rate limiting it right now`)
+      return yield* Console.log(
+        `✓ The stored credential works (organization ${stored.orgUuid}); the API is rate limiting it right now`
+      )
     }
     return yield* fail(`the API refused the stored credential (HTTP ${answer.status}); run \`vdb auth login\` again`)
   })).pipe(Command.withDescription("Exit 0 when the stored credential works against the vulnerability API"))
@@ -230,7 +252,11 @@ const status = Command.make(
       if (stored === undefined) {
         const orgUuid = handWritten(path)
         if (input.json) {
-          yield* printJson(orgUuid === undefined ? { signedIn: false, file: path } : { signedIn: false, orgUuid, credential: "organization secret", file: path })
+          yield* printJson(
+            orgUuid === undefined
+              ? { signedIn: false, file: path }
+              : { signedIn: false, orgUuid, credential: "organization secret", file: path }
+          )
         }
         return yield* fail(
           orgUuid === undefined
@@ -238,7 +264,15 @@ const status = Command.make(
             : `not signed in: ${path} holds organization ${orgUuid}'s secret, written by hand (bin/vdb info|vuln|exploits use it); \`vdb auth login\` replaces it with a sign-in`
         )
       }
-      if (input.json) return yield* printJson({ signedIn: true, orgUuid: stored.orgUuid, site: stored.site, api: stored.api, file: path })
+      if (input.json) {
+        return yield* printJson({
+          signedIn: true,
+          orgUuid: stored.orgUuid,
+          site: stored.site,
+          api: stored.api,
+          file: path
+        })
+      }
       yield* Console.log(`Signed in to organization ${stored.orgUuid}`)
       yield* Console.log(`  site: ${stored.site || "(unknown)"}`)
       yield* Console.log(`  api:  ${stored.api || "(default)"}`)
@@ -253,7 +287,9 @@ const logout = Command.make("logout", {}, () =>
       const orgUuid = handWritten(path)
       // An organization's secret is shown once, when it is made: this file may be its only copy, so it is not deleted here.
       if (orgUuid !== undefined) {
-        return yield* fail(`${path} holds organization ${orgUuid}'s secret, written by hand, not a sign-in; it was left in place: delete it yourself once the secret is kept elsewhere`)
+        return yield* fail(
+          `${path} holds organization ${orgUuid}'s secret, written by hand, not a sign-in; it was left in place: delete it yourself once the secret is kept elsewhere`
+        )
       }
       return yield* Console.log("Not signed in.")
     }
@@ -261,7 +297,9 @@ const logout = Command.make("logout", {}, () =>
       try: () => rmSync(path, { force: true }),
       catch: (cause) => new AuthCommandError({ message: `cannot remove ${path}: ${(cause as Error).message}` })
     })
-    yield* Console.log(`Signed out: removed ${path}. (The organization's API key itself stays valid until \`vdb org rotate-secret\`.)`)
+    yield* Console.log(
+      `Signed out: removed ${path}. (The organization's API key itself stays valid until \`vdb org rotate-secret\`.)`
+    )
   })).pipe(Command.withDescription("Remove the stored credential from this machine"))
 
 export const authCommand = Command.make("auth").pipe(

@@ -77,7 +77,9 @@ const httpLine: Describe = (reason) => {
     }
     case "DecodeError":
     case "EmptyBodyError":
-      return `${origin} sent an answer vdb cannot read (HTTP ${reason.response?.status ?? "?"}); is VDB_API_URL a vdb API?`
+      return `${origin} sent an answer vdb cannot read (HTTP ${
+        reason.response?.status ?? "?"
+      }); is VDB_API_URL a vdb API?`
     default:
       return `the request to ${origin} failed`
   }
@@ -135,7 +137,8 @@ const byKind: Record<string, Describe> = {
   HttpClientError: (e) => httpLine(reasonOf(e)),
   SqlError: sqlLine,
   SocketError: (e) => socketLine(reasonOf(e)),
-  RpcClientError: (e) => socketLine(reasonOf(e)) ?? (tagOf(reasonOf(e)) === "RpcClientDefect" ? SOCKET_STOPPED : undefined),
+  RpcClientError: (e) =>
+    socketLine(reasonOf(e)) ?? (tagOf(reasonOf(e)) === "RpcClientDefect" ? SOCKET_STOPPED : undefined),
   ServeError: (e) => `cannot listen (${systemReason(e.cause, "listen failed")})`,
   // Reasons that escape their wrapper (the RPC client fails with the bare reason at times).
   SocketCloseError: socketLine,
@@ -155,7 +158,11 @@ const schemaThrow = (u: unknown) => {
 /** The kinds in an error's `cause` chain, outermost first (for the debug log). */
 export const kindsOf = (error: unknown): Array<string> => {
   const kinds: Array<string> = []
-  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = error, depth = 0;
+    typeof e === "object" && e !== null && depth < 8;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     kinds.push(tagOf(e) ?? (e as Error).name ?? "unknown")
     const reason = tagOf((e as { reason?: unknown }).reason)
     if (reason !== undefined) kinds.push(reason)
@@ -174,7 +181,11 @@ export const bugStack = (error: unknown): string | undefined => isBug(error) ? (
 
 /** The one line for an error: a known kind anywhere in its cause chain, else its own message. */
 export const describeError = (error: unknown): string => {
-  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = error, depth = 0;
+    typeof e === "object" && e !== null && depth < 8;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const kind = tagOf(e)
     const line = (kind === undefined ? undefined : byKind[kind]?.(e)) ?? schemaThrow(e) ?? fileSystemLine(e)
     if (line !== undefined) return oneLine(line)

@@ -1,15 +1,15 @@
 import { Console, DateTime, Effect, Redacted, Result, Schema, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
+import { GatewayAdminClient, GatewayAdminError } from "../admin/GatewayAdminRpcs.ts"
+import { SLUG as CUSTOM_SLUG } from "../providers/custom/CustomProviderRules.ts"
+import { isProviderSlug, PROVIDER_SLUGS } from "../providers/ProviderSlugs.ts"
+import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
+import { customProviderCommand } from "./CustomProviderCommands.ts"
 import { readHidden } from "./HiddenInput.ts"
 import { printJson, printTable } from "./Output.ts"
-import { GatewayAdminClient, GatewayAdminError } from "../admin/GatewayAdminRpcs.ts"
-import { checkCommand, ruleCommand } from "./RuleCommands.ts"
 import { policyCommand } from "./PolicyCommands.ts"
-import { isProviderSlug, PROVIDER_SLUGS } from "../providers/ProviderSlugs.ts"
-import { SLUG as CUSTOM_SLUG } from "../providers/custom/CustomProviderRules.ts"
-import { customProviderCommand } from "./CustomProviderCommands.ts"
 import { refusalsAs } from "./Refusals.ts"
-import { acceptProviderKey } from "../vault/ProviderKeyValue.ts"
+import { checkCommand, ruleCommand } from "./RuleCommands.ts"
 
 /**
  * A refused `bin/vdb gateway ...` command. `message` is one line for stderr;
@@ -34,7 +34,11 @@ const validOrg = (raw: string) =>
 const validProvider = (raw: string) =>
   isProviderSlug(raw) || CUSTOM_SLUG.test(raw)
     ? Effect.succeed(raw)
-    : fail(`--provider: unknown provider ${JSON.stringify(raw)} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider's slug)`)
+    : fail(
+      `--provider: unknown provider ${JSON.stringify(raw)} (known: ${
+        PROVIDER_SLUGS.join(", ")
+      }, or a custom provider's slug)`
+    )
 
 /** Server refusals (unknown organization, ...) become the command's one-line error; defects stay defects. */
 const refusal = refusalsAs(GatewayAdminError, fail)
@@ -63,22 +67,28 @@ const readKeyFromStdin = Effect.gen(function*() {
     Effect.mapError(() => new GatewayCommandError({ message: "could not read the provider key from stdin" }))
   )
   const buffer = Buffer.concat(bytes)
-  if (buffer.length > MAX_STDIN_BYTES) return yield* fail(`the provider key on stdin is larger than ${MAX_STDIN_BYTES} bytes`)
+  if (buffer.length > MAX_STDIN_BYTES) {
+    return yield* fail(`the provider key on stdin is larger than ${MAX_STDIN_BYTES} bytes`)
+  }
   const key = buffer.toString("utf8").trim()
   if (key.length === 0) return yield* fail("no provider key on stdin (pipe it in: ... provider-key set ... < keyfile)")
   return Redacted.make(key)
 })
 
 const serviceKeyCommand = (name: "create" | "rotate") =>
-  Command.make(name, { org, json }, Effect.fnUntraced(function*(input) {
-    const client = yield* GatewayAdminClient
-    const uuid = yield* validOrg(input.org)
-    const { key } = yield* (name === "create"
-      ? client.GatewayServiceKeyCreate({ org: uuid })
-      : client.GatewayServiceKeyRotate({ org: uuid })).pipe(refusal)
-    yield* (input.json ? printJson({ key: Redacted.value(key) }) : Console.log(Redacted.value(key)))
-    if (!input.json) yield* Console.error("This key is shown only once; store it now.")
-  })).pipe(
+  Command.make(
+    name,
+    { org, json },
+    Effect.fnUntraced(function*(input) {
+      const client = yield* GatewayAdminClient
+      const uuid = yield* validOrg(input.org)
+      const { key } = yield* (name === "create"
+        ? client.GatewayServiceKeyCreate({ org: uuid })
+        : client.GatewayServiceKeyRotate({ org: uuid })).pipe(refusal)
+      yield* (input.json ? printJson({ key: Redacted.value(key) }) : Console.log(Redacted.value(key)))
+      if (!input.json) yield* Console.error("This key is shown only once; store it now.")
+    })
+  ).pipe(
     Command.withDescription(
       name === "create"
         ? "Issue the organization's gateway service API key"
@@ -86,46 +96,62 @@ const serviceKeyCommand = (name: "create" | "rotate") =>
     )
   )
 
-const providerKeySet = Command.make("set", { org, provider }, Effect.fnUntraced(function*(input) {
-  const client = yield* GatewayAdminClient
-  const uuid = yield* validOrg(input.org)
-  const slug = yield* validProvider(input.provider)
-  // Refused here too, before the key crosses the socket: the server applies the same rules.
-  const key = acceptProviderKey(slug, yield* readKeyFromStdin)
-  if (Result.isFailure(key)) return yield* fail(key.failure)
-  yield* client.GatewayProviderKeySet({ org: uuid, provider: slug, key: key.success }).pipe(refusal)
-  yield* Console.log(`stored the ${slug} key for ${uuid}`)
-})).pipe(Command.withDescription("Store a provider key (read from stdin), replacing any previous one"))
-
-const providerKeyDelete = Command.make("delete", { org, provider }, Effect.fnUntraced(function*(input) {
-  const client = yield* GatewayAdminClient
-  const uuid = yield* validOrg(input.org)
-  const slug = yield* validProvider(input.provider)
-  const { deleted } = yield* client.GatewayProviderKeyDelete({ org: uuid, provider: slug }).pipe(refusal)
-  yield* Console.log(deleted ? `deleted the ${slug} key for ${uuid}` : `no ${slug} key was stored for ${uuid}`)
-})).pipe(Command.withDescription("Delete a stored provider key"))
-
-const providerKeyList = Command.make("list", { org, json }, Effect.fnUntraced(function*(input) {
-  const client = yield* GatewayAdminClient
-  const uuid = yield* validOrg(input.org)
-  const entries = yield* client.GatewayProviderKeyList({ org: uuid }).pipe(refusal)
-  const rows = entries.map((e) => ({
-    provider: e.provider,
-    createdAt: DateTime.formatIso(e.createdAt),
-    updatedAt: DateTime.formatIso(e.updatedAt)
-  }))
-  if (input.json) return yield* printJson(rows)
-  if (rows.length === 0) return yield* Console.log(`no provider keys stored for ${uuid}`)
-  yield* printTable(["PROVIDER", "CREATED", "UPDATED"], rows.map((r) => [r.provider, r.createdAt, r.updatedAt]))
-})).pipe(Command.withDescription("List stored provider keys (providers and timestamps only)"))
-
-const inferenceLogCommand = (name: "enable" | "disable") =>
-  Command.make(name, { org }, Effect.fnUntraced(function*(input) {
+const providerKeySet = Command.make(
+  "set",
+  { org, provider },
+  Effect.fnUntraced(function*(input) {
     const client = yield* GatewayAdminClient
     const uuid = yield* validOrg(input.org)
-    yield* client.GatewayInferenceLogSet({ org: uuid, enabled: name === "enable" }).pipe(refusal)
-    yield* Console.log(`inference log ${name}d for ${uuid} (gateways pick it up within 30 s)`)
-  })).pipe(Command.withDescription(
+    const slug = yield* validProvider(input.provider)
+    // Refused here too, before the key crosses the socket: the server applies the same rules.
+    const key = acceptProviderKey(slug, yield* readKeyFromStdin)
+    if (Result.isFailure(key)) return yield* fail(key.failure)
+    yield* client.GatewayProviderKeySet({ org: uuid, provider: slug, key: key.success }).pipe(refusal)
+    yield* Console.log(`stored the ${slug} key for ${uuid}`)
+  })
+).pipe(Command.withDescription("Store a provider key (read from stdin), replacing any previous one"))
+
+const providerKeyDelete = Command.make(
+  "delete",
+  { org, provider },
+  Effect.fnUntraced(function*(input) {
+    const client = yield* GatewayAdminClient
+    const uuid = yield* validOrg(input.org)
+    const slug = yield* validProvider(input.provider)
+    const { deleted } = yield* client.GatewayProviderKeyDelete({ org: uuid, provider: slug }).pipe(refusal)
+    yield* Console.log(deleted ? `deleted the ${slug} key for ${uuid}` : `no ${slug} key was stored for ${uuid}`)
+  })
+).pipe(Command.withDescription("Delete a stored provider key"))
+
+const providerKeyList = Command.make(
+  "list",
+  { org, json },
+  Effect.fnUntraced(function*(input) {
+    const client = yield* GatewayAdminClient
+    const uuid = yield* validOrg(input.org)
+    const entries = yield* client.GatewayProviderKeyList({ org: uuid }).pipe(refusal)
+    const rows = entries.map((e) => ({
+      provider: e.provider,
+      createdAt: DateTime.formatIso(e.createdAt),
+      updatedAt: DateTime.formatIso(e.updatedAt)
+    }))
+    if (input.json) return yield* printJson(rows)
+    if (rows.length === 0) return yield* Console.log(`no provider keys stored for ${uuid}`)
+    yield* printTable(["PROVIDER", "CREATED", "UPDATED"], rows.map((r) => [r.provider, r.createdAt, r.updatedAt]))
+  })
+).pipe(Command.withDescription("List stored provider keys (providers and timestamps only)"))
+
+const inferenceLogCommand = (name: "enable" | "disable") =>
+  Command.make(
+    name,
+    { org },
+    Effect.fnUntraced(function*(input) {
+      const client = yield* GatewayAdminClient
+      const uuid = yield* validOrg(input.org)
+      yield* client.GatewayInferenceLogSet({ org: uuid, enabled: name === "enable" }).pipe(refusal)
+      yield* Console.log(`inference log ${name}d for ${uuid} (gateways pick it up within 30 s)`)
+    })
+  ).pipe(Command.withDescription(
     name === "enable"
       ? "Record inference metadata (never prompt or completion text) for an organization"
       : "Stop recording inference metadata for an organization"
@@ -147,6 +173,9 @@ export const gatewayCommand = Command.make("gateway").pipe(
       Command.withDescription("Per-organization inference logging (metadata only)"),
       Command.withSubcommands([inferenceLogCommand("enable"), inferenceLogCommand("disable")])
     ),
-    ruleCommand, policyCommand, checkCommand, customProviderCommand
+    ruleCommand,
+    policyCommand,
+    checkCommand,
+    customProviderCommand
   ])
 )

@@ -1,7 +1,7 @@
-import type { RpcClientError, RpcGroup } from "effect/rpc"
-import type { RpcClient } from "effect/rpc"
 import { Console, Context, Effect, Option, Schema, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { RpcClientError, RpcGroup } from "effect/rpc"
+import type { RpcClient } from "effect/rpc"
 import { detectSource, INGEST_FORMATS } from "../ingest/formats/index.ts"
 import { IngestInterrupted } from "../ingest/IngestError.ts"
 import type { IngestProgress, IngestSummary } from "../ingest/IngestEvents.ts"
@@ -19,7 +19,9 @@ export class IngestClient extends Context.Service<
 export class ItemsSkipped extends Schema.TaggedError<ItemsSkipped>()("ItemsSkipped", { skipped: Schema.Int }) {
   override get message() {
     // Most skips are items that could not be read, which nothing stores; only one stored whose normalisation failed is kept for --failed.
-    return `${counted(this.skipped, "item")} skipped (see the problems above; those stored but not normalised are also kept: \`vdb ingest --failed\`)`
+    return `${
+      counted(this.skipped, "item")
+    } skipped (see the problems above; those stored but not normalised are also kept: \`vdb ingest --failed\`)`
   }
 }
 
@@ -39,7 +41,9 @@ const summaryLines = (s: IngestSummary) => [
   `inserted: ${s.inserted}`,
   `updated: ${s.updated}`,
   `unchanged: ${s.unchanged}`,
-  `duplicates: ${s.duplicates}${s.conflicting > 0 ? ` (${s.conflicting} with different content; the first read was kept)` : ""}`,
+  `duplicates: ${s.duplicates}${
+    s.conflicting > 0 ? ` (${s.conflicting} with different content; the first read was kept)` : ""
+  }`,
   ...s.conflicts.map((c) => printable(`  ${c.source} ${c.identifier}: kept ${c.kept}, dropped ${c.dropped}`)),
   `normalised: ${s.normalised}`,
   `skipped: ${s.skipped}`,
@@ -58,15 +62,25 @@ const args = Argument.String("args").pipe(
   Argument.variadic()
 )
 const all = Flag.String("all").pipe(
-  Flag.withDescription("Ingest a folder of sources/<source>/… and corpus/<source>/… files, as test/fixtures/data is laid out"),
+  Flag.withDescription(
+    "Ingest a folder of sources/<source>/… and corpus/<source>/… files, as test/fixtures/data is laid out"
+  ),
   Flag.optional
 )
-const failed = Flag.Boolean("failed").pipe(Flag.withDescription("List items whose normalisation failed"), Flag.withDefault(false))
+const failed = Flag.Boolean("failed").pipe(
+  Flag.withDescription("List items whose normalisation failed"),
+  Flag.withDefault(false)
+)
 const format = Flag.Literals("format", INGEST_FORMATS).pipe(
-  Flag.withDescription("Read every PATH (and -) as this format instead of by its name: JSON or NDJSON are told apart by content"),
+  Flag.withDescription(
+    "Read every PATH (and -) as this format instead of by its name: JSON or NDJSON are told apart by content"
+  ),
   Flag.optional
 )
-const json = Flag.Boolean("json").pipe(Flag.withDescription("Machine-readable summary on stdout"), Flag.withDefault(false))
+const json = Flag.Boolean("json").pipe(
+  Flag.withDescription("Machine-readable summary on stdout"),
+  Flag.withDefault(false)
+)
 
 export const ingestCommand = Command.make(
   "ingest",
@@ -89,7 +103,9 @@ export const ingestCommand = Command.make(
       format: Option.getOrUndefined(input.format)
     }, detectSource)
     if (plan.files.some((f) => f.path === undefined) && process.stdin.isTTY === true) {
-      yield* Console.error("reading standard input (end it with Ctrl-D; pipe a file in instead: zcat x.ndjson.gz | vdb ingest SOURCE -)")
+      yield* Console.error(
+        "reading standard input (end it with Ctrl-D; pipe a file in instead: zcat x.ndjson.gz | vdb ingest SOURCE -)"
+      )
     }
     const tty = process.stderr.isTTY === true
     const clearBar = tty ? Effect.sync(() => void process.stderr.write("\r\x1b[K")) : Effect.void
@@ -136,7 +152,10 @@ export const ingestCommand = Command.make(
   Command.withExamples([
     { command: "vdb ingest mitre ./cvelistV5/cves", description: "One source from a directory tree" },
     { command: "vdb ingest osv ./pysec.ndjson.gz", description: "NDJSON, gzip-compressed" },
-    { command: "zcat x.ndjson.gz | vdb ingest osv -", description: "Standard input (gzip and JSON/NDJSON are recognised; else --format)" },
+    {
+      command: "zcat x.ndjson.gz | vdb ingest osv -",
+      description: "Standard input (gzip and JSON/NDJSON are recognised; else --format)"
+    },
     { command: "vdb ingest --all ../shared/data", description: "Every source of a data folder" },
     { command: "vdb ingest --failed", description: "Items whose normalisation failed" }
   ])

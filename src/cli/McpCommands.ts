@@ -7,10 +7,12 @@ const json = Flag.Boolean("json").pipe(Flag.withDescription("Print machine-reada
 const print = (entries: ReadonlyArray<EntryInfo>, asJson: boolean) =>
   asJson
     ? Console.log(JSON.stringify(entries, null, 2))
-    : Console.log(entries.map((e) => {
-      const args = e.arguments.map((a) => `${a.name}${a.required ? "" : "?"}: ${a.type}`).join(", ")
-      return `${e.name}(${args})\n    ${e.description}`
-    }).join("\n"))
+    : Console.log(
+      entries.map((e) => {
+        const args = e.arguments.map((a) => `${a.name}${a.required ? "" : "?"}: ${a.type}`).join(", ")
+        return `${e.name}(${args})\n    ${e.description}`
+      }).join("\n")
+    )
 
 const tools = Command.make("tools", { json }, (input) => print(toolCatalog(), input.json)).pipe(
   Command.withDescription("List the MCP server's tools with their arguments (what POST /mcp exposes)")
@@ -25,4 +27,3 @@ export const mcpCommand = Command.make("mcp").pipe(
   Command.withDescription("The MCP endpoint's tools and prompts"),
   Command.withSubcommands([tools, prompts])
 )
-

@@ -36,9 +36,13 @@ const readPassword = Effect.gen(function*() {
     Effect.mapError(() => new MemberCommandError({ message: "could not read the password from stdin" }))
   )
   const buffer = Buffer.concat([...chunks])
-  if (buffer.length > MAX_STDIN_BYTES) return yield* fail(`the password on stdin is larger than ${MAX_STDIN_BYTES} bytes`)
+  if (buffer.length > MAX_STDIN_BYTES) {
+    return yield* fail(`the password on stdin is larger than ${MAX_STDIN_BYTES} bytes`)
+  }
   const password = buffer.toString("utf8").replace(/\r?\n$/, "")
-  if (password.length === 0) return yield* fail("no password on stdin (pipe it in: ... member create ... < passwordfile)")
+  if (password.length === 0) {
+    return yield* fail("no password on stdin (pipe it in: ... member create ... < passwordfile)")
+  }
   return password
 })
 
@@ -71,8 +75,15 @@ const list = Command.make(
   Effect.fn(function*(input) {
     const admin = yield* AdminClient
     const members = yield* admin.MemberList({ org: Option.getOrUndefined(input.org) })
-    if (input.json) return yield* printJson(members.map((m) => ({ uuid: m.uuid, email: m.email, org: m.orgUuid, createdAt: m.createdAt })))
-    yield* printTable(["UUID", "EMAIL", "ORG", "CREATED"], members.map((m) => [m.uuid, m.email, m.orgUuid, m.createdAt]))
+    if (input.json) {
+      return yield* printJson(
+        members.map((m) => ({ uuid: m.uuid, email: m.email, org: m.orgUuid, createdAt: m.createdAt }))
+      )
+    }
+    yield* printTable(
+      ["UUID", "EMAIL", "ORG", "CREATED"],
+      members.map((m) => [m.uuid, m.email, m.orgUuid, m.createdAt])
+    )
   })
 ).pipe(Command.withDescription("List members"))
 

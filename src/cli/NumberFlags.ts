@@ -16,7 +16,9 @@ export interface WholeNumberRange {
 
 /** `>= 0` or `from 1 to 1000`: a maximum no one would reach (a database column's) is left unsaid. */
 const rangeText = ({ max, min, note }: WholeNumberRange) =>
-  `${max === undefined || max >= 2_147_483_647 ? `>= ${min}` : `from ${min} to ${max}`}${note === undefined ? "" : ` (${note})`}`
+  `${max === undefined || max >= 2_147_483_647 ? `>= ${min}` : `from ${min} to ${max}`}${
+    note === undefined ? "" : ` (${note})`
+  }`
 
 /**
  * A whole-number flag whose every refusal is one sentence with the range: `--per-minute abc` and

@@ -13,7 +13,8 @@ export const printable = (text: string) =>
   text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** `1 exploit record`, `2 exploit records`: a count with its noun, never "1 records" or "record(s)". */
-export const counted = (n: number, noun: string, plural = `${noun}s`) => `${n.toLocaleString("en")} ${n === 1 ? noun : plural}`
+export const counted = (n: number, noun: string, plural = `${noun}s`) =>
+  `${n.toLocaleString("en")} ${n === 1 ? noun : plural}`
 
 export const printFields = (fields: ReadonlyArray<readonly [string, string]>) => {
   const width = Math.max(...fields.map(([k]) => k.length)) + 1

@@ -66,14 +66,20 @@ export const rateLimitLine = (refusal: RateLimitRefusal | undefined, orgUuid: st
   const used = exhausted.length === 0
     ? "rate limit exceeded"
     : `rate limit exceeded: the organization's ${
-      exhausted.map((e) => `${e.limit.toLocaleString("en")} request${e.limit === 1 ? "" : "s"} a ${e.window}`).join(" and ")
+      exhausted.map((e) => `${e.limit.toLocaleString("en")} request${e.limit === 1 ? "" : "s"} a ${e.window}`).join(
+        " and "
+      )
     } ${exhausted.length === 1 && exhausted[0]!.limit === 1 ? "is" : "are"} used up`
   const retryAfter = refusal?.retryAfter
   const retry = retryAfter === undefined
     ? "retry later"
     : retryAfter < 90
     ? `retry in ${waitText(retryAfter)}`
-    : `retry in ${waitText(retryAfter)} (at ${new Date(now + retryAfter * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC)`
-  const flags = (exhausted.length === 0 ? ["minute", "week"] : exhausted.map((e) => e.window)).map((w) => `--per-${w} N`).join(" ")
+    : `retry in ${waitText(retryAfter)} (at ${
+      new Date(now + retryAfter * 1000).toISOString().slice(0, 16).replace("T", " ")
+    } UTC)`
+  const flags = (exhausted.length === 0 ? ["minute", "week"] : exhausted.map((e) => e.window)).map((w) =>
+    `--per-${w} N`
+  ).join(" ")
   return `${used}; ${retry}. To raise the limit, the server's operator runs \`bin/vdb org limits ${orgUuid} ${flags}\` (0 = unlimited)`
 }

@@ -1,6 +1,6 @@
-import cluster from "node:cluster"
 import { Config, Effect, Layer } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import cluster from "node:cluster"
 import { Main } from "../../layers/Main.ts"
 import { AdminSocketListener } from "../admin/AdminServer.ts"
 import { Host, ServicePorts } from "../config/AppConfig.ts"
@@ -8,8 +8,8 @@ import { primaryMetricsServer } from "../metrics/ClusterMetrics.ts"
 import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
 import { loadTrustedProxies, TrustedProxies } from "../server/ClientAddress.ts"
 import { listenFailed, serveLayer } from "../server/Serve.ts"
-import { StopLog, stopPart } from "../server/StopLog.ts"
 import { SERVICE_NAMES } from "../server/Services.ts"
+import { StopLog, stopPart } from "../server/StopLog.ts"
 import { checkWorkers, isLeadWorker, runPrimary } from "../server/Workers.ts"
 
 export const serveCommand = Command.make(

@@ -10,9 +10,13 @@ export class FeedClient extends Context.Service<
   RpcClient.RpcClient<RpcGroup.Rpcs<typeof FeedRpcs>, RpcClientError.RpcClientError>
 >()("vdb/cli/FeedClient") {}
 
-export class SourcesFailed extends Schema.TaggedError<SourcesFailed>()("SourcesFailed", { sources: Schema.Array(Schema.String) }) {
+export class SourcesFailed
+  extends Schema.TaggedError<SourcesFailed>()("SourcesFailed", { sources: Schema.Array(Schema.String) })
+{
   override get message() {
-    return `sync failed for ${this.sources.join(", ")} (see above; the stored data and cursors are as before the failed part)`
+    return `sync failed for ${
+      this.sources.join(", ")
+    } (see above; the stored data and cursors are as before the failed part)`
   }
 }
 
@@ -29,7 +33,9 @@ const outcomeLine = (o: SyncFinished) =>
     o.status === "busy"
       ? `${o.source}: not run, a run of it is in progress (the schedule's or another sync's)`
       : `${o.source}: ${o.status}${o.status === "unchanged" ? "" : `, ${o.changed} changed, ${o.failed} failed`}` +
-        `${o.error === undefined ? "" : ` — ${o.error.message}`}${o.nextRunAt === undefined ? "" : `; next run ${o.nextRunAt}`}`
+        `${o.error === undefined ? "" : ` — ${o.error.message}`}${
+          o.nextRunAt === undefined ? "" : `; next run ${o.nextRunAt}`
+        }`
   )
 
 const BAR = 24
@@ -55,14 +61,16 @@ const progressView = (sources: ReadonlyArray<string>) => {
     drawn = lines.size
   }
   return {
-    set: (source: string, line: string) => Effect.sync(() => {
-      lines.set(source, line)
-      draw()
-    }),
-    items: (source: string, items: number) => Effect.sync(() => {
-      lines.set(source, bar(items))
-      draw()
-    }),
+    set: (source: string, line: string) =>
+      Effect.sync(() => {
+        lines.set(source, line)
+        draw()
+      }),
+    items: (source: string, items: number) =>
+      Effect.sync(() => {
+        lines.set(source, bar(items))
+        draw()
+      }),
     end: Effect.sync(() => void (drawn > 0 && process.stderr.write("\n")))
   }
 }
@@ -100,14 +108,16 @@ const run = (sources: ReadonlyArray<string>, full: boolean, json: boolean) =>
             return view === undefined ? Effect.void : view.items(event.source, event.items)
           case "Finished":
             finished.push(event)
-            return view === undefined ? Effect.void : view.set(event.source, outcomeLine(event).slice(event.source.length + 2))
+            return view === undefined
+              ? Effect.void
+              : view.set(event.source, outcomeLine(event).slice(event.source.length + 2))
         }
       }),
       Effect.ensuring(Effect.suspend(() => view?.end ?? Effect.void)),
       Effect.catchTag("RpcClientError", () => Effect.fail(new SyncInterrupted()))
     )
     if (json) yield* Console.log(JSON.stringify(finished.map(({ _tag, ...rest }) => rest), null, 2))
-    else if (!tty) for (const o of finished) yield* Console.log(outcomeLine(o))
+    else if (!tty) { for (const o of finished) yield* Console.log(outcomeLine(o)) }
     const failed = finished.filter((o) => o.status === "failed").map((o) => o.source)
     if (failed.length > 0) return yield* new SourcesFailed({ sources: failed })
   })
@@ -116,8 +126,14 @@ const sources = Argument.String("source").pipe(
   Argument.withDescription("Sources to fetch now (default: all live feeds), or `status`"),
   Argument.variadic()
 )
-const full = Flag.Boolean("full").pipe(Flag.withDescription("Ignore the stored cursors: fetch everything again"), Flag.withDefault(false))
-const json = Flag.Boolean("json").pipe(Flag.withDescription("Machine-readable output on stdout"), Flag.withDefault(false))
+const full = Flag.Boolean("full").pipe(
+  Flag.withDescription("Ignore the stored cursors: fetch everything again"),
+  Flag.withDefault(false)
+)
+const json = Flag.Boolean("json").pipe(
+  Flag.withDescription("Machine-readable output on stdout"),
+  Flag.withDefault(false)
+)
 
 export const syncCommand = Command.make(
   "sync",

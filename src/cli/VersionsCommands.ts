@@ -43,7 +43,9 @@ const compare = Command.make("compare", { ecosystem }, (input) =>
     yield* Console.log(`${counts.passed} passed, ${counts.failed} failed`)
     if (counts.failed > 0) {
       return yield* new VersionsCommandError({
-        message: `${counts.failed} of ${counts.passed + counts.failed} comparisons disagree with vdb's ${order.success.ecosystem} order`
+        message: `${counts.failed} of ${
+          counts.passed + counts.failed
+        } comparisons disagree with vdb's ${order.success.ecosystem} order`
       })
     }
   })).pipe(

@@ -28,7 +28,10 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
   [["serve"], () => import("./ServeCommand.ts").then((m) => [m.serveCommand])],
   [["db"], () => import("./DbCommand.ts").then((m) => [m.dbCommand])],
   [["org"], () => import("./OrgCommands.ts").then((m) => [m.orgCommand.pipe(Command.provide(viaAdminSocket))])],
-  [["member"], () => import("./MemberCommands.ts").then((m) => [m.memberCommand.pipe(Command.provide(viaAdminSocket))])],
+  [
+    ["member"],
+    () => import("./MemberCommands.ts").then((m) => [m.memberCommand.pipe(Command.provide(viaAdminSocket))])
+  ],
   [["auth"], () => import("./AuthCommands.ts").then((m) => [m.authCommand])],
   [["gateway"], async () => {
     const [{ gatewayCommand }, gateway, firewall, custom] = await Promise.all([
@@ -47,7 +50,9 @@ const COMMANDS: ReadonlyArray<readonly [ReadonlyArray<string>, () => Promise<Rea
   }],
   [["ingest"], () =>
     import("./IngestCommand.ts").then((m) => [
-      m.ingestCommand.pipe(Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket))))
+      m.ingestCommand.pipe(
+        Command.provide(Layer.effect(m.IngestClient, AdminClient).pipe(Layer.provide(viaAdminSocket)))
+      )
     ])],
   [["sync"], () =>
     import("./SyncCommands.ts").then((m) => [
@@ -99,7 +104,9 @@ const OneLineErrors = CliOutput.layerPresenter({
     event._tag === "InvalidInvocation"
       ? Console.error(
         `vdb: ${
-          event.errors.map((error) => error._tag === "InvalidValue" ? invalidValueLine(error) : error.message).join("; ")
+          event.errors.map((error) => error._tag === "InvalidValue" ? invalidValueLine(error) : error.message).join(
+            "; "
+          )
         } (see: ${event.commandPath.join(" ")} --help)`
       )
       : CliOutput.defaultPresenter.present(event)
@@ -123,7 +130,9 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
     if (Cause.hasInterruptsOnly(cause)) return
     const error = Cause.squash(cause)
     if (!isCliParseError(error)) {
-      yield* Effect.logDebug("command failed").pipe(Effect.annotateLogs({ kinds: kindsOf(error), stack: bugStack(error) }))
+      yield* Effect.logDebug("command failed").pipe(
+        Effect.annotateLogs({ kinds: kindsOf(error), stack: bugStack(error) })
+      )
       yield* Console.error(`vdb: ${describeCause(cause)}`)
     }
     yield* Effect.sync(() => {

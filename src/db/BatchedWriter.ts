@@ -50,102 +50,104 @@ const unreachable = (cause: Cause.Cause<unknown>) => {
   return SqlError.isSqlError(error) && UNREACHABLE.has(error.reason._tag)
 }
 
-export const make = Effect.fnUntraced(function*<A>(options: Options<A>): Effect.fn.Return<BatchedWriter<A>, never, Scope.Scope> {
-  const queue = yield* Queue.bounded<A>(options.capacity)
-  let droppedSinceStart = 0
-  let droppedUnrecorded = 0
-  let queueFullUnreported = 0
-  const drop = (count: number) => {
-    droppedSinceStart += count
-    droppedUnrecorded += count
-  }
-
-  const lock = yield* Semaphore.make(1)
-
-  /** The number of rows that failed. */
-  const writeOneByOne = Effect.fnUntraced(function*(rows: ReadonlyArray<A>) {
-    let failed = 0
-    for (let i = 0; i < rows.length; i++) {
-      const exit = yield* Effect.exit(options.write([rows[i]!]))
-      if (exit._tag === "Success") continue
-      if (unreachable(exit.cause)) return failed + rows.length - i
-      failed++
+export const make = Effect.fnUntraced(
+  function*<A>(options: Options<A>): Effect.fn.Return<BatchedWriter<A>, never, Scope.Scope> {
+    const queue = yield* Queue.bounded<A>(options.capacity)
+    let droppedSinceStart = 0
+    let droppedUnrecorded = 0
+    let queueFullUnreported = 0
+    const drop = (count: number) => {
+      droppedSinceStart += count
+      droppedUnrecorded += count
     }
-    return failed
-  })
 
-  const writeRows = (rows: Arr.NonEmptyReadonlyArray<A>) =>
-    options.write(rows).pipe(
-      Effect.catchCause((cause) =>
-        Effect.gen(function*() {
-          // Row by row: only the rows the database refuses are lost. An unreachable database
-          // refuses them all, so the rest of the batch is dropped at once instead of waiting
-          // out a connection timeout per row (the writer is uninterruptible while it writes).
-          const failed = rows.length === 1 ? 1 : yield* writeOneByOne(rows)
-          drop(failed)
-          yield* Effect.logWarning(`${options.name}: batch write failed; retried row by row`, {
-            rows: rows.length,
-            dropped: failed,
-            reason: summary(cause)
-          })
-        })
-      )
-    )
+    const lock = yield* Semaphore.make(1)
 
-  const recordDropped = Effect.suspend(() => {
-    const recorder = options.recordDropped
-    const count = droppedUnrecorded
-    if (recorder === undefined || count === 0) return Effect.void
-    droppedUnrecorded = 0
-    return recorder(count).pipe(Effect.catchCause(() => Effect.sync(() => void (droppedUnrecorded += count))))
-  })
-
-  const reportQueueFull = Effect.suspend(() => {
-    const count = queueFullUnreported
-    queueFullUnreported = 0
-    return count === 0
-      ? Effect.void
-      : Effect.logWarning(`${options.name}: queue full, rows dropped`, { dropped: count, droppedSinceStart })
-  })
-
-  const writeBatch = (rows: ReadonlyArray<A>) =>
-    Effect.gen(function*() {
-      yield* reportQueueFull
-      for (const chunk of Arr.chunksOf(rows, options.batchSize)) yield* writeRows(chunk)
-      yield* recordDropped
-    }).pipe(
-      // A lost log line must never take the service down.
-      Effect.catchCause((cause) => Effect.logError(`${options.name}: write failed`, { reason: summary(cause) })),
-      lock.withPermits(1)
-    )
-
-  // A batch taken is always written, even when the scope closes meanwhile.
-  let full = false
-  yield* Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(
-      restore(
-        full
-          ? Queue.takeBetween(queue, 1, options.batchSize)
-          : Effect.andThen(Effect.sleep(options.linger), Queue.takeBetween(queue, 1, options.batchSize))
-      ),
-      (rows) => {
-        full = rows.length === options.batchSize
-        return writeBatch(rows)
+    /** The number of rows that failed. */
+    const writeOneByOne = Effect.fnUntraced(function*(rows: ReadonlyArray<A>) {
+      let failed = 0
+      for (let i = 0; i < rows.length; i++) {
+        const exit = yield* Effect.exit(options.write([rows[i]!]))
+        if (exit._tag === "Success") continue
+        if (unreachable(exit.cause)) return failed + rows.length - i
+        failed++
       }
-    )
-  ).pipe(Effect.forever, Effect.forkScoped)
+      return failed
+    })
 
-  const flush = Effect.flatMap(Queue.clear(queue), writeBatch)
-  yield* Effect.addFinalizer(() => flush)
+    const writeRows = (rows: Arr.NonEmptyReadonlyArray<A>) =>
+      options.write(rows).pipe(
+        Effect.catchCause((cause) =>
+          Effect.gen(function*() {
+            // Row by row: only the rows the database refuses are lost. An unreachable database
+            // refuses them all, so the rest of the batch is dropped at once instead of waiting
+            // out a connection timeout per row (the writer is uninterruptible while it writes).
+            const failed = rows.length === 1 ? 1 : yield* writeOneByOne(rows)
+            drop(failed)
+            yield* Effect.logWarning(`${options.name}: batch write failed; retried row by row`, {
+              rows: rows.length,
+              dropped: failed,
+              reason: summary(cause)
+            })
+          })
+        )
+      )
 
-  return {
-    offer: (row) => {
-      if (Queue.offerUnsafe(queue, row)) return true
-      drop(1)
-      queueFullUnreported++
-      return false
-    },
-    flush,
-    dropped: Effect.sync(() => droppedSinceStart)
+    const recordDropped = Effect.suspend(() => {
+      const recorder = options.recordDropped
+      const count = droppedUnrecorded
+      if (recorder === undefined || count === 0) return Effect.void
+      droppedUnrecorded = 0
+      return recorder(count).pipe(Effect.catchCause(() => Effect.sync(() => void (droppedUnrecorded += count))))
+    })
+
+    const reportQueueFull = Effect.suspend(() => {
+      const count = queueFullUnreported
+      queueFullUnreported = 0
+      return count === 0
+        ? Effect.void
+        : Effect.logWarning(`${options.name}: queue full, rows dropped`, { dropped: count, droppedSinceStart })
+    })
+
+    const writeBatch = (rows: ReadonlyArray<A>) =>
+      Effect.gen(function*() {
+        yield* reportQueueFull
+        for (const chunk of Arr.chunksOf(rows, options.batchSize)) yield* writeRows(chunk)
+        yield* recordDropped
+      }).pipe(
+        // A lost log line must never take the service down.
+        Effect.catchCause((cause) => Effect.logError(`${options.name}: write failed`, { reason: summary(cause) })),
+        lock.withPermits(1)
+      )
+
+    // A batch taken is always written, even when the scope closes meanwhile.
+    let full = false
+    yield* Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(
+        restore(
+          full
+            ? Queue.takeBetween(queue, 1, options.batchSize)
+            : Effect.andThen(Effect.sleep(options.linger), Queue.takeBetween(queue, 1, options.batchSize))
+        ),
+        (rows) => {
+          full = rows.length === options.batchSize
+          return writeBatch(rows)
+        }
+      )
+    ).pipe(Effect.forever, Effect.forkScoped)
+
+    const flush = Effect.flatMap(Queue.clear(queue), writeBatch)
+    yield* Effect.addFinalizer(() => flush)
+
+    return {
+      offer: (row) => {
+        if (Queue.offerUnsafe(queue, row)) return true
+        drop(1)
+        queueFullUnreported++
+        return false
+      },
+      flush,
+      dropped: Effect.sync(() => droppedSinceStart)
+    }
   }
-})
+)

@@ -1,6 +1,6 @@
+import { Effect, Schedule, Schema } from "effect"
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
 import { dirname } from "node:path"
-import { Effect, Schedule, Schema } from "effect"
 
 export class DataDirLocked extends Schema.TaggedError<DataDirLocked>()("DataDirLocked", {
   path: Schema.String,
@@ -76,11 +76,12 @@ export const lockDataDir = (path: string) =>
   // timeout ends it at once; each attempt either takes the lock or takes nothing.
   Effect.acquireRelease(
     tryLock(path),
-    () => Effect.sync(() => {
-      try {
-        if (readFileSync(path, "utf8").trim().split(" ")[0] === String(process.pid)) unlinkSync(path)
-      } catch {
-        // already gone
-      }
-    })
+    () =>
+      Effect.sync(() => {
+        try {
+          if (readFileSync(path, "utf8").trim().split(" ")[0] === String(process.pid)) unlinkSync(path)
+        } catch {
+          // already gone
+        }
+      })
   ).pipe(Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo({ duration: "15 seconds" }))))

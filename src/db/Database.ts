@@ -1,8 +1,8 @@
-import { mkdirSync } from "node:fs"
-import { resolve } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, type Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
+import { mkdirSync } from "node:fs"
+import { resolve } from "node:path"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
 import { openPglite } from "./PgliteTemplate.ts"
@@ -17,7 +17,11 @@ type SqlLayer = Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | Invalidati
 const sqlFailure = (what: string) => <A, E extends { readonly message: string }, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.catchCause(layer, (cause) =>
     Layer.effectDiscard(Effect.fail(
-      new DatabaseError({ message: `${what}: ${Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))}` })
+      new DatabaseError({
+        message: `${what}: ${
+          Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))
+        }`
+      })
     ))) as unknown as Layer.Layer<A, DatabaseError, R>
 
 /** Real PostgreSQL through a pool. */
@@ -72,7 +76,9 @@ export const layerPglite = (dir: string): SqlLayer =>
         },
         catch: (cause) =>
           new DatabaseError({
-            message: `cannot open the embedded database at ${absolute} (is another vdb process using it?): ${String(cause)}`
+            message: `cannot open the embedded database at ${absolute} (is another vdb process using it?): ${
+              String(cause)
+            }`
           })
       }),
       ({ db, socket }) =>

@@ -2,16 +2,27 @@
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 
 /** What every surface says, in its own dialect, while the database cannot be reached. Nothing of the cause. */
-export const DATABASE_UNAVAILABLE = "the service is temporarily unavailable (its database cannot be reached); try again shortly"
+export const DATABASE_UNAVAILABLE =
+  "the service is temporarily unavailable (its database cannot be reached); try again shortly"
 
 /** SQLSTATEs of a server that is going away or not there yet: class 08 (connection) and 57P0x (shutdown, starting). */
 const UNAVAILABLE_STATES = /^(08\d{3}|57P0[1-3]|53300)$/
 
 /** Node's codes for a connection that could not be made or was lost. */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"])
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN"
+])
 
 /** node-postgres's own words for a lost or never-made connection (it sets no code on them). */
-const DRIVER_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/
+const DRIVER_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/
 
 /**
  * Whether a failure means the database cannot be reached now (refused, lost, shutting down or
@@ -24,7 +35,9 @@ export const isDatabaseUnavailable = (u: unknown): boolean => {
   for (let depth = 0; typeof e === "object" && e !== null && depth < 8; depth++) {
     const value = e as { _tag?: unknown; code?: unknown; message?: unknown; reason?: unknown; cause?: unknown }
     if (value._tag === "ConnectionError") return true
-    if (typeof value.code === "string" && (UNAVAILABLE_STATES.test(value.code) || UNREACHABLE.has(value.code))) return true
+    if (typeof value.code === "string" && (UNAVAILABLE_STATES.test(value.code) || UNREACHABLE.has(value.code))) {
+      return true
+    }
     if (typeof value.message === "string" && DRIVER_MESSAGES.test(value.message)) return true
     if (typeof value.reason === "object" && value.reason !== null && isDatabaseUnavailable(value.reason)) return true
     e = value.cause

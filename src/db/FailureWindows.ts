@@ -15,7 +15,9 @@ const decodeRows = Schema.decodeUnknownSync(Schema.Array(Schema.Struct({
 
 /** Seconds until `window` closes when it holds `limit` failures or more; 0 when an attempt may be made. */
 export const waitOf = (window: FailureWindow | undefined, limit: number, windowMillis: number, now: number) =>
-  window !== undefined && window.failures >= limit ? Math.max(1, Math.ceil((window.start + windowMillis - now) / 1000)) : 0
+  window !== undefined && window.failures >= limit
+    ? Math.max(1, Math.ceil((window.start + windowMillis - now) / 1000))
+    : 0
 
 /**
  * Failures counted per key in a fixed window that opens at a key's first failure, kept in the
@@ -45,13 +47,17 @@ export const makeFailureWindows = (windowMillis: number, cap: number) =>
       const now = yield* Clock.currentTimeMillis
       const closed = new Date(now - windowMillis)
       // Now and then, windows long closed go (a row per key ever seen would only grow).
-      if (++counted % 256 === 0) yield* sql`DELETE FROM failure_windows WHERE window_start <= ${closed}`.pipe(Effect.orDie)
+      if (++counted % 256 === 0) {
+        yield* sql`DELETE FROM failure_windows WHERE window_start <= ${closed}`.pipe(Effect.orDie)
+      }
       for (const key of keys) {
         yield* sql`
           INSERT INTO failure_windows AS w (key, window_start, failures) VALUES (${key}, ${new Date(now)}, 1)
           ON CONFLICT (key) DO UPDATE SET
             window_start = CASE WHEN w.window_start <= ${closed} THEN EXCLUDED.window_start ELSE w.window_start END,
-            failures = CASE WHEN w.window_start <= ${closed} THEN 1 ELSE LEAST(w.failures + 1, ${cap}::int) END`.pipe(Effect.orDie)
+            failures = CASE WHEN w.window_start <= ${closed} THEN 1 ELSE LEAST(w.failures + 1, ${cap}::int) END`.pipe(
+          Effect.orDie
+        )
       }
     })
 

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto"
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Cause, Context, Deferred, Effect, Exit, Layer, Metric, Queue, type Scope } from "effect"
+import { randomBytes } from "node:crypto"
 
 /** What a cache keeps that a write elsewhere can make stale: one channel each. */
 export const INVALIDATION_CHANNELS = [
@@ -153,14 +153,21 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
       return Effect.void
     }
     const [from, sequenceText, channel, key] = fields
-    if (from === origin || sequenceText === undefined || channel === undefined || key === undefined || !CHANNELS.has(channel)) {
+    if (
+      from === origin || sequenceText === undefined || channel === undefined || key === undefined ||
+      !CHANNELS.has(channel)
+    ) {
       return Effect.void
     }
     const pid = listenerPid
     return Effect.andThen(
       local.deliver(channel as InvalidationChannel, { _tag: "Key", key }),
       // Off the listening loop, so the next notification is not held up by this round trip.
-      pg.notify(NOTIFY_CHANNEL, `ack\t${from}\t${sequenceText}\t${pid}`).pipe(Effect.ignore, Effect.forkIn(scope), Effect.asVoid)
+      pg.notify(NOTIFY_CHANNEL, `ack\t${from}\t${sequenceText}\t${pid}`).pipe(
+        Effect.ignore,
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
     )
   }
 
@@ -183,18 +190,20 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
       Effect.as(lost)
     )
   }
-  const session = Effect.scoped(Effect.gen(function*() {
-    const connection = yield* PgConnection.make({ ...pg.config, applicationName: LISTENER_NAME })
-    const notifications = yield* connection.listen(NOTIFY_CHANNEL)
-    listenerPid = connection.processId
-    // Whatever changed while no session listened is unknown: every cache starts over.
-    yield* local.deliverAll
-    listened = true
-    yield* Deferred.succeed(listening, undefined)
-    while (true) yield* received((yield* Queue.take(notifications)).payload)
-  }).pipe(Effect.ensuring(Effect.sync(() => {
-    listenerPid = 0
-  }))))
+  const session = Effect.scoped(
+    Effect.gen(function*() {
+      const connection = yield* PgConnection.make({ ...pg.config, applicationName: LISTENER_NAME })
+      const notifications = yield* connection.listen(NOTIFY_CHANNEL)
+      listenerPid = connection.processId
+      // Whatever changed while no session listened is unknown: every cache starts over.
+      yield* local.deliverAll
+      listened = true
+      yield* Deferred.succeed(listening, undefined)
+      while (true) yield* received((yield* Queue.take(notifications)).payload)
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      listenerPid = 0
+    })))
+  )
 
   // Reconnects after 200 ms, doubling up to 10 s while the database stays out of reach, and from
   // 200 ms again once a session has listened: one schedule for the process's life made each loss
@@ -246,7 +255,9 @@ const makePostgresBus: Effect.Effect<InvalidationBus, never, PgClient.PgClient |
         else {
           yield* Metric.update(unconfirmed, 1)
           for (const pid of waiting.pending) unresponsive.add(pid)
-          yield* Effect.logWarning("invalidation: a process did not confirm in time; until it does, its caches are bounded by their TTL").pipe(
+          yield* Effect.logWarning(
+            "invalidation: a process did not confirm in time; until it does, its caches are bounded by their TTL"
+          ).pipe(
             Effect.annotateLogs({ channel, processes: waiting.pending.size })
           )
         }

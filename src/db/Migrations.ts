@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { Effect, Layer, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { readdirSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { splitStatements } from "./SqlStatements.ts"
 
 /** `src/db/migrations/NNNN_name.sql`; ids only ever grow (the migrator skips ids below the latest applied). */
@@ -37,7 +37,9 @@ export const runMigrations = migrate({ loader: sqlFileLoader(), table: "vdb_migr
 
 /** Runs the migrations when the layer is built (server start, CLI in-process mode). */
 export const MigrationsLayer = Layer.effectDiscard(
-  runMigrations.pipe(Effect.mapError((e) => new MigrationFailed({ message: `database migration failed: ${e.message}`, cause: e })))
+  runMigrations.pipe(
+    Effect.mapError((e) => new MigrationFailed({ message: `database migration failed: ${e.message}`, cause: e }))
+  )
 )
 
 export class MigrationFailed extends Schema.TaggedError<MigrationFailed>()("MigrationFailed", {

@@ -1,10 +1,10 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
+import type { PGlite, PGliteOptions } from "@electric-sql/pglite"
 import { randomUUID } from "node:crypto"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
-import type { PGlite, PGliteOptions } from "@electric-sql/pglite"
 
 /**
  * A new embedded database starts as a copy of an empty cluster instead of
@@ -91,7 +91,9 @@ export const openPglite = async (
       const parent = dirname(dir)
       const prefix = `${basename(dir)}.`
       for (const name of existsSync(parent) ? readdirSync(parent) : []) {
-        if (name.startsWith(prefix) && name.endsWith(".copy")) rmSync(join(parent, name), { recursive: true, force: true })
+        if (name.startsWith(prefix) && name.endsWith(".copy")) {
+          rmSync(join(parent, name), { recursive: true, force: true })
+        }
       }
       cpSync(template, staging, { recursive: true })
       renameSync(staging, dir)

@@ -38,23 +38,32 @@ export class ApprovalThrottle extends Context.Service<ApprovalThrottle, {
       guard: (member, attempt) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const wait = waitFor(member, now)
-          if (wait !== undefined) return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
-          return Effect.tapError(attempt, (error) => error.reason._tag === "UnknownUserCode" ? wrongCode(member) : Effect.void)
+          if (wait !== undefined) {
+            return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
+          }
+          return Effect.tapError(attempt, (error) =>
+            error.reason._tag === "UnknownUserCode" ? wrongCode(member) : Effect.void)
         })
     })
   })
 
-  static readonly layer = Layer.effect(ApprovalThrottle, Effect.gen(function*() {
-    const windows = yield* makeFailureWindows(WRONG_CODE_WINDOW_MILLIS, WRONG_CODES)
-    return ApprovalThrottle.of({
-      guard: (member, attempt) => {
-        const key = `m:${member}`
-        return Effect.flatMap(windows.open([key]), ({ now, windows: open }) => {
-          const wait = waitOf(open.get(key), WRONG_CODES, WRONG_CODE_WINDOW_MILLIS, now)
-          if (wait > 0) return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
-          return Effect.tapError(attempt, (error) => error.reason._tag === "UnknownUserCode" ? windows.failed([key]) : Effect.void)
-        })
-      }
+  static readonly layer = Layer.effect(
+    ApprovalThrottle,
+    Effect.gen(function*() {
+      const windows = yield* makeFailureWindows(WRONG_CODE_WINDOW_MILLIS, WRONG_CODES)
+      return ApprovalThrottle.of({
+        guard: (member, attempt) => {
+          const key = `m:${member}`
+          return Effect.flatMap(windows.open([key]), ({ now, windows: open }) => {
+            const wait = waitOf(open.get(key), WRONG_CODES, WRONG_CODE_WINDOW_MILLIS, now)
+            if (wait > 0) return Effect.fail(new DeviceError({ reason: new TooManyWrongCodes({ retryAfter: wait }) }))
+            return Effect.tapError(
+              attempt,
+              (error) => error.reason._tag === "UnknownUserCode" ? windows.failed([key]) : Effect.void
+            )
+          })
+        }
+      })
     })
-  }))
+  )
 }

@@ -29,33 +29,42 @@ export class AuthorizeLimiter extends Context.Service<AuthorizeLimiter, {
             w = { start: now, calls: 0 }
             windows.set(address, w)
           }
-          if (w.calls >= AUTHORIZE_LIMIT) return Math.max(1, Math.ceil((w.start + AUTHORIZE_WINDOW_MILLIS - now) / 1000))
+          if (w.calls >= AUTHORIZE_LIMIT) {
+            return Math.max(1, Math.ceil((w.start + AUTHORIZE_WINDOW_MILLIS - now) / 1000))
+          }
           w.calls++
           return undefined
         })
     })
   })
 
-  static readonly layer = Layer.effect(AuthorizeLimiter, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const decode = Schema.decodeUnknownSync(Schema.Struct({ started: Schema.Number, calls: Schema.Number }))
-    let taken = 0
-    return AuthorizeLimiter.of({
-      take: Effect.fnUntraced(function*(address) {
-        const now = yield* Clock.currentTimeMillis
-        const expired = new Date(now - AUTHORIZE_WINDOW_MILLIS)
-        // Now and then, windows long closed go (a row per address ever seen would only grow).
-        if (++taken % 256 === 0) yield* sql`DELETE FROM authorize_windows WHERE window_start <= ${expired}`.pipe(Effect.orDie)
-        const rows = yield* sql`
+  static readonly layer = Layer.effect(
+    AuthorizeLimiter,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const decode = Schema.decodeUnknownSync(Schema.Struct({ started: Schema.Number, calls: Schema.Number }))
+      let taken = 0
+      return AuthorizeLimiter.of({
+        take: Effect.fnUntraced(function*(address) {
+          const now = yield* Clock.currentTimeMillis
+          const expired = new Date(now - AUTHORIZE_WINDOW_MILLIS)
+          // Now and then, windows long closed go (a row per address ever seen would only grow).
+          if (++taken % 256 === 0) {
+            yield* sql`DELETE FROM authorize_windows WHERE window_start <= ${expired}`.pipe(Effect.orDie)
+          }
+          const rows = yield* sql`
           INSERT INTO authorize_windows AS w (address, window_start, calls) VALUES (${address}, ${new Date(now)}, 1)
           ON CONFLICT (address) DO UPDATE SET
             window_start = CASE WHEN w.window_start <= ${expired} THEN EXCLUDED.window_start ELSE w.window_start END,
-            calls = CASE WHEN w.window_start <= ${expired} THEN 1 ELSE LEAST(w.calls + 1, ${AUTHORIZE_LIMIT + 1}::int) END
+            calls = CASE WHEN w.window_start <= ${expired} THEN 1 ELSE LEAST(w.calls + 1, ${
+            AUTHORIZE_LIMIT + 1
+          }::int) END
           RETURNING (extract(epoch FROM window_start) * 1000)::float8 AS started, calls`.pipe(Effect.orDie)
-        const { calls, started } = decode(rows[0])
-        if (calls <= AUTHORIZE_LIMIT) return undefined
-        return Math.max(1, Math.ceil((started + AUTHORIZE_WINDOW_MILLIS - now) / 1000))
+          const { calls, started } = decode(rows[0])
+          if (calls <= AUTHORIZE_LIMIT) return undefined
+          return Math.max(1, Math.ceil((started + AUTHORIZE_WINDOW_MILLIS - now) / 1000))
+        })
       })
     })
-  }))
+  )
 }

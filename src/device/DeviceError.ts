@@ -1,12 +1,16 @@
 import { Schema } from "effect"
 
-export class UnknownUserCode extends Schema.TaggedError<UnknownUserCode>()("UnknownUserCode", {}, { httpApiStatus: 404 }) {
+export class UnknownUserCode
+  extends Schema.TaggedError<UnknownUserCode>()("UnknownUserCode", {}, { httpApiStatus: 404 })
+{
   override get message() {
     return "no sign-in request has this code; check it and try again"
   }
 }
 
-export class ExpiredUserCode extends Schema.TaggedError<ExpiredUserCode>()("ExpiredUserCode", {}, { httpApiStatus: 410 }) {
+export class ExpiredUserCode
+  extends Schema.TaggedError<ExpiredUserCode>()("ExpiredUserCode", {}, { httpApiStatus: 410 })
+{
   override get message() {
     return "this code has expired; start the sign-in again from your terminal"
   }

@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from "node:crypto"
 import type { Redacted } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 
 /** What the client said it is and where it called from: shown on the approval page so a user can spot phishing. */
 export interface GrantClient {

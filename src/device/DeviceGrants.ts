@@ -1,5 +1,8 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { withGrantMetrics } from "../metrics/DeviceMetrics.ts"
+import type { DeviceError } from "./DeviceError.ts"
+import { UnknownUserCode } from "./DeviceError.ts"
 import {
   deviceCodeHash,
   GRANT_RETENTION_MILLIS,
@@ -11,11 +14,8 @@ import {
   type PollOutcome,
   SLOW_DOWN_STEP_SECONDS
 } from "./DeviceGrant.ts"
-import type { DeviceError } from "./DeviceError.ts"
-import { UnknownUserCode } from "./DeviceError.ts"
 import { DeviceSettings, type GrantTiming, timingOf } from "./DeviceSettings.ts"
 import { decisionOf, fail, type GrantRow, issued, refusal, settled, statusOf, toView } from "./GrantRow.ts"
-import { withGrantMetrics } from "../metrics/DeviceMetrics.ts"
 import { newUserCode, normalizeUserCode } from "./UserCode.ts"
 
 /**
@@ -35,106 +35,112 @@ export class DeviceGrants extends Context.Service<DeviceGrants, {
   poll(deviceCode: string): Effect.Effect<PollOutcome>
 }>()("vdb/device/DeviceGrants") {
   static readonly layerWith = (timing: GrantTiming) =>
-    Layer.effect(DeviceGrants, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const columns = sql`user_code, client_name, client_version, client_address, created_at, expires_at,
+    Layer.effect(
+      DeviceGrants,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const columns = sql`user_code, client_name, client_version, client_address, created_at, expires_at,
         approved_at, denied_at, redeemed_at`
-      const byCode = (userCode: string) =>
-        sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE user_code = ${userCode}`.pipe(Effect.orDie)
+        const byCode = (userCode: string) =>
+          sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE user_code = ${userCode}`.pipe(Effect.orDie)
 
-      const decide = (decision: "approve" | "deny") =>
-        Effect.fn(`DeviceGrants.${decision}`)(function*(raw: string, memberUuid: string) {
-          const userCode = normalizeUserCode(raw)
-          if (userCode === undefined) return yield* fail(new UnknownUserCode())
-          const now = new Date(yield* Clock.currentTimeMillis)
-          // One conditional update: of two members deciding at once, exactly one wins.
-          const rows = decision === "approve"
-            ? yield* sql<GrantRow>`UPDATE device_grants SET member_uuid = ${memberUuid}::uuid,
+        const decide = (decision: "approve" | "deny") =>
+          Effect.fn(`DeviceGrants.${decision}`)(function*(raw: string, memberUuid: string) {
+            const userCode = normalizeUserCode(raw)
+            if (userCode === undefined) return yield* fail(new UnknownUserCode())
+            const now = new Date(yield* Clock.currentTimeMillis)
+            // One conditional update: of two members deciding at once, exactly one wins.
+            const rows = decision === "approve"
+              ? yield* sql<GrantRow>`UPDATE device_grants SET member_uuid = ${memberUuid}::uuid,
                 claimed_at = COALESCE(claimed_at, ${now}), approved_at = ${now}
                 WHERE user_code = ${userCode} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
                 RETURNING ${columns}`.pipe(Effect.orDie)
-            : yield* sql<GrantRow>`UPDATE device_grants SET member_uuid = ${memberUuid}::uuid,
+              : yield* sql<GrantRow>`UPDATE device_grants SET member_uuid = ${memberUuid}::uuid,
                 claimed_at = COALESCE(claimed_at, ${now}), denied_at = ${now}
                 WHERE user_code = ${userCode} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
                 RETURNING ${columns}`.pipe(Effect.orDie)
-          if (rows.length > 0) return toView(rows[0]!, now.getTime())
-          return yield* refusal((yield* byCode(userCode))[0], now.getTime())
-        })
+            if (rows.length > 0) return toView(rows[0]!, now.getTime())
+            return yield* refusal((yield* byCode(userCode))[0], now.getTime())
+          })
 
-      return withGrantMetrics(DeviceGrants.of({
-        authorize: Effect.fn("DeviceGrants.authorize")(function*(client) {
-          const now = yield* Clock.currentTimeMillis
-          yield* sql`DELETE FROM device_grants WHERE expires_at < ${new Date(now - GRANT_RETENTION_MILLIS)}`.pipe(Effect.orDie)
-          const deviceCode = newDeviceCode()
-          // A user code may collide with a live one (1 in ~6e7 per live grant): draw again.
-          for (let attempt = 0; ; attempt++) {
-            const userCode = newUserCode()
-            const rows = yield* sql`INSERT INTO device_grants (device_code_hash, user_code, client_name, client_version,
+        return withGrantMetrics(DeviceGrants.of({
+          authorize: Effect.fn("DeviceGrants.authorize")(function*(client) {
+            const now = yield* Clock.currentTimeMillis
+            yield* sql`DELETE FROM device_grants WHERE expires_at < ${new Date(now - GRANT_RETENTION_MILLIS)}`.pipe(
+              Effect.orDie
+            )
+            const deviceCode = newDeviceCode()
+            // A user code may collide with a live one (1 in ~6e7 per live grant): draw again.
+            for (let attempt = 0;; attempt++) {
+              const userCode = newUserCode()
+              const rows =
+                yield* sql`INSERT INTO device_grants (device_code_hash, user_code, client_name, client_version,
                 client_address, created_at, expires_at, interval_seconds)
               VALUES (${deviceCodeHash(deviceCode)}, ${userCode}, ${client.name}, ${client.version}, ${client.address},
                 ${new Date(now)}, ${new Date(now + timing.lifetimeSeconds * 1000)}, ${timing.intervalSeconds})
               ON CONFLICT (user_code) DO NOTHING RETURNING user_code`.pipe(Effect.orDie)
-            if (rows.length > 0) return issued(deviceCode, userCode, timing)
-            if (attempt >= 10) return yield* Effect.die(new Error("could not draw a free user code"))
-          }
-        }),
-        claim: Effect.fn("DeviceGrants.claim")(function*(raw) {
-          const userCode = normalizeUserCode(raw)
-          if (userCode === undefined) return yield* fail(new UnknownUserCode())
-          const now = yield* Clock.currentTimeMillis
-          const row = (yield* byCode(userCode))[0]
-          if (row === undefined || statusOf(row, now) !== "pending") return yield* refusal(row, now)
-          // Claimed: a signed-in member has looked at it. The member reference stays null until a decision.
-          yield* sql`UPDATE device_grants SET claimed_at = COALESCE(claimed_at, ${new Date(now)})
+              if (rows.length > 0) return issued(deviceCode, userCode, timing)
+              if (attempt >= 10) return yield* Effect.die(new Error("could not draw a free user code"))
+            }
+          }),
+          claim: Effect.fn("DeviceGrants.claim")(function*(raw) {
+            const userCode = normalizeUserCode(raw)
+            if (userCode === undefined) return yield* fail(new UnknownUserCode())
+            const now = yield* Clock.currentTimeMillis
+            const row = (yield* byCode(userCode))[0]
+            if (row === undefined || statusOf(row, now) !== "pending") return yield* refusal(row, now)
+            // Claimed: a signed-in member has looked at it. The member reference stays null until a decision.
+            yield* sql`UPDATE device_grants SET claimed_at = COALESCE(claimed_at, ${new Date(now)})
             WHERE user_code = ${userCode}`.pipe(Effect.orDie)
-          return toView(row, now)
-        }),
-        approve: decide("approve"),
-        deny: decide("deny"),
-        decisionBy: Effect.fn("DeviceGrants.decisionBy")(function*(raw, memberUuid) {
-          const userCode = normalizeUserCode(raw)
-          if (userCode === undefined) return undefined
-          const rows = yield* sql<GrantRow>`SELECT ${columns} FROM device_grants
+            return toView(row, now)
+          }),
+          approve: decide("approve"),
+          deny: decide("deny"),
+          decisionBy: Effect.fn("DeviceGrants.decisionBy")(function*(raw, memberUuid) {
+            const userCode = normalizeUserCode(raw)
+            if (userCode === undefined) return undefined
+            const rows = yield* sql<GrantRow>`SELECT ${columns} FROM device_grants
             WHERE user_code = ${userCode} AND member_uuid = ${memberUuid}::uuid`.pipe(Effect.orDie)
-          return rows.length === 0 ? undefined : decisionOf(rows[0]!)
-        }),
-        poll: Effect.fn("DeviceGrants.poll")(function*(deviceCode) {
-          const hash = deviceCodeHash(deviceCode)
-          const nowMillis = yield* Clock.currentTimeMillis
-          const now = new Date(nowMillis)
-          // The interval is the row's own (raised by every slow_down), so it holds on any process.
-          const slackedNow = new Date(nowMillis + POLL_SLACK_MILLIS)
-          // Each statement reads its own snapshot: an approval that commits after the redeeming update
-          // shows up in a later one as "approved and not redeemed". That grant is still redeemable, so
-          // go round again rather than answer from it (an approval happens once, so this settles).
-          for (let attempt = 0; attempt < 3; attempt++) {
-            const redeemed = yield* sql<{ member_uuid: string }>`UPDATE device_grants
+            return rows.length === 0 ? undefined : decisionOf(rows[0]!)
+          }),
+          poll: Effect.fn("DeviceGrants.poll")(function*(deviceCode) {
+            const hash = deviceCodeHash(deviceCode)
+            const nowMillis = yield* Clock.currentTimeMillis
+            const now = new Date(nowMillis)
+            // The interval is the row's own (raised by every slow_down), so it holds on any process.
+            const slackedNow = new Date(nowMillis + POLL_SLACK_MILLIS)
+            // Each statement reads its own snapshot: an approval that commits after the redeeming update
+            // shows up in a later one as "approved and not redeemed". That grant is still redeemable, so
+            // go round again rather than answer from it (an approval happens once, so this settles).
+            for (let attempt = 0; attempt < 3; attempt++) {
+              const redeemed = yield* sql<{ member_uuid: string }>`UPDATE device_grants
               SET redeemed_at = ${now}, last_polled_at = ${now}
               WHERE device_code_hash = ${hash} AND approved_at IS NOT NULL AND redeemed_at IS NULL AND expires_at > ${now}
               RETURNING member_uuid::text AS member_uuid`.pipe(Effect.orDie)
-            if (redeemed.length > 0) return { _tag: "issued", memberUuid: redeemed[0]!.member_uuid } as const
-            const pending = yield* sql`UPDATE device_grants SET last_polled_at = ${now}
+              if (redeemed.length > 0) return { _tag: "issued", memberUuid: redeemed[0]!.member_uuid } as const
+              const pending = yield* sql`UPDATE device_grants SET last_polled_at = ${now}
               WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
                 AND (last_polled_at IS NULL
                   OR last_polled_at <= ${slackedNow}::timestamptz - make_interval(secs => interval_seconds))
               RETURNING user_code`.pipe(Effect.orDie)
-            if (pending.length > 0) return { _tag: "authorization_pending" } as const
-            // Pending and too soon (the update above re-checks the newest row, so of two racing polls one
-            // is this): slow_down, counted from this poll, with the interval raised for the next.
-            const slowed = yield* sql`UPDATE device_grants
+              if (pending.length > 0) return { _tag: "authorization_pending" } as const
+              // Pending and too soon (the update above re-checks the newest row, so of two racing polls one
+              // is this): slow_down, counted from this poll, with the interval raised for the next.
+              const slowed = yield* sql`UPDATE device_grants
               SET last_polled_at = ${now}, interval_seconds = interval_seconds + ${SLOW_DOWN_STEP_SECONDS}
               WHERE device_code_hash = ${hash} AND approved_at IS NULL AND denied_at IS NULL AND expires_at > ${now}
               RETURNING user_code`.pipe(Effect.orDie)
-            if (slowed.length > 0) return { _tag: "slow_down" } as const
-            const row = (yield* sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE device_code_hash = ${hash}`
-              .pipe(Effect.orDie))[0]
-            if (row === undefined || statusOf(row, nowMillis) !== "approved") return settled(row, nowMillis)
-          }
-          // Still approved and unredeemed after three rounds: never a final answer for it; the client polls again.
-          return { _tag: "authorization_pending" } as const
-        })
-      }))
-    }))
+              if (slowed.length > 0) return { _tag: "slow_down" } as const
+              const row = (yield* sql<GrantRow>`SELECT ${columns} FROM device_grants WHERE device_code_hash = ${hash}`
+                .pipe(Effect.orDie))[0]
+              if (row === undefined || statusOf(row, nowMillis) !== "approved") return settled(row, nowMillis)
+            }
+            // Still approved and unredeemed after three rounds: never a final answer for it; the client polls again.
+            return { _tag: "authorization_pending" } as const
+          })
+        }))
+      })
+    )
 
   static readonly layer = Layer.unwrap(Effect.orDie(Effect.gen(function*() {
     return DeviceGrants.layerWith(timingOf(yield* DeviceSettings))

@@ -15,7 +15,9 @@ export interface GrantTiming {
   readonly intervalSeconds: number
 }
 
-export const timingOf = (settings: { readonly lifetime: Duration.Duration; readonly interval: Duration.Duration }): GrantTiming => ({
+export const timingOf = (
+  settings: { readonly lifetime: Duration.Duration; readonly interval: Duration.Duration }
+): GrantTiming => ({
   lifetimeSeconds: Math.max(1, Math.round(Duration.toSeconds(settings.lifetime))),
   intervalSeconds: Math.max(1, Math.round(Duration.toSeconds(settings.interval)))
 })

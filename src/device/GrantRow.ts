@@ -1,6 +1,6 @@
 import { Effect, Redacted } from "effect"
-import { clientText, type GrantStatus, type GrantView, type IssuedGrant, type PollOutcome } from "./DeviceGrant.ts"
 import { DeviceError, ExpiredUserCode, UnknownUserCode, UsedUserCode } from "./DeviceError.ts"
+import { clientText, type GrantStatus, type GrantView, type IssuedGrant, type PollOutcome } from "./DeviceGrant.ts"
 import type { GrantTiming } from "./DeviceSettings.ts"
 
 /** A `device_grants` row as both stores read it: what decides the grant's state and what the pages show. */
@@ -45,7 +45,8 @@ export const toView = (row: GrantRow, now: number): GrantView => ({
 export const decisionOf = (row: GrantRow): "approved" | "denied" | undefined =>
   row.denied_at !== null ? "denied" : row.approved_at !== null ? "approved" : undefined
 
-export const fail = (reason: UnknownUserCode | ExpiredUserCode | UsedUserCode) => Effect.fail(new DeviceError({ reason }))
+export const fail = (reason: UnknownUserCode | ExpiredUserCode | UsedUserCode) =>
+  Effect.fail(new DeviceError({ reason }))
 
 /** Why a decision on this grant is refused (it was not pending). */
 export const refusal = (row: GrantRow | undefined, now: number) => {

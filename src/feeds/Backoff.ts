@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs"
 import { Effect, Random } from "effect"
+import { readFileSync } from "node:fs"
 
 /** Longest wait between two tries of one source, whatever the streak: one hour. */
 export const MAX_BACKOFF_MS = 60 * 60 * 1000
@@ -27,7 +27,9 @@ export const retryAfterAt = (header: string | undefined, now: number): number | 
 
 const version = (() => {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown }
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: unknown
+    }
     return typeof pkg.version === "string" ? pkg.version : "0"
   } catch {
     return "0"

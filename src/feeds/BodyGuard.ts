@@ -1,6 +1,6 @@
+import { Effect, Stream } from "effect"
 import { Readable } from "node:stream"
 import { createGunzip } from "node:zlib"
-import { Effect, Stream } from "effect"
 import { FeedRefused, refused } from "./FeedError.ts"
 
 /** Caps on one fetched body, before and after decompression. */
@@ -32,19 +32,28 @@ export const guardBody = <E>(
     let seen = 0
     const cut = () =>
       contentLength !== undefined && seen < contentLength
-        ? refused("LengthMismatch", `the body ended after ${seen} of the ${contentLength} bytes its Content-Length announced`)
+        ? refused(
+          "LengthMismatch",
+          `the body ended after ${seen} of the ${contentLength} bytes its Content-Length announced`
+        )
         : refused("Truncated", `the connection closed after ${seen} bytes, before the body was complete`)
     return body.pipe(
       Stream.mapError(cut),
       Stream.mapEffect((chunk) => {
         seen += chunk.length
-        if (seen > limits.maxBytes) return Effect.fail(refused("TooLarge", `the body passed the cap of ${mib(limits.maxBytes)}`))
+        if (seen > limits.maxBytes) {
+          return Effect.fail(refused("TooLarge", `the body passed the cap of ${mib(limits.maxBytes)}`))
+        }
         if (contentLength !== undefined && seen > contentLength) {
-          return Effect.fail(refused("LengthMismatch", `the body is longer than the ${contentLength} bytes its Content-Length announced`))
+          return Effect.fail(
+            refused("LengthMismatch", `the body is longer than the ${contentLength} bytes its Content-Length announced`)
+          )
         }
         return Effect.succeed(chunk)
       }),
-      Stream.concat(Stream.suspend(() => contentLength !== undefined && seen !== contentLength ? Stream.fail(cut()) : Stream.empty))
+      Stream.concat(
+        Stream.suspend(() => contentLength !== undefined && seen !== contentLength ? Stream.fail(cut()) : Stream.empty)
+      )
     )
   })
 
@@ -83,7 +92,10 @@ export const gunzipGuarded = (
             throw refused("CompressionBomb", `the gzip body inflates past the cap of ${mib(limits.maxInflatedBytes)}`)
           }
           if (produced > RATIO_FLOOR && produced > consumed * limits.maxRatio) {
-            throw refused("CompressionBomb", `the gzip body inflates more than ${limits.maxRatio} times (${mib(produced)} from ${consumed} bytes)`)
+            throw refused(
+              "CompressionBomb",
+              `the gzip body inflates more than ${limits.maxRatio} times (${mib(produced)} from ${consumed} bytes)`
+            )
           }
           yield chunk
         }

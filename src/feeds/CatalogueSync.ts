@@ -39,7 +39,11 @@ export interface SyncOptions {
 }
 
 /** Catalogues are tens of MB at most (EPSS inflates to about 15 MB, the KEV JSON to 1.5 MB). */
-export const DEFAULT_LIMITS: BodyLimits = { maxBytes: 512 * 1024 * 1024, maxInflatedBytes: 2 * 1024 * 1024 * 1024, maxRatio: 100 }
+export const DEFAULT_LIMITS: BodyLimits = {
+  maxBytes: 512 * 1024 * 1024,
+  maxInflatedBytes: 2 * 1024 * 1024 * 1024,
+  maxRatio: 100
+}
 const DEFAULT_TIMEOUT_MS = 30 * 60 * 1000
 
 /** Stores the fetched file as `vdb ingest` would; says which refusal cut its body, if any. */
@@ -81,65 +85,86 @@ export const storeFile = (
  * A refused or cut body leaves the cursor where it was (the next run fetches
  * the whole file again; records it stored are re-read as unchanged).
  */
-export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(function*(feed: CatalogueFeed, options: SyncOptions = {}) {
-  const cursors = yield* FeedCursors
-  const started = yield* Clock.currentTimeMillis
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
-  yield* cursors.attempted(feed.source, new Date(started))
-  const state = yield* cursors.get(feed.source)
-  const cursor = options.full === true ? {} : state?.cursor ?? {}
-  const limits = options.limits ?? DEFAULT_LIMITS
-  let changed = 0
-  let failed = 0
+export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(
+  function*(feed: CatalogueFeed, options: SyncOptions = {}) {
+    const cursors = yield* FeedCursors
+    const started = yield* Clock.currentTimeMillis
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    yield* cursors.attempted(feed.source, new Date(started))
+    const state = yield* cursors.get(feed.source)
+    const cursor = options.full === true ? {} : state?.cursor ?? {}
+    const limits = options.limits ?? DEFAULT_LIMITS
+    let changed = 0
+    let failed = 0
 
-  const run = Effect.scoped(Effect.gen(function*() {
-    const url = yield* feedUrl(feed.source, feed.url).pipe(Effect.orDie)
-    const fetched = yield* politeFetch({
-      url,
-      etag: cursor.etag,
-      lastModified: cursor.lastModified,
-      contentTypes: feed.contentTypes,
-      deadline: started + timeoutMs,
-      attempts: options.attempts,
-      backoffBaseMs: options.backoffBaseMs
-    })
-    const now = new Date(yield* Clock.currentTimeMillis)
-    const nextRunAt = new Date(now.getTime() + feed.intervalMs)
-    if (fetched._tag === "NotModified") {
-      yield* cursors.succeeded(feed.source, { cursor, changed: 0, failed: 0, nextRunAt })
-      return { source: feed.source, status: "unchanged", changed: 0, failed: 0, nextRunAt } satisfies SyncOutcome
-    }
-    const guarded = guardBody(fetched.body, limits, fetched.contentLength)
-    const stored = yield* storeFile(feed.source, feed.fileName, feed.gzip ? gunzipGuarded(guarded, limits) : guarded, options)
-    changed = stored.changed
-    failed = stored.failed
-    if (stored.refusal !== undefined) return yield* stored.refusal
-    yield* cursors.succeeded(feed.source, {
-      cursor: { etag: fetched.etag, lastModified: fetched.lastModified },
-      fetched: { url: fetched.url, etag: fetched.etag, at: now },
-      changed,
-      failed,
-      nextRunAt
-    })
-    return { source: feed.source, status: "updated", changed, failed, nextRunAt } satisfies SyncOutcome
-  }))
+    const run = Effect.scoped(Effect.gen(function*() {
+      const url = yield* feedUrl(feed.source, feed.url).pipe(Effect.orDie)
+      const fetched = yield* politeFetch({
+        url,
+        etag: cursor.etag,
+        lastModified: cursor.lastModified,
+        contentTypes: feed.contentTypes,
+        deadline: started + timeoutMs,
+        attempts: options.attempts,
+        backoffBaseMs: options.backoffBaseMs
+      })
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const nextRunAt = new Date(now.getTime() + feed.intervalMs)
+      if (fetched._tag === "NotModified") {
+        yield* cursors.succeeded(feed.source, { cursor, changed: 0, failed: 0, nextRunAt })
+        return { source: feed.source, status: "unchanged", changed: 0, failed: 0, nextRunAt } satisfies SyncOutcome
+      }
+      const guarded = guardBody(fetched.body, limits, fetched.contentLength)
+      const stored = yield* storeFile(
+        feed.source,
+        feed.fileName,
+        feed.gzip ? gunzipGuarded(guarded, limits) : guarded,
+        options
+      )
+      changed = stored.changed
+      failed = stored.failed
+      if (stored.refusal !== undefined) return yield* stored.refusal
+      yield* cursors.succeeded(feed.source, {
+        cursor: { etag: fetched.etag, lastModified: fetched.lastModified },
+        fetched: { url: fetched.url, etag: fetched.etag, at: now },
+        changed,
+        failed,
+        nextRunAt
+      })
+      return { source: feed.source, status: "updated", changed, failed, nextRunAt } satisfies SyncOutcome
+    }))
 
-  return yield* run.pipe(
-    Effect.timeoutOrElse({
-      duration: timeoutMs,
-      orElse: () => Effect.fail(refused("Timeout", `the run passed its ${Math.round(timeoutMs / 1000)} s limit`))
-    }),
-    Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
-  )
-}) as (feed: CatalogueFeed, options?: SyncOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>
+    return yield* run.pipe(
+      Effect.timeoutOrElse({
+        duration: timeoutMs,
+        orElse: () => Effect.fail(refused("Timeout", `the run passed its ${Math.round(timeoutMs / 1000)} s limit`))
+      }),
+      Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
+    )
+  }
+) as (
+  feed: CatalogueFeed,
+  options?: SyncOptions
+) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>
 
 /** A run that ended refused: the cursor stays, the next run is due after backoff or the publisher's Retry-After. */
-export const recordFailure = Effect.fnUntraced(function*(source: string, streak: number, error: FeedRefused, changed: number, failed: number) {
-  const cursors = yield* FeedCursors
-  const now = yield* Clock.currentTimeMillis
-  const nextRunAt = new Date(error.retryAt ?? now + (yield* backoffMs(streak)))
-  yield* cursors.failed(source, { error: error.message, kind: error.kind, changed, failed, nextRunAt })
-  // One warning per failure streak, not one per retry or per run.
-  if (streak === 0) yield* Effect.logWarning(`feed ${source} failed: ${error.message}; next try at ${nextRunAt.toISOString()}`)
-  return { source, status: "failed", changed, failed, error: { kind: error.kind, message: error.message }, nextRunAt } satisfies SyncOutcome
-})
+export const recordFailure = Effect.fnUntraced(
+  function*(source: string, streak: number, error: FeedRefused, changed: number, failed: number) {
+    const cursors = yield* FeedCursors
+    const now = yield* Clock.currentTimeMillis
+    const nextRunAt = new Date(error.retryAt ?? now + (yield* backoffMs(streak)))
+    yield* cursors.failed(source, { error: error.message, kind: error.kind, changed, failed, nextRunAt })
+    // One warning per failure streak, not one per retry or per run.
+    if (streak === 0) {
+      yield* Effect.logWarning(`feed ${source} failed: ${error.message}; next try at ${nextRunAt.toISOString()}`)
+    }
+    return {
+      source,
+      status: "failed",
+      changed,
+      failed,
+      error: { kind: error.kind, message: error.message },
+      nextRunAt
+    } satisfies SyncOutcome
+  }
+)

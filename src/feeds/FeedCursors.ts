@@ -77,7 +77,13 @@ const cursorOf = (v: unknown): Cursor => {
   const positions = typeof o.positions === "object" && o.positions !== null
     ? Object.fromEntries(Object.entries(o.positions).filter((e): e is [string, string] => typeof e[1] === "string"))
     : undefined
-  return { etag: pick("etag"), lastModified: pick("lastModified"), watermark: pick("watermark"), lastDelta: pick("lastDelta"), positions }
+  return {
+    etag: pick("etag"),
+    lastModified: pick("lastModified"),
+    watermark: pick("watermark"),
+    lastDelta: pick("lastDelta"),
+    positions
+  }
 }
 
 const toState = (r: Row): FeedState => ({
@@ -97,7 +103,8 @@ const toState = (r: Row): FeedState => ({
 })
 
 /** Compact JSON of the cursor's set members only. */
-const cursorJson = (c: Cursor) => JSON.stringify(Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)))
+const cursorJson = (c: Cursor) =>
+  JSON.stringify(Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)))
 
 /**
  * The feeds' positions and run history (`feed_cursors`, migration 0630).
@@ -113,47 +120,56 @@ export class FeedCursors extends Context.Service<FeedCursors, {
   /** `--full`: forget the cursor, so the next run fetches everything again. */
   reset(source: string): Effect.Effect<void>
 }>()("vdb/feeds/FeedCursors") {
-  static readonly layer = Layer.effect(FeedCursors, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const ensure = (source: string) => sql`INSERT INTO feed_cursors (source) VALUES (${source}) ON CONFLICT (source) DO NOTHING`
-    return FeedCursors.of({
-      get: (source) =>
-        sql<Row>`SELECT * FROM feed_cursors WHERE source = ${source}`.pipe(
-          Effect.map((rows) => rows[0] === undefined ? undefined : toState(rows[0])),
-          Effect.orDie
-        ),
-      all: () => sql<Row>`SELECT * FROM feed_cursors ORDER BY source`.pipe(Effect.map((rows) => rows.map(toState)), Effect.orDie),
-      attempted: (source, at) =>
-        ensure(source).pipe(
-          Effect.andThen(sql`UPDATE feed_cursors SET last_attempt_at = ${at} WHERE source = ${source}`),
-          Effect.asVoid,
-          Effect.orDie
-        ),
-      succeeded: (source, run) =>
-        Effect.gen(function*() {
-          yield* ensure(source)
-          yield* sql`UPDATE feed_cursors SET cursor = ${cursorJson(run.cursor)}::json,
+  static readonly layer = Layer.effect(
+    FeedCursors,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const ensure = (source: string) =>
+        sql`INSERT INTO feed_cursors (source) VALUES (${source}) ON CONFLICT (source) DO NOTHING`
+      return FeedCursors.of({
+        get: (source) =>
+          sql<Row>`SELECT * FROM feed_cursors WHERE source = ${source}`.pipe(
+            Effect.map((rows) => rows[0] === undefined ? undefined : toState(rows[0])),
+            Effect.orDie
+          ),
+        all: () =>
+          sql<Row>`SELECT * FROM feed_cursors ORDER BY source`.pipe(
+            Effect.map((rows) => rows.map(toState)),
+            Effect.orDie
+          ),
+        attempted: (source, at) =>
+          ensure(source).pipe(
+            Effect.andThen(sql`UPDATE feed_cursors SET last_attempt_at = ${at} WHERE source = ${source}`),
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        succeeded: (source, run) =>
+          Effect.gen(function*() {
+            yield* ensure(source)
+            yield* sql`UPDATE feed_cursors SET cursor = ${cursorJson(run.cursor)}::json,
             last_success_at = COALESCE(last_attempt_at, now()), last_error = NULL, last_error_kind = NULL, failures = 0,
             records_changed = ${run.changed}, records_failed = ${run.failed}, next_run_at = ${run.nextRunAt}
             WHERE source = ${source}`
-          yield* countSyncRun(source, true, run.changed, run.failed)
-          // A 304 fetched nothing: the provenance of the stored data stays the last download's.
-          const fetched = run.fetched
-          if (fetched !== undefined) {
-            yield* sql`UPDATE feed_cursors SET last_url = ${fetched.url}, last_etag = ${fetched.etag ?? null},
+            yield* countSyncRun(source, true, run.changed, run.failed)
+            // A 304 fetched nothing: the provenance of the stored data stays the last download's.
+            const fetched = run.fetched
+            if (fetched !== undefined) {
+              yield* sql`UPDATE feed_cursors SET last_url = ${fetched.url}, last_etag = ${fetched.etag ?? null},
               last_fetched_at = ${fetched.at} WHERE source = ${source}`
-          }
-        }).pipe(Effect.orDie),
-      failed: (source, run) =>
-        ensure(source).pipe(
-          Effect.andThen(sql`UPDATE feed_cursors SET last_error = ${run.error}, last_error_kind = ${run.kind},
+            }
+          }).pipe(Effect.orDie),
+        failed: (source, run) =>
+          ensure(source).pipe(
+            Effect.andThen(sql`UPDATE feed_cursors SET last_error = ${run.error}, last_error_kind = ${run.kind},
             failures = failures + 1, records_changed = ${run.changed}, records_failed = ${run.failed},
             next_run_at = ${run.nextRunAt} WHERE source = ${source}`),
-          Effect.andThen(countSyncRun(source, false, run.changed, run.failed)),
-          Effect.asVoid,
-          Effect.orDie
-        ),
-      reset: (source) => sql`UPDATE feed_cursors SET cursor = '{}' WHERE source = ${source}`.pipe(Effect.asVoid, Effect.orDie)
+            Effect.andThen(countSyncRun(source, false, run.changed, run.failed)),
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        reset: (source) =>
+          sql`UPDATE feed_cursors SET cursor = '{}' WHERE source = ${source}`.pipe(Effect.asVoid, Effect.orDie)
+      })
     })
-  }))
+  )
 }

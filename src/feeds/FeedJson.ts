@@ -8,7 +8,13 @@ export const INDEX_BYTES = 32 * 1024 * 1024
 
 export type JsonFetched =
   | { readonly _tag: "NotModified" }
-  | { readonly _tag: "Json"; readonly value: unknown; readonly url: string; readonly etag: string | undefined; readonly next: string | undefined }
+  | {
+    readonly _tag: "Json"
+    readonly value: unknown
+    readonly url: string
+    readonly etag: string | undefined
+    readonly next: string | undefined
+  }
 
 /** The `rel="next"` URL of a GitHub `Link` header, if any. */
 export const nextLink = (link: string | undefined): string | undefined => {
@@ -25,18 +31,27 @@ export const nextLink = (link: string | undefined): string | undefined => {
  * the same caps as any feed body, and parses it whole. A body that is not
  * JSON is `Corrupt`.
  */
-export const fetchJson = Effect.fnUntraced(function*(plan: Omit<FetchPlan, "contentTypes"> & { readonly contentTypes?: ReadonlyArray<string> }) {
-  const fetched = yield* politeFetch({ contentTypes: ["application/json"], ...plan })
-  if (fetched._tag === "NotModified") return { _tag: "NotModified" } satisfies JsonFetched as JsonFetched
-  const limits = { maxBytes: INDEX_BYTES, maxInflatedBytes: INDEX_BYTES, maxRatio: 1 }
-  const chunks = yield* Stream.runCollect(guardBody(fetched.body, limits, fetched.contentLength))
-  const text = Buffer.concat(chunks).toString("utf8")
-  const value = yield* Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: () => refused("Corrupt", `${fetched.url} did not answer JSON`)
-  })
-  return { _tag: "Json", value, url: fetched.url, etag: fetched.etag, next: nextLink(fetched.link) } satisfies JsonFetched as JsonFetched
-}, Effect.scoped)
+export const fetchJson = Effect.fnUntraced(
+  function*(plan: Omit<FetchPlan, "contentTypes"> & { readonly contentTypes?: ReadonlyArray<string> }) {
+    const fetched = yield* politeFetch({ contentTypes: ["application/json"], ...plan })
+    if (fetched._tag === "NotModified") return { _tag: "NotModified" } satisfies JsonFetched as JsonFetched
+    const limits = { maxBytes: INDEX_BYTES, maxInflatedBytes: INDEX_BYTES, maxRatio: 1 }
+    const chunks = yield* Stream.runCollect(guardBody(fetched.body, limits, fetched.contentLength))
+    const text = Buffer.concat(chunks).toString("utf8")
+    const value = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => refused("Corrupt", `${fetched.url} did not answer JSON`)
+    })
+    return {
+      _tag: "Json",
+      value,
+      url: fetched.url,
+      etag: fetched.etag,
+      next: nextLink(fetched.link)
+    } satisfies JsonFetched as JsonFetched
+  },
+  Effect.scoped
+)
 
 /**
  * GitHub's API headers for one request: `VDB_GITHUB_TOKEN` (optional; it
@@ -47,6 +62,9 @@ export const githubAuth = Effect.gen(function*() {
   const token = yield* Config.option(Config.Redacted("VDB_GITHUB_TOKEN")).pipe(Effect.orDie)
   return Option.match(token, {
     onNone: () => ({}),
-    onSome: (t) => Redacted.value(t).trim() === "" ? {} : { secretHeaders: { authorization: Redacted.make(`Bearer ${Redacted.value(t).trim()}`) } }
+    onSome: (t) =>
+      Redacted.value(t).trim() === ""
+        ? {}
+        : { secretHeaders: { authorization: Redacted.make(`Bearer ${Redacted.value(t).trim()}`) } }
   })
 })

@@ -3,8 +3,8 @@ import { type Context, Cron, Effect, Layer, Queue, Result, Stream } from "effect
 import type { HttpClient } from "effect/http"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
+import { FeedRpcs, type FeedStatus, type SyncEvent, SyncFinished, SyncItems, SyncStarted } from "./FeedRpcs.ts"
 import { FeedRunLock } from "./FeedRunLock.ts"
-import { FeedRpcs, type FeedStatus, SyncFinished, SyncItems, SyncStarted, type SyncEvent } from "./FeedRpcs.ts"
 import { FEED_SOURCES, syncStatus, UnknownFeed } from "./FeedSync.ts"
 import { summingSink, SyncProgress } from "./SyncProgress.ts"
 import { syncExclusive } from "./SyncRuns.ts"
@@ -14,13 +14,17 @@ const iso = (d: Date | undefined) => d?.toISOString() ?? null
 
 /** The first tick of the source's cron at or after its failure streak's next try (or now). */
 const nextTick = (cron: Cron.Cron, state: FeedState) => {
-  const from = state.failures > 0 && state.nextRunAt !== undefined ? Math.max(Date.now(), state.nextRunAt.getTime() - 1) : Date.now()
+  const from = state.failures > 0 && state.nextRunAt !== undefined
+    ? Math.max(Date.now(), state.nextRunAt.getTime() - 1)
+    : Date.now()
   return Cron.next(cron, from)
 }
 
 const statusRow = (state: FeedState, schedule: { interval: string; cron: Cron.Cron } | undefined): FeedStatus => ({
   source: state.source,
-  cursor: Object.fromEntries(Object.entries(state.cursor).filter((e): e is [string, string] => typeof e[1] === "string")),
+  cursor: Object.fromEntries(
+    Object.entries(state.cursor).filter((e): e is [string, string] => typeof e[1] === "string")
+  ),
   lastSuccessAt: iso(state.lastSuccessAt),
   lastAttemptAt: iso(state.lastAttemptAt),
   lastError: state.lastError ?? null,
@@ -46,7 +50,10 @@ const runSources = (
       for (const source of sources) {
         yield* emit(new SyncStarted({ source }))
         // Every name was checked against FEED_SOURCES before the stream began.
-        const outcome = yield* syncExclusive(source, { full }).pipe(Effect.provideService(SyncProgress, sink), Effect.orDie)
+        const outcome = yield* syncExclusive(source, { full }).pipe(
+          Effect.provideService(SyncProgress, sink),
+          Effect.orDie
+        )
         yield* emit(
           outcome.status === "busy"
             ? new SyncFinished({ source, status: "busy", changed: 0, failed: 0 })

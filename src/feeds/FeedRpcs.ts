@@ -37,7 +37,11 @@ export const FeedStatus = Schema.Struct({
   interval: Schema.String,
   /** The next tick of that interval; in a failure streak, the first tick after the backoff or Retry-After. */
   nextRunAt: Instant,
-  provenance: Schema.Struct({ url: Schema.NullOr(Schema.String), etag: Schema.NullOr(Schema.String), fetchedAt: Instant })
+  provenance: Schema.Struct({
+    url: Schema.NullOr(Schema.String),
+    etag: Schema.NullOr(Schema.String),
+    fetchedAt: Instant
+  })
 })
 export type FeedStatus = typeof FeedStatus.Type
 

@@ -16,30 +16,37 @@ export class FeedRunLock extends Context.Service<FeedRunLock, {
   /** Runs `self` if no run of `source` is going on anywhere; `None` if one is. */
   exclusive<A, E, R>(source: string, self: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R>
 }>()("vdb/feeds/FeedRunLock") {
-  static readonly layer = Layer.effect(FeedRunLock, Effect.gen(function*() {
-    const shared = Option.isSome(yield* Effect.orDie(DatabaseUrl))
-    const sql = yield* SqlClient.SqlClient
-    const running = new Set<string>()
-    const key = (source: string) => `vdb-feed-run:${source}`
+  static readonly layer = Layer.effect(
+    FeedRunLock,
+    Effect.gen(function*() {
+      const shared = Option.isSome(yield* Effect.orDie(DatabaseUrl))
+      const sql = yield* SqlClient.SqlClient
+      const running = new Set<string>()
+      const key = (source: string) => `vdb-feed-run:${source}`
 
-    const acrossProcesses = <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>
-      Effect.scoped(Effect.gen(function*() {
-        const conn = yield* Effect.orDie(sql.reserve)
-        const rows = yield* Effect.orDie(conn.executeValues(`SELECT pg_try_advisory_lock(hashtext($1))`, [key(source)]))
-        if (rows[0]?.[0] !== true) return Option.none<A>()
-        yield* Effect.addFinalizer(() => conn.executeValues(`SELECT pg_advisory_unlock(hashtext($1))`, [key(source)]).pipe(Effect.ignore))
-        return Option.some(yield* self)
-      }))
-
-    return FeedRunLock.of({
-      exclusive: <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>
-        Effect.suspend(() => {
-          if (running.has(source)) return Effect.succeed(Option.none<A>())
-          running.add(source)
-          return (shared ? acrossProcesses(source, self) : Effect.map(self, Option.some)).pipe(
-            Effect.ensuring(Effect.sync(() => running.delete(source)))
+      const acrossProcesses = <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>
+        Effect.scoped(Effect.gen(function*() {
+          const conn = yield* Effect.orDie(sql.reserve)
+          const rows = yield* Effect.orDie(
+            conn.executeValues(`SELECT pg_try_advisory_lock(hashtext($1))`, [key(source)])
           )
-        })
+          if (rows[0]?.[0] !== true) return Option.none<A>()
+          yield* Effect.addFinalizer(() =>
+            conn.executeValues(`SELECT pg_advisory_unlock(hashtext($1))`, [key(source)]).pipe(Effect.ignore)
+          )
+          return Option.some(yield* self)
+        }))
+
+      return FeedRunLock.of({
+        exclusive: <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>
+          Effect.suspend(() => {
+            if (running.has(source)) return Effect.succeed(Option.none<A>())
+            running.add(source)
+            return (shared ? acrossProcesses(source, self) : Effect.map(self, Option.some)).pipe(
+              Effect.ensuring(Effect.sync(() => running.delete(source)))
+            )
+          })
+      })
     })
-  }))
+  )
 }

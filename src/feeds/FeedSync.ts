@@ -1,7 +1,7 @@
 import { Effect, Schema } from "effect"
 import { API_FEEDS, type FeedOptions } from "./ApiFeeds.ts"
 import { CATALOGUES } from "./Catalogues.ts"
-import { type SyncOutcome, syncCatalogue } from "./CatalogueSync.ts"
+import { syncCatalogue, type SyncOutcome } from "./CatalogueSync.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
 import { syncMitre } from "./MitreSync.ts"
 import { syncNvd } from "./NvdSync.ts"

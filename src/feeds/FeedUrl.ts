@@ -1,5 +1,5 @@
-import { isIP } from "node:net"
 import { Config, Effect, Option } from "effect"
+import { isIP } from "node:net"
 import { type FeedRefused, refused, shownUrl } from "./FeedError.ts"
 
 /** `nist-nvd` → `VDB_FEED_NIST_NVD_URL`. */
@@ -27,7 +27,9 @@ export const checkUrl = (url: string): Effect.Effect<URL, FeedRefused> => {
   }
   if (parsed.protocol === "https:") return Effect.succeed(parsed)
   if (parsed.protocol === "http:" && isLoopback(parsed.hostname)) return Effect.succeed(parsed)
-  return Effect.fail(refused("InsecureUrl", `${shownUrl(parsed)}: only https (or http to a loopback address) is fetched`))
+  return Effect.fail(
+    refused("InsecureUrl", `${shownUrl(parsed)}: only https (or http to a loopback address) is fetched`)
+  )
 }
 
 /**
@@ -43,10 +45,17 @@ export const checkRedirect = (from: URL, location: string): Effect.Effect<URL, F
     return Effect.fail(refused("InsecureRedirect", `${shownUrl(from)} redirected to a Location that does not parse`))
   }
   if (to.protocol === "https:") return Effect.succeed(to)
-  if (to.protocol === "http:" && from.protocol === "http:" && to.hostname === from.hostname && isLoopback(to.hostname)) {
+  if (
+    to.protocol === "http:" && from.protocol === "http:" && to.hostname === from.hostname && isLoopback(to.hostname)
+  ) {
     return Effect.succeed(to)
   }
-  return Effect.fail(refused("InsecureRedirect", `${shownUrl(from)} redirected to ${to.protocol}//${to.host}: redirects are followed only to https`))
+  return Effect.fail(
+    refused(
+      "InsecureRedirect",
+      `${shownUrl(from)} redirected to ${to.protocol}//${to.host}: redirects are followed only to https`
+    )
+  )
 }
 
 /** The URL a feed is fetched from: its override when set, else the publisher's default. */

@@ -61,8 +61,12 @@ const affectedOf = (v: unknown): Array<Json> => {
   const ecosystem = str(v.package.ecosystem)
   const name = str(v.package.name)
   if (ecosystem === undefined || name === undefined) return []
-  const patched = isRecord(v.first_patched_version) ? str(v.first_patched_version.identifier) : str(v.first_patched_version)
-  const functions = Array.isArray(v.vulnerable_functions) ? v.vulnerable_functions.filter((f) => typeof f === "string") : []
+  const patched = isRecord(v.first_patched_version)
+    ? str(v.first_patched_version.identifier)
+    : str(v.first_patched_version)
+  const functions = Array.isArray(v.vulnerable_functions)
+    ? v.vulnerable_functions.filter((f) => typeof f === "string")
+    : []
   return [{
     package: { ecosystem: ECOSYSTEMS[ecosystem] ?? ecosystem, name },
     ...rangeEvents(str(v.vulnerable_version_range), patched),
@@ -91,10 +95,12 @@ export const advisoryToOsv = (a: unknown): unknown => {
   if (!isRecord(a)) return a
   const id = str(a.ghsa_id)
   const identifiers = Array.isArray(a.identifiers) ? a.identifiers.filter(isRecord) : []
-  const aliases = [...new Set([
-    ...(str(a.cve_id) !== undefined ? [a.cve_id as string] : []),
-    ...identifiers.filter((i) => i.type === "CVE").flatMap((i) => str(i.value) ?? [])
-  ])]
+  const aliases = [
+    ...new Set([
+      ...(str(a.cve_id) !== undefined ? [a.cve_id as string] : []),
+      ...identifiers.filter((i) => i.type === "CVE").flatMap((i) => str(i.value) ?? [])
+    ])
+  ]
   const references = (Array.isArray(a.references) ? a.references : [])
     .flatMap((r) => str(r) ?? (isRecord(r) ? str(r.url) : undefined) ?? [])
     .map((url) => ({ type: url === a.html_url ? "ADVISORY" : "WEB", url }))

@@ -70,7 +70,9 @@ export const githubRequest = Effect.fnUntraced(function*(accept: string = "appli
 /** `modified` in GitHub's search-syntax form, from the watermark on. */
 const since = (watermark: string) => `>=${new Date(watermark).toISOString().replace(/\.\d{3}Z$/, "+00:00")}`
 
-export const syncGhsa = (options: GhsaOptions = {}): Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient> =>
+export const syncGhsa = (
+  options: GhsaOptions = {}
+): Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient> =>
   runPaged({ source: "ghsa", intervalMs: HOUR, timeoutMs: 2 * HOUR }, options, (run) =>
     Effect.gen(function*() {
       const base = yield* feedUrl("ghsa", GHSA_URL).pipe(Effect.orDie)
@@ -84,15 +86,27 @@ export const syncGhsa = (options: GhsaOptions = {}): Effect.Effect<SyncOutcome, 
       let watermark = run.cursor.watermark
       let pageNo = 0
       while (url !== undefined) {
-        const page = yield* fetchPage({ ...request, url, contentTypes: ["application/json"], deadline: run.deadline, attempts: options.attempts, backoffBaseMs: options.backoffBaseMs }, options)
-        if (!Array.isArray(page.json)) return yield* refused("Corrupt", `${page.url}: the page is not a list of advisories`)
+        const page = yield* fetchPage({
+          ...request,
+          url,
+          contentTypes: ["application/json"],
+          deadline: run.deadline,
+          attempts: options.attempts,
+          backoffBaseMs: options.backoffBaseMs
+        }, options)
+        if (!Array.isArray(page.json)) {
+          return yield* refused("Corrupt", `${page.url}: the page is not a list of advisories`)
+        }
         const advisories: ReadonlyArray<unknown> = page.json
         if (advisories.length > 0) {
           yield* run.store(`ghsa-advisories-${pageNo}.json`, Buffer.from(JSON.stringify(advisories.map(advisoryToOsv))))
           // Oldest update first: once the page is stored, nothing older than its newest is left to fetch.
           for (const a of advisories) {
             const updated = (a as { updated_at?: unknown } | null)?.updated_at
-            if (typeof updated === "string" && !Number.isNaN(Date.parse(updated)) && (watermark === undefined || Date.parse(updated) > Date.parse(watermark))) {
+            if (
+              typeof updated === "string" && !Number.isNaN(Date.parse(updated)) &&
+              (watermark === undefined || Date.parse(updated) > Date.parse(watermark))
+            ) {
               watermark = new Date(updated).toISOString()
             }
           }

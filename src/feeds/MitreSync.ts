@@ -146,7 +146,9 @@ export const syncMitre = Effect.fn("Feeds.syncMitre")(function*(options: SyncOpt
       deadline,
       attempts: options.attempts,
       backoffBaseMs: options.backoffBaseMs,
-      limits: options.limits === undefined ? undefined : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
+      limits: options.limits === undefined
+        ? undefined
+        : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
       ingest: options.ingest
     })
     const store = Effect.fnUntraced(function*(asset: Asset, position: Cursor) {
@@ -166,7 +168,9 @@ export const syncMitre = Effect.fn("Feeds.syncMitre")(function*(options: SyncOpt
     let position = from
     if (position === undefined || !reached) {
       const baseline = assets.filter((a) => a.baseline).sort((a, b) => a.key < b.key ? 1 : -1)[0]
-      if (baseline === undefined) return yield* refused("Corrupt", "the release list names no baseline archive (…_all_CVEs_at_midnight.zip)")
+      if (baseline === undefined) {
+        return yield* refused("Corrupt", "the release list names no baseline archive (…_all_CVEs_at_midnight.zip)")
+      }
       yield* store(baseline, { lastDelta: baseline.name })
       position = baseline.key
     }
@@ -177,8 +181,21 @@ export const syncMitre = Effect.fn("Feeds.syncMitre")(function*(options: SyncOpt
     }
     const now = yield* Clock.currentTimeMillis
     const nextRunAt = new Date(now + HOUR)
-    if (plan.length === 0) yield* cursors.succeeded(source, { cursor: { ...(yield* cursors.get(source))?.cursor, etag }, changed, failed, nextRunAt })
-    return { source, status: changed > 0 || plan.length > 0 ? "updated" : "unchanged", changed, failed, nextRunAt } satisfies SyncOutcome
+    if (plan.length === 0) {
+      yield* cursors.succeeded(source, {
+        cursor: { ...(yield* cursors.get(source))?.cursor, etag },
+        changed,
+        failed,
+        nextRunAt
+      })
+    }
+    return {
+      source,
+      status: changed > 0 || plan.length > 0 ? "updated" : "unchanged",
+      changed,
+      failed,
+      nextRunAt
+    } satisfies SyncOutcome
   })
 
   return yield* run.pipe(

@@ -64,7 +64,9 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
 
   const windows: Array<readonly [number, number] | undefined> = []
   if (cursor.watermark === undefined) windows.push(undefined)
-  else for (let from = Date.parse(cursor.watermark); from < started; from += WINDOW_MS) windows.push([from, Math.min(from + WINDOW_MS, started)])
+  else {for (let from = Date.parse(cursor.watermark); from < started; from += WINDOW_MS) {
+      windows.push([from, Math.min(from + WINDOW_MS, started)])
+    }}
 
   const page = (window: readonly [number, number] | undefined, startIndex: number) =>
     Effect.scoped(Effect.gen(function*() {
@@ -87,7 +89,11 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
       if (fetched._tag === "NotModified") return { total: 0, items: 0 }
       let head = ""
       const body = guardBody(fetched.body, limits, fetched.contentLength).pipe(
-        Stream.tap((chunk) => Effect.sync(() => void (head.length < 1024 && (head += Buffer.from(chunk.subarray(0, 1024)).toString("latin1")))))
+        Stream.tap((chunk) =>
+          Effect.sync(() =>
+            void (head.length < 1024 && (head += Buffer.from(chunk.subarray(0, 1024)).toString("latin1")))
+          )
+        )
       )
       const stored = yield* storeFile(source, `nvd-cves-${startIndex}.json`, body, options)
       changed += stored.changed
@@ -117,7 +123,13 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
       failed,
       nextRunAt: new Date(now + HOUR)
     })
-    return { source, status: changed > 0 ? "updated" : "unchanged", changed, failed, nextRunAt: new Date(now + HOUR) } satisfies SyncOutcome
+    return {
+      source,
+      status: changed > 0 ? "updated" : "unchanged",
+      changed,
+      failed,
+      nextRunAt: new Date(now + HOUR)
+    } satisfies SyncOutcome
   })
 
   return yield* run.pipe(

@@ -20,7 +20,18 @@ import { ingestZip } from "./ZipFeed.ts"
  */
 export const OSV_BUCKET = "https://osv-vulnerabilities.storage.googleapis.com"
 /** Package ecosystems by default; `VDB_OSV_ECOSYSTEMS` (comma-separated, OSV's spelling) chooses others. */
-export const DEFAULT_ECOSYSTEMS = ["PyPI", "npm", "Go", "Maven", "crates.io", "RubyGems", "NuGet", "Packagist", "Hex", "Pub"]
+export const DEFAULT_ECOSYSTEMS = [
+  "PyPI",
+  "npm",
+  "Go",
+  "Maven",
+  "crates.io",
+  "RubyGems",
+  "NuGet",
+  "Packagist",
+  "Hex",
+  "Pub"
+]
 const HOUR = 60 * 60 * 1000
 /** Names that go into a URL path: OSV's ecosystems (`Rocky Linux`, `Debian:12`) and ids (`PYSEC-2021-66`). */
 const ECOSYSTEM = /^[A-Za-z0-9][A-Za-z0-9 .:_-]{0,63}$/
@@ -39,37 +50,44 @@ const ecosystemsConfig = Config.String("VDB_OSV_ECOSYSTEMS").pipe(
  * newest first, so a run with little new reads little of it. A line that
  * does not read is counted and passed over.
  */
-const changesSince = Effect.fnUntraced(function*(url: string, since: number | undefined, plan: { deadline: number; attempts?: number | undefined; backoffBaseMs?: number | undefined }) {
-  const fetched = yield* politeFetch({ url, contentTypes: CSV_TYPES, ...plan })
-  if (fetched._tag === "NotModified") return { ids: [], newest: undefined, bad: 0 }
-  const limits = { maxBytes: INDEX_BYTES, maxInflatedBytes: INDEX_BYTES, maxRatio: 1 }
-  const ids: Array<string> = []
-  let newest: string | undefined
-  let bad = 0
-  let rest = ""
-  let done = false
-  const line = (text: string) => {
-    const [modified, id] = text.trim().split(",")
-    if (modified === undefined || modified === "" ) return
-    const at = Date.parse(modified)
-    if (Number.isNaN(at) || id === undefined || !ID.test(id)) return void bad++
-    if (since !== undefined && at <= since) return void (done = true)
-    newest ??= modified
-    ids.push(id)
-  }
-  yield* guardBody(fetched.body, limits, fetched.contentLength).pipe(
-    Stream.takeWhile(() => !done),
-    Stream.runForEach((chunk) =>
-      Effect.sync(() => {
-        const lines = (rest + Buffer.from(chunk).toString("utf8")).split("\n")
-        rest = lines.pop() ?? ""
-        for (const l of lines) if (!done) line(l)
-      })
+const changesSince = Effect.fnUntraced(
+  function*(
+    url: string,
+    since: number | undefined,
+    plan: { deadline: number; attempts?: number | undefined; backoffBaseMs?: number | undefined }
+  ) {
+    const fetched = yield* politeFetch({ url, contentTypes: CSV_TYPES, ...plan })
+    if (fetched._tag === "NotModified") return { ids: [], newest: undefined, bad: 0 }
+    const limits = { maxBytes: INDEX_BYTES, maxInflatedBytes: INDEX_BYTES, maxRatio: 1 }
+    const ids: Array<string> = []
+    let newest: string | undefined
+    let bad = 0
+    let rest = ""
+    let done = false
+    const line = (text: string) => {
+      const [modified, id] = text.trim().split(",")
+      if (modified === undefined || modified === "") return
+      const at = Date.parse(modified)
+      if (Number.isNaN(at) || id === undefined || !ID.test(id)) return void bad++
+      if (since !== undefined && at <= since) return void (done = true)
+      newest ??= modified
+      ids.push(id)
+    }
+    yield* guardBody(fetched.body, limits, fetched.contentLength).pipe(
+      Stream.takeWhile(() => !done),
+      Stream.runForEach((chunk) =>
+        Effect.sync(() => {
+          const lines = (rest + Buffer.from(chunk).toString("utf8")).split("\n")
+          rest = lines.pop() ?? ""
+          for (const l of lines) if (!done) line(l)
+        })
+      )
     )
-  )
-  if (!done && rest !== "") line(rest)
-  return { ids, newest, bad }
-}, Effect.scoped)
+    if (!done && rest !== "") line(rest)
+    return { ids, newest, bad }
+  },
+  Effect.scoped
+)
 
 /**
  * One run over the configured ecosystems, each on its own position (the
@@ -96,7 +114,9 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
 
   const run = Effect.gen(function*() {
     for (const ecosystem of ecosystems) {
-      if (!ECOSYSTEM.test(ecosystem)) return yield* refused("HttpStatus", `"${ecosystem.slice(0, 64)}" is not an OSV ecosystem name`)
+      if (!ECOSYSTEM.test(ecosystem)) {
+        return yield* refused("HttpStatus", `"${ecosystem.slice(0, 64)}" is not an OSV ecosystem name`)
+      }
       const folder = `${base}/${encodeURIComponent(ecosystem)}`
       const position = positions[ecosystem]
       const since = position === undefined ? undefined : Date.parse(position)
@@ -108,7 +128,9 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
           url: `${folder}/all.zip`,
           accept: (name) => name.endsWith(".json"),
           ...plan,
-          limits: options.limits === undefined ? undefined : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
+          limits: options.limits === undefined
+            ? undefined
+            : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
           ingest: options.ingest
         })
         changed += stored.changed
@@ -117,15 +139,32 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
         const limits = options.limits ?? DEFAULT_LIMITS
         const client = yield* HttpClient.HttpClient
         const open = (n: number): Stream.Stream<Uint8Array, FeedRefused | FileUnreadable> =>
-          Stream.unwrap(Effect.gen(function*(): Effect.fn.Return<Stream.Stream<Uint8Array, FeedRefused | FileUnreadable>, FeedRefused, HttpClient.HttpClient | Scope.Scope> {
-            const fetched = yield* politeFetch({ url: `${folder}/${encodeURIComponent(changes.ids[n]!)}.json`, contentTypes: JSON_TYPES, ...plan }).pipe(
-              Effect.catchIf((e) => e.kind === "HttpStatus" && / 404$/.test(e.detail), () => Effect.succeed(undefined))
+          Stream.unwrap(
+            Effect.gen(
+              function*(): Effect.fn.Return<
+                Stream.Stream<Uint8Array, FeedRefused | FileUnreadable>,
+                FeedRefused,
+                HttpClient.HttpClient | Scope.Scope
+              > {
+                const fetched = yield* politeFetch({
+                  url: `${folder}/${encodeURIComponent(changes.ids[n]!)}.json`,
+                  contentTypes: JSON_TYPES,
+                  ...plan
+                }).pipe(
+                  Effect.catchIf((e) => e.kind === "HttpStatus" && / 404$/.test(e.detail), () =>
+                    Effect.succeed(undefined))
+                )
+                // Withdrawn from the bucket between the list and the fetch: a failed record, not a failed run.
+                if (fetched === undefined || fetched._tag === "NotModified") {
+                  return Stream.fail(new FileUnreadable({ reason: "the record is no longer published" }))
+                }
+                return guardBody(fetched.body, limits, fetched.contentLength)
+              }
             )
-            // Withdrawn from the bucket between the list and the fetch: a failed record, not a failed run.
-            if (fetched === undefined || fetched._tag === "NotModified") return Stream.fail(new FileUnreadable({ reason: "the record is no longer published" }))
-            return guardBody(fetched.body, limits, fetched.contentLength)
-          })).pipe(Stream.scoped, Stream.provideService(HttpClient.HttpClient, client))
-        const stored = yield* storeFiles(source, changes.ids.map((id) => `${ecosystem}/${id}.json`), open, { ingest: options.ingest })
+          ).pipe(Stream.scoped, Stream.provideService(HttpClient.HttpClient, client))
+        const stored = yield* storeFiles(source, changes.ids.map((id) => `${ecosystem}/${id}.json`), open, {
+          ingest: options.ingest
+        })
         changed += stored.changed
         failed += stored.failed
         if (stored.refusal !== undefined) return yield* stored.refusal

@@ -22,7 +22,10 @@ export interface Page {
  * parses it; a body that is not JSON is `Corrupt` (an HTML error page passed
  * off as 200, a cut transfer), so the run stops before its cursor moves.
  */
-export const fetchPage = (plan: FetchPlan, options: SyncOptions): Effect.Effect<Page, FeedRefused, HttpClient.HttpClient> =>
+export const fetchPage = (
+  plan: FetchPlan,
+  options: SyncOptions
+): Effect.Effect<Page, FeedRefused, HttpClient.HttpClient> =>
   Effect.flatMap(fetchBytes(plan, options), (got) => {
     try {
       return Effect.succeed({ ...got, json: JSON.parse(Buffer.from(got.bytes).toString("utf8")) as unknown })
@@ -38,14 +41,23 @@ export const fetchPage = (plan: FetchPlan, options: SyncOptions): Effect.Effect<
 export const MAX_PAGE_BYTES = 64 * 1024 * 1024
 
 /** One small body, read whole within the caps (and `MAX_PAGE_BYTES`). */
-export const fetchBytes = (plan: FetchPlan, options: SyncOptions): Effect.Effect<Omit<Page, "json">, FeedRefused, HttpClient.HttpClient> =>
+export const fetchBytes = (
+  plan: FetchPlan,
+  options: SyncOptions
+): Effect.Effect<Omit<Page, "json">, FeedRefused, HttpClient.HttpClient> =>
   Effect.scoped(Effect.gen(function*() {
     const limits = options.limits ?? DEFAULT_LIMITS
     const fetched = yield* politeFetch(plan)
-    if (fetched._tag === "NotModified") return yield* refused("HttpStatus", `${fetched.url} answered 304 to an unconditional request`)
+    if (fetched._tag === "NotModified") {
+      return yield* refused("HttpStatus", `${fetched.url} answered 304 to an unconditional request`)
+    }
     const chunks: Array<Uint8Array> = []
     yield* Stream.runForEach(
-      guardBody(fetched.body, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, fetched.contentLength),
+      guardBody(
+        fetched.body,
+        { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) },
+        fetched.contentLength
+      ),
       (chunk) => Effect.sync(() => void chunks.push(chunk))
     )
     return { url: fetched.url, headers: fetched.headers, bytes: Buffer.concat(chunks) }
@@ -57,7 +69,10 @@ export interface PagedRun {
   readonly started: number
   readonly deadline: number
   /** Stores one page's records through the ingestion (as `vdb ingest` would the same file). */
-  readonly store: (fileName: string, bytes: Uint8Array) => Effect.Effect<{ readonly items: number }, FeedRefused, VulnStore>
+  readonly store: (
+    fileName: string,
+    bytes: Uint8Array
+  ) => Effect.Effect<{ readonly items: number }, FeedRefused, VulnStore>
   /**
    * Stores many files in one ingestion (an archive's entries, by display name); a file that does
    * not parse counts as failed, the rest go on. A refusal from any file's bytes ends the run.
@@ -121,18 +136,35 @@ export const runPaged = <R>(
       Effect.flatMap(({ cursor, url }) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          yield* cursors.succeeded(feed.source, { cursor, fetched: { url, etag: undefined, at: new Date(now) }, changed, failed, nextRunAt: nextRunAt(now) })
-          return { source: feed.source, status: changed > 0 ? "updated" : "unchanged", changed, failed, nextRunAt: nextRunAt(now) } satisfies SyncOutcome
+          yield* cursors.succeeded(feed.source, {
+            cursor,
+            fetched: { url, etag: undefined, at: new Date(now) },
+            changed,
+            failed,
+            nextRunAt: nextRunAt(now)
+          })
+          return {
+            source: feed.source,
+            status: changed > 0 ? "updated" : "unchanged",
+            changed,
+            failed,
+            nextRunAt: nextRunAt(now)
+          } satisfies SyncOutcome
         })
       ),
-      Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
+      Effect.catch((error: FeedRefused) =>
+        recordFailure(feed.source, state?.failures ?? 0, error, changed, failed)
+      )
     )
   }).pipe(Effect.withSpan("Feeds.syncPaged", { attributes: { source: feed.source } }))
 
 /** Waits until `at` unless that passes the deadline; then ends the run as rate limited, to come back at `at`. */
 export const waitUntil = (at: number, deadline: number, why: string) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    at <= now ? Effect.void : at > deadline ? Effect.fail(refused("RateLimited", why, at)) : Effect.sleep(at - now))
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      at <= now ? Effect.void : at > deadline ? Effect.fail(refused("RateLimited", why, at)) : Effect.sleep(at - now)
+  )
 
 /** `YYYY-MM-DD` of epoch milliseconds (UTC). */
 export const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)

@@ -20,7 +20,11 @@ export interface FetchPlan {
    * When a publisher-specific refusal (GitHub's 403/429 with `x-ratelimit-reset`)
    * asks to come back: epoch milliseconds, or undefined when the answer is no rate limit.
    */
-  readonly rateLimitedUntil?: (status: number, headers: Readonly<Record<string, string | undefined>>, now: number) => number | undefined
+  readonly rateLimitedUntil?: (
+    status: number,
+    headers: Readonly<Record<string, string | undefined>>,
+    now: number
+  ) => number | undefined
   /** Epoch milliseconds past which no retry is started. */
   readonly deadline: number
   /** Tries on 429, 503, other 5xx and unreachable hosts, the first included. Default 5. */
@@ -54,9 +58,11 @@ const CREDENTIALS = ["authorization", "cookie", "x-api-key", "apikey"]
 
 const mediaType = (value: string | undefined) => value?.split(";")[0]?.trim().toLowerCase()
 
-const lengthOf = (value: string | undefined) => value !== undefined && /^\d{1,15}$/.test(value.trim()) ? Number(value) : undefined
+const lengthOf = (value: string | undefined) =>
+  value !== undefined && /^\d{1,15}$/.test(value.trim()) ? Number(value) : undefined
 
-const retryable = (status: number) => status === 429 || status === 503 || status === 500 || status === 502 || status === 504
+const retryable = (status: number) =>
+  status === 429 || status === 503 || status === 500 || status === 502 || status === 504
 
 /**
  * GETs a feed's file politely: a User-Agent naming vdb, the stored ETag and
@@ -85,9 +91,14 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
     for (const [name, value] of Object.entries(secrets)) headers[name] = Redacted.value(value)
     const request = HttpClientRequest.get(url, { headers })
     // The client records request headers on its trace span: a secret header must be among the redacted names.
-    const sent = yield* Effect.exit(client.execute(request).pipe(
-      Effect.provideService(Headers.CurrentRedactedNames, [...REDACTED_ALWAYS, ...Object.keys(plan.secretHeaders ?? {})])
-    ))
+    const sent = yield* Effect.exit(
+      client.execute(request).pipe(
+        Effect.provideService(Headers.CurrentRedactedNames, [
+          ...REDACTED_ALWAYS,
+          ...Object.keys(plan.secretHeaders ?? {})
+        ])
+      )
+    )
     const now = yield* Clock.currentTimeMillis
     let retry: { readonly error: FeedRefused; readonly at: number | undefined }
     if (sent._tag === "Failure") {
@@ -97,18 +108,25 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
       const status = response.status
       if (status === 304) return { _tag: "NotModified", url: shownUrl(url) } satisfies Fetched as Fetched
       if (status >= 300 && status < 400 && response.headers.location !== undefined) {
-        if (++redirects > MAX_REDIRECTS) return yield* refused("TooManyRedirects", `${shownUrl(plan.url)} redirected more than ${MAX_REDIRECTS} times`)
+        if (++redirects > MAX_REDIRECTS) {
+          return yield* refused("TooManyRedirects", `${shownUrl(plan.url)} redirected more than ${MAX_REDIRECTS} times`)
+        }
         url = yield* checkRedirect(url, response.headers.location)
         if (url.origin !== origin) {
           secrets = {}
-          plain = Object.fromEntries(Object.entries(plain).filter(([name]) => !CREDENTIALS.includes(name.toLowerCase())))
+          plain = Object.fromEntries(
+            Object.entries(plain).filter(([name]) => !CREDENTIALS.includes(name.toLowerCase()))
+          )
         }
         continue
       }
       if (status >= 200 && status < 300) {
         const type = mediaType(response.headers["content-type"])
         if (type !== undefined && !plan.contentTypes.includes(type)) {
-          return yield* refused("WrongContentType", `${shownUrl(url)} answered ${type.slice(0, 80)}, not ${plan.contentTypes.join(" or ")}`)
+          return yield* refused(
+            "WrongContentType",
+            `${shownUrl(url)} answered ${type.slice(0, 80)}, not ${plan.contentTypes.join(" or ")}`
+          )
         }
         return {
           _tag: "Body",
@@ -124,12 +142,24 @@ export const politeFetch = Effect.fnUntraced(function*(plan: FetchPlan) {
       const limitedUntil = plan.rateLimitedUntil?.(status, response.headers, now)
       if (limitedUntil !== undefined) {
         const wait = Math.ceil((limitedUntil - now) / 1000)
-        retry = { error: refused("RateLimited", `${shownUrl(url)} answered ${status}, rate limit reset in ${wait} s`), at: limitedUntil }
+        retry = {
+          error: refused("RateLimited", `${shownUrl(url)} answered ${status}, rate limit reset in ${wait} s`),
+          at: limitedUntil
+        }
       } else {
         if (!retryable(status)) return yield* refused("HttpStatus", `${shownUrl(url)} answered ${status}`)
         const asked = status === 429 || status === 503 ? retryAfterAt(response.headers["retry-after"], now) : undefined
         const kind = status === 429 || status === 503 ? "RateLimited" : "HttpStatus"
-        retry = { error: refused(kind, `${shownUrl(url)} answered ${status}${asked === undefined ? "" : `, Retry-After ${Math.ceil((asked - now) / 1000)} s`}`, asked), at: asked }
+        retry = {
+          error: refused(
+            kind,
+            `${shownUrl(url)} answered ${status}${
+              asked === undefined ? "" : `, Retry-After ${Math.ceil((asked - now) / 1000)} s`
+            }`,
+            asked
+          ),
+          at: asked
+        }
       }
     }
     failures++

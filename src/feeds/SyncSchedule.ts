@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto"
-import { hostname } from "node:os"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Cron, Duration, Effect, Layer, Option, Result, Schema } from "effect"
 import {
@@ -14,10 +12,12 @@ import {
   SqlRunnerStorage
 } from "effect/cluster"
 import { Digest } from "effect/crypto"
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
 import { DatabaseUrl } from "../config/AppConfig.ts"
+import { catalogueOf } from "./Catalogues.ts"
 import { FeedCursors } from "./FeedCursors.ts"
 import { FeedRunLock } from "./FeedRunLock.ts"
-import { catalogueOf } from "./Catalogues.ts"
 import { FEED_SOURCES } from "./FeedSync.ts"
 import { scheduledRun } from "./SyncRuns.ts"
 
@@ -31,18 +31,23 @@ export class ScheduleConfigError extends Schema.TaggedError<ScheduleConfigError>
 }
 
 /** Catalogues change daily; delta feeds hourly; NVD asks for no more than one poll per two hours. */
-export const defaultInterval = (source: string) => catalogueOf(source) !== undefined ? "1d" : source === "nist-nvd" ? "2h" : "1h"
+export const defaultInterval = (source: string) =>
+  catalogueOf(source) !== undefined ? "1d" : source === "nist-nvd" ? "2h" : "1h"
 
 export const intervalVariable = (source: string) => `VDB_SYNC_INTERVAL_${source.toUpperCase().replaceAll("-", "_")}`
 
 /** A minute of the hour (or of the day's hour) picked from the name, so the sources do not all start together. */
-const spread = (source: string, modulo: number) => [...source].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 9973, 7) % modulo
+const spread = (source: string, modulo: number) =>
+  [...source].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 9973, 7) % modulo
 
 /**
  * An interval as a cron expression (seconds first): ClusterCron schedules by
  * cron. Only intervals that divide the next unit evenly are ticks of a clock.
  */
-export const intervalCron = (source: string, interval: string): Result.Result<{ cron: Cron.Cron; ms: number }, ScheduleConfigError> => {
+export const intervalCron = (
+  source: string,
+  interval: string
+): Result.Result<{ cron: Cron.Cron; ms: number }, ScheduleConfigError> => {
   const fail = Result.fail(new ScheduleConfigError({ variable: intervalVariable(source), value: interval }))
   const m = /^(\d+)(s|m|h|d)$/.exec(interval.trim())
   if (m === null) return fail
@@ -92,7 +97,9 @@ const clusterLayer = (shared: boolean, takeover: Duration.Duration) => {
   const lease = Duration.max(takeover, Duration.seconds(3))
   const poll = Duration.min(Duration.seconds(10), Duration.divideUnsafe(lease, 3))
   const config = ShardingConfig.layer({
-    runnerAddress: Option.some(new RunnerAddress.RunnerAddress({ host: `vdb-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`, port: 0 })),
+    runnerAddress: Option.some(
+      new RunnerAddress.RunnerAddress({ host: `vdb-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`, port: 0 })
+    ),
     shardsPerGroup: 16,
     shardLockExpiration: lease,
     shardLockRefreshInterval: Duration.divideUnsafe(lease, 4),

@@ -45,35 +45,46 @@ export const syncVulnCheck = (
     if (Option.isNone(token)) return undefined
     const feed = VULNCHECK_FEEDS.find((f) => f.source === source)!
     const secretHeaders = { authorization: Redacted.make(`Bearer ${Redacted.value(token.value)}`) }
-    return yield* runPaged({ source, intervalMs: source === "vulncheck-kev" ? 6 * HOUR : HOUR, timeoutMs: 6 * HOUR }, options, (run) =>
-      Effect.gen(function*() {
-        const base = yield* feedUrl(source, feed.url).pipe(Effect.orDie)
-        const limit = String(Math.min(LIMIT, options.pageSize ?? LIMIT))
-        const first = new URL(base)
-        first.searchParams.set("start_cursor", "true")
-        first.searchParams.set("limit", limit)
-        if (source === "vulncheck-nvd" && run.cursor.watermark !== undefined) {
-          first.searchParams.set("lastModStartDate", isoDay(Date.parse(run.cursor.watermark)))
-        }
-        let url: string | undefined = first.toString()
-        let n = 0
-        while (url !== undefined) {
-          const page = yield* fetchPage({ url, secretHeaders, contentTypes: ["application/json"], deadline: run.deadline, attempts: options.attempts, backoffBaseMs: options.backoffBaseMs }, options)
-          const body = page.json as { data?: unknown; _meta?: { next_cursor?: unknown } } | null
-          if (body === null || typeof body !== "object" || !Array.isArray(body.data)) {
-            return yield* refused("Corrupt", `${page.url}: the page has no data list`)
+    return yield* runPaged(
+      { source, intervalMs: source === "vulncheck-kev" ? 6 * HOUR : HOUR, timeoutMs: 6 * HOUR },
+      options,
+      (run) =>
+        Effect.gen(function*() {
+          const base = yield* feedUrl(source, feed.url).pipe(Effect.orDie)
+          const limit = String(Math.min(LIMIT, options.pageSize ?? LIMIT))
+          const first = new URL(base)
+          first.searchParams.set("start_cursor", "true")
+          first.searchParams.set("limit", limit)
+          if (source === "vulncheck-nvd" && run.cursor.watermark !== undefined) {
+            first.searchParams.set("lastModStartDate", isoDay(Date.parse(run.cursor.watermark)))
           }
-          if (body.data.length > 0) yield* run.store(`${source}-${n}.json`, page.bytes)
-          n++
-          const next = body._meta?.next_cursor
-          if (typeof next !== "string" || next === "" || body.data.length === 0) url = undefined
-          else {
-            const u = new URL(base)
-            u.searchParams.set("cursor", next)
-            u.searchParams.set("limit", limit)
-            url = u.toString()
+          let url: string | undefined = first.toString()
+          let n = 0
+          while (url !== undefined) {
+            const page = yield* fetchPage({
+              url,
+              secretHeaders,
+              contentTypes: ["application/json"],
+              deadline: run.deadline,
+              attempts: options.attempts,
+              backoffBaseMs: options.backoffBaseMs
+            }, options)
+            const body = page.json as { data?: unknown; _meta?: { next_cursor?: unknown } } | null
+            if (body === null || typeof body !== "object" || !Array.isArray(body.data)) {
+              return yield* refused("Corrupt", `${page.url}: the page has no data list`)
+            }
+            if (body.data.length > 0) yield* run.store(`${source}-${n}.json`, page.bytes)
+            n++
+            const next = body._meta?.next_cursor
+            if (typeof next !== "string" || next === "" || body.data.length === 0) url = undefined
+            else {
+              const u = new URL(base)
+              u.searchParams.set("cursor", next)
+              u.searchParams.set("limit", limit)
+              url = u.toString()
+            }
           }
-        }
-        return { cursor: { watermark: new Date(run.started).toISOString() }, url: base }
-      }))
+          return { cursor: { watermark: new Date(run.started).toISOString() }, url: base }
+        })
+    )
   })

@@ -67,11 +67,22 @@ export const syncVulnrichment = Effect.fn("Feeds.syncVulnrichment")(function*(op
   let failed = 0
 
   const run = Effect.gen(function*() {
-    const head = yield* fetchJson({ url: `${api}/commits/${BRANCH}`, etag: cursor.lastDelta === undefined ? undefined : cursor.etag, ...plan, ...auth })
+    const head = yield* fetchJson({
+      url: `${api}/commits/${BRANCH}`,
+      etag: cursor.lastDelta === undefined ? undefined : cursor.etag,
+      ...plan,
+      ...auth
+    })
     const done = Effect.fnUntraced(function*(next: Cursor, fetched?: { url: string; etag: string | undefined }) {
       const now = yield* Clock.currentTimeMillis
       const nextRunAt = new Date(now + HOUR)
-      yield* cursors.succeeded(source, { cursor: next, fetched: fetched && { ...fetched, at: new Date(now) }, changed, failed, nextRunAt })
+      yield* cursors.succeeded(source, {
+        cursor: next,
+        fetched: fetched && { ...fetched, at: new Date(now) },
+        changed,
+        failed,
+        nextRunAt
+      })
       return { source, status: changed > 0 ? "updated" : "unchanged", changed, failed, nextRunAt } satisfies SyncOutcome
     })
     if (head._tag === "NotModified") return yield* done(cursor)
@@ -95,7 +106,9 @@ export const syncVulnrichment = Effect.fn("Feeds.syncVulnrichment")(function*(op
         url: `${api}/zipball/${sha}`,
         accept: (name) => RECORD.test(name),
         ...plan,
-        limits: options.limits === undefined ? undefined : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
+        limits: options.limits === undefined
+          ? undefined
+          : { ...options.limits, maxEntryBytes: options.limits.maxInflatedBytes },
         ingest: options.ingest
       })
       changed += stored.changed
@@ -106,12 +119,22 @@ export const syncVulnrichment = Effect.fn("Feeds.syncVulnrichment")(function*(op
     const client = yield* HttpClient.HttpClient
     const limits = options.limits ?? DEFAULT_LIMITS
     const open = (n: number): Stream.Stream<Uint8Array, FeedRefused | FileUnreadable> =>
-      Stream.unwrap(Effect.gen(function*(): Effect.fn.Return<Stream.Stream<Uint8Array, FeedRefused>, FeedRefused, HttpClient.HttpClient | Scope.Scope> {
-        // The raw file at the compared commit (no token: it is a public download host, not the API).
-        const fetched = yield* politeFetch({ url: records[n]!.raw_url, contentTypes: RAW_TYPES, ...plan })
-        if (fetched._tag === "NotModified") return Stream.fail(refused("HttpStatus", "a raw file answered 304 to an unconditional request"))
-        return guardBody(fetched.body, limits, fetched.contentLength)
-      })).pipe(Stream.scoped, Stream.provideService(HttpClient.HttpClient, client))
+      Stream.unwrap(
+        Effect.gen(
+          function*(): Effect.fn.Return<
+            Stream.Stream<Uint8Array, FeedRefused>,
+            FeedRefused,
+            HttpClient.HttpClient | Scope.Scope
+          > {
+            // The raw file at the compared commit (no token: it is a public download host, not the API).
+            const fetched = yield* politeFetch({ url: records[n]!.raw_url, contentTypes: RAW_TYPES, ...plan })
+            if (fetched._tag === "NotModified") {
+              return Stream.fail(refused("HttpStatus", "a raw file answered 304 to an unconditional request"))
+            }
+            return guardBody(fetched.body, limits, fetched.contentLength)
+          }
+        )
+      ).pipe(Stream.scoped, Stream.provideService(HttpClient.HttpClient, client))
     const stored = yield* storeFiles(source, records.map((f) => f.filename), open, { ingest: options.ingest })
     changed += stored.changed
     failed += stored.failed

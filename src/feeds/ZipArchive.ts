@@ -1,8 +1,8 @@
+import { Effect, type Scope, Stream } from "effect"
 import { mkdtemp, open as openFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Readable } from "node:stream"
-import { Effect, type Scope, Stream } from "effect"
 import * as yauzl from "yauzl"
 import { type FeedRefused, refused } from "./FeedError.ts"
 
@@ -51,7 +51,13 @@ const unreadable = (cause: unknown): FeedRefused => {
 const openZip = (path: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => yauzl.openPromise(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }),
+      try: () =>
+        yauzl.openPromise(path, {
+          lazyEntries: true,
+          autoClose: false,
+          validateEntrySizes: true,
+          strictFileNames: false
+        }),
       catch: unreadable
     }),
     (zip) => Effect.sync(() => zip.close())
@@ -59,12 +65,26 @@ const openZip = (path: string) =>
 
 /** An entry's declared sizes against the caps: a bomb is refused before one byte of it is inflated. */
 const judge = (entry: yauzl.Entry, limits: ZipLimits): FeedRefused | undefined => {
-  if (entry.isEncrypted() || !entry.canDecodeFileData()) return refused("Corrupt", `${entry.fileName.slice(0, 200)}: an encrypted or unsupported zip entry`)
-  if (entry.uncompressedSize > limits.maxEntryBytes) {
-    return refused("CompressionBomb", `${entry.fileName.slice(0, 200)} inflates to ${mib(entry.uncompressedSize)}, past the cap of ${mib(limits.maxEntryBytes)}`)
+  if (entry.isEncrypted() || !entry.canDecodeFileData()) {
+    return refused("Corrupt", `${entry.fileName.slice(0, 200)}: an encrypted or unsupported zip entry`)
   }
-  if (entry.uncompressedSize > RATIO_FLOOR && entry.uncompressedSize > Math.max(1, entry.compressedSize) * limits.maxRatio) {
-    return refused("CompressionBomb", `${entry.fileName.slice(0, 200)} inflates more than ${limits.maxRatio} times (${mib(entry.uncompressedSize)} from ${entry.compressedSize} bytes)`)
+  if (entry.uncompressedSize > limits.maxEntryBytes) {
+    return refused(
+      "CompressionBomb",
+      `${entry.fileName.slice(0, 200)} inflates to ${mib(entry.uncompressedSize)}, past the cap of ${
+        mib(limits.maxEntryBytes)
+      }`
+    )
+  }
+  if (
+    entry.uncompressedSize > RATIO_FLOOR && entry.uncompressedSize > Math.max(1, entry.compressedSize) * limits.maxRatio
+  ) {
+    return refused(
+      "CompressionBomb",
+      `${entry.fileName.slice(0, 200)} inflates more than ${limits.maxRatio} times (${
+        mib(entry.uncompressedSize)
+      } from ${entry.compressedSize} bytes)`
+    )
   }
   return undefined
 }
@@ -74,32 +94,44 @@ const judge = (entry: yauzl.Entry, limits: ZipLimits): FeedRefused | undefined =
  * one's declared size and ratio passed and the declared total is within the
  * cap. Only the central directory is read (the names, not the entries).
  */
-export const listEntries = Effect.fnUntraced(function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
-  const zip = yield* openZip(path)
-  const names: Array<string> = []
-  let total = 0
-  const entries = zip.eachEntry()
-  while (true) {
-    const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
-    if (next.done === true) break
-    const entry = next.value
-    // An entry not accepted is never inflated, so it is not judged (a large README beside the records).
-    if (entry.fileName.endsWith("/") || !accept(entry.fileName)) continue
-    const bad = judge(entry, limits)
-    if (bad !== undefined) return yield* bad
-    total += entry.uncompressedSize
-    if (total > limits.maxInflatedBytes) return yield* refused("CompressionBomb", `the archive inflates past the cap of ${mib(limits.maxInflatedBytes)}`)
-    names.push(entry.fileName)
-  }
-  return names
-}, Effect.scoped)
+export const listEntries = Effect.fnUntraced(
+  function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
+    const zip = yield* openZip(path)
+    const names: Array<string> = []
+    let total = 0
+    const entries = zip.eachEntry()
+    while (true) {
+      const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+      if (next.done === true) break
+      const entry = next.value
+      // An entry not accepted is never inflated, so it is not judged (a large README beside the records).
+      if (entry.fileName.endsWith("/") || !accept(entry.fileName)) continue
+      const bad = judge(entry, limits)
+      if (bad !== undefined) return yield* bad
+      total += entry.uncompressedSize
+      if (total > limits.maxInflatedBytes) {
+        return yield* refused("CompressionBomb", `the archive inflates past the cap of ${mib(limits.maxInflatedBytes)}`)
+      }
+      names.push(entry.fileName)
+    }
+    return names
+  },
+  Effect.scoped
+)
 
 /** An entry's bytes, counted against its declared size as they come (yauzl also checks the size and CRC at the end). */
-const entryBytes = (zip: yauzl.ZipFile, entry: yauzl.Entry, limits: ZipLimits): Stream.Stream<Uint8Array, FeedRefused> =>
+const entryBytes = (
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  limits: ZipLimits
+): Stream.Stream<Uint8Array, FeedRefused> =>
   Stream.unwrap(Effect.gen(function*() {
     const bad = judge(entry, limits)
     if (bad !== undefined) return Stream.fail(bad)
-    const readable: Readable = yield* Effect.tryPromise({ try: () => zip.openReadStreamPromise(entry), catch: unreadable })
+    const readable: Readable = yield* Effect.tryPromise({
+      try: () => zip.openReadStreamPromise(entry),
+      catch: unreadable
+    })
     let seen = 0
     return Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array>, unreadable).pipe(
       Stream.mapEffect((chunk) => {
@@ -117,23 +149,27 @@ const entryBytes = (zip: yauzl.ZipFile, entry: yauzl.Entry, limits: ZipLimits): 
  * `entry(n)` is the n-th name `listEntries` gave, and must be asked in order
  * (the ingestion reads its files in order); the archive is walked once.
  */
-export const openEntries = Effect.fnUntraced(function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
-  const zip = yield* openZip(path)
-  const entries = zip.eachEntry()
-  let index = -1
-  const entry = (n: number): Stream.Stream<Uint8Array, FeedRefused> =>
-    Stream.unwrap(Effect.gen(function*() {
-      if (n !== index + 1) return Stream.fail(refused("Corrupt", `zip entries asked out of order (${n} after ${index})`))
-      while (true) {
-        const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
-        if (next.done === true) return Stream.fail(refused("Corrupt", "the archive changed while it was read"))
-        if (next.value.fileName.endsWith("/") || !accept(next.value.fileName)) continue
-        index = n
-        return entryBytes(zip, next.value, limits)
-      }
-    }))
-  return { entry }
-}) as (path: string, accept: (name: string) => boolean, limits: ZipLimits) => Effect.Effect<
+export const openEntries = Effect.fnUntraced(
+  function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
+    const zip = yield* openZip(path)
+    const entries = zip.eachEntry()
+    let index = -1
+    const entry = (n: number): Stream.Stream<Uint8Array, FeedRefused> =>
+      Stream.unwrap(Effect.gen(function*() {
+        if (n !== index + 1) {
+          return Stream.fail(refused("Corrupt", `zip entries asked out of order (${n} after ${index})`))
+        }
+        while (true) {
+          const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+          if (next.done === true) return Stream.fail(refused("Corrupt", "the archive changed while it was read"))
+          if (next.value.fileName.endsWith("/") || !accept(next.value.fileName)) continue
+          index = n
+          return entryBytes(zip, next.value, limits)
+        }
+      }))
+    return { entry }
+  }
+) as (path: string, accept: (name: string) => boolean, limits: ZipLimits) => Effect.Effect<
   { readonly entry: (n: number) => Stream.Stream<Uint8Array, FeedRefused> },
   FeedRefused,
   Scope.Scope

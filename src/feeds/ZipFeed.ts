@@ -1,5 +1,5 @@
-import { join } from "node:path"
 import { Effect } from "effect"
+import { join } from "node:path"
 import type { IngestOptions } from "../ingest/Ingest.ts"
 import type { IngestSource } from "../ingest/Upstream.ts"
 import { type BodyLimits, guardBody } from "./BodyGuard.ts"
@@ -9,7 +9,12 @@ import { storeFiles } from "./StoreFiles.ts"
 import { download, extractEntry, listEntries, openEntries, tempFolder, type ZipLimits } from "./ZipArchive.ts"
 
 /** What GitHub, codeload and Google Cloud Storage serve archives as. */
-export const ZIP_TYPES = ["application/zip", "application/x-zip-compressed", "application/octet-stream", "binary/octet-stream"]
+export const ZIP_TYPES = [
+  "application/zip",
+  "application/x-zip-compressed",
+  "application/octet-stream",
+  "binary/octet-stream"
+]
 
 /**
  * The publishers' archives: the CVE List baseline is about 600 MB holding a
@@ -54,7 +59,9 @@ export const ingestZip = Effect.fnUntraced(function*(run: ZipRun) {
     attempts: run.attempts,
     backoffBaseMs: run.backoffBaseMs
   })
-  if (fetched._tag === "NotModified") return yield* refused("HttpStatus", `${fetched.url} answered 304 to an unconditional request`)
+  if (fetched._tag === "NotModified") {
+    return yield* refused("HttpStatus", `${fetched.url} answered 304 to an unconditional request`)
+  }
   let path = join(dir, "archive.zip")
   yield* download(guardBody(fetched.body, limits, fetched.contentLength), path)
   if (run.inner !== undefined) {

@@ -18,7 +18,8 @@ import { AnthropicModelList, OpenAiModelList } from "../../schema/GatewayRequest
 /** Every status a gateway route can answer with instead of the provider's response. */
 const ERROR_STATUSES = [400, 401, 403, 404, 413, 415, 500, 501, 502, 503] as const
 
-const errorsIn = <S extends Schema.Top>(envelope: S) => ERROR_STATUSES.map((code) => envelope.pipe(HttpApiSchema.status(code)))
+const errorsIn = <S extends Schema.Top>(envelope: S) =>
+  ERROR_STATUSES.map((code) => envelope.pipe(HttpApiSchema.status(code)))
 
 /** `{error:{message,type,code}}`: chat, responses, Kiro. */
 export const OpenAiErrors = errorsIn(OpenAiErrorEnvelope)
@@ -107,7 +108,9 @@ export class Listings extends HttpApiGroup.make("listings")
       error: ListingErrors
     })
   )
-  .annotateMerge(OpenApi.annotations({ title: "Listings", description: "Models visible to the caller; sealed-block nonces." }))
+  .annotateMerge(
+    OpenApi.annotations({ title: "Listings", description: "Models visible to the caller; sealed-block nonces." })
+  )
 {}
 
 /**

@@ -6,36 +6,35 @@ import {
   GatewayInvalidRequest,
   GatewayUnknownProvider,
   RouteNotFound,
-  UriTooLong,
   UnsupportedApi,
-  UnsupportedKiroApi
+  UnsupportedKiroApi,
+  UriTooLong
 } from "../../schema/GatewayError.ts"
+import { compressBody, negotiate } from "../http/Compression.ts"
+import { UpstreamClient, type UpstreamRequest } from "../http/UpstreamClient.ts"
+import { InferenceLog } from "../inference/InferenceLog.ts"
+import { UpstreamCall } from "../metrics/GatewayMetrics.ts"
+import { OrgLabel } from "../metrics/OrgLabel.ts"
+import { Nonces } from "../nonces/Nonces.ts"
+import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
+import type { Endpoint } from "../providers/catalog/ProviderSpec.ts"
+import type { CustomRoute } from "../providers/custom/CustomProviders.ts"
+import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "../providers/ProviderCatalog.ts"
 import { segmentTooLong } from "../server/RouteFallback.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
+import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
-import type { CustomRoute } from "../providers/custom/CustomProviders.ts"
 import { CustomRelay } from "./custom/CustomRelay.ts"
 import type { Dialect } from "./dialects/Dialect.ts"
 import type { GatewayFailure } from "./dialects/GatewayFailure.ts"
-import { InferenceLog } from "../inference/InferenceLog.ts"
 import { type KiroCall, KiroRelay } from "./kiro/KiroRelay.ts"
 import { modelList } from "./ModelList.ts"
 import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
 import { allowVerdict } from "./pipeline/Verdict.ts"
-import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "../providers/ProviderCatalog.ts"
-import type { Endpoint } from "../providers/catalog/ProviderSpec.ts"
 import { countBytes } from "./relay/ByteCounter.ts"
-import { compressBody, negotiate } from "../http/Compression.ts"
 import { clientResponseHeaders, upstreamRequestHeaders } from "./relay/RelayHeaders.ts"
 import { isStreaming, parseBody, readBody } from "./relay/RequestBody.ts"
-import { UpstreamClient, type UpstreamRequest } from "../http/UpstreamClient.ts"
-import { firewallHeaders } from "./ResponseHeaders.ts"
-import { Nonces } from "../nonces/Nonces.ts"
-import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
-import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
-import { UpstreamCall } from "../metrics/GatewayMetrics.ts"
-import { OrgLabel } from "../metrics/OrgLabel.ts"
 import {
   answering,
   bytesAnswer,
@@ -45,6 +44,7 @@ import {
   type RelayAnswer,
   renderFailure
 } from "./RelayAnswer.ts"
+import { firewallHeaders } from "./ResponseHeaders.ts"
 
 type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -204,9 +204,16 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
           decision: verdict.decision
         })
 
-      const call = new UpstreamCall(context, route === undefined ? provider.slug : "custom", surfaceOf(endpoint), envelope.model, orgLabel(orgUuid))
+      const call = new UpstreamCall(
+        context,
+        route === undefined ? provider.slug : "custom",
+        surfaceOf(endpoint),
+        envelope.model,
+        orgLabel(orgUuid)
+      )
       if (isStreaming(envelope)) {
-        const response = yield* (route === undefined ? upstream.stream(upstreamRequest) : custom.stream(route, upstreamRequest))
+        const response =
+          yield* (route === undefined ? upstream.stream(upstreamRequest) : custom.stream(route, upstreamRequest))
         call.headers(performance.now())
         const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, true))
         const relayed = countBytes(response.body, (bytes) => {
@@ -243,19 +250,23 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
       return HttpServerResponse.uint8Array(body, { headers: out, contentType: "application/json" })
     })
 
-    const issueNonces = Effect.fnUntraced(function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
-      const { orgUuid, provider } = yield* admit(exchange, params, incomingHeaders(request), "path", undefined)
-      const count = yield* nonceCount(request.url)
-      yield* inspection.admitProvider(orgUuid, provider)
-      const issued = yield* nonces.issue(orgUuid, count)
-      return HttpServerResponse.text(JSON.stringify(issued), {
-        headers: firewallHeaders(exchange.requestId, undefined),
-        contentType: "application/json"
-      })
-    })
+    const issueNonces = Effect.fnUntraced(
+      function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
+        const { orgUuid, provider } = yield* admit(exchange, params, incomingHeaders(request), "path", undefined)
+        const count = yield* nonceCount(request.url)
+        yield* inspection.admitProvider(orgUuid, provider)
+        const issued = yield* nonces.issue(orgUuid, count)
+        return HttpServerResponse.text(JSON.stringify(issued), {
+          headers: firewallHeaders(exchange.requestId, undefined),
+          contentType: "application/json"
+        })
+      }
+    )
 
     /** Kiro's native routes: admitted here (provider, surface, service key), served by `KiroRelay`. */
-    const kiroRoute = (serve: (call: KiroCall) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayFailure>) =>
+    const kiroRoute = (
+      serve: (call: KiroCall) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayFailure>
+    ) =>
       Effect.fnUntraced(function*(request: HttpServerRequest, params: RouteParams, exchange: Exchange) {
         const headers = incomingHeaders(request)
         const { orgUuid, provider } = yield* admit(exchange, params, headers, "path", "kiro")

@@ -1,20 +1,20 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
-import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } from "./GatewayApi.ts"
-import { GatewayHandlers, type RouteParams } from "./GatewayHandlers.ts"
-import { toServerResponse } from "./RelayAnswer.ts"
-import { type InferenceHandler, type InferenceRoutes, relayListener } from "./RelayListener.ts"
-import { KiroRelay } from "./kiro/KiroRelay.ts"
-import { Nonces } from "../nonces/Nonces.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
-import { Policies } from "../policies/Policies.ts"
-import { FirewallLayer } from "./pipeline/Firewall.ts"
-import { ProviderCatalog } from "../providers/ProviderCatalog.ts"
 import { UpstreamClient } from "../http/UpstreamClient.ts"
-import { ManageRoutes } from "./manage/ManageHandlers.ts"
+import { Nonces } from "../nonces/Nonces.ts"
+import { Policies } from "../policies/Policies.ts"
+import { ProviderCatalog } from "../providers/ProviderCatalog.ts"
 import { catchAll } from "../server/RouteFallback.ts"
 import { CustomRelayLive } from "./custom/CustomRelayLive.ts"
+import { AnthropicSurfaces, GatewayApi, KiroSurface, Listings, OpenAiSurfaces } from "./GatewayApi.ts"
+import { GatewayHandlers, type RouteParams } from "./GatewayHandlers.ts"
+import { KiroRelay } from "./kiro/KiroRelay.ts"
+import { ManageRoutes } from "./manage/ManageHandlers.ts"
+import { FirewallLayer } from "./pipeline/Firewall.ts"
+import { toServerResponse } from "./RelayAnswer.ts"
+import { type InferenceHandler, type InferenceRoutes, relayListener } from "./RelayListener.ts"
 
 // Kiro's relay mints tokens with the same vault and upstream client as the handlers: no further requirement.
 const handlersLayer = Layer.effect(GatewayHandlers)(GatewayHandlers.make).pipe(Layer.provide(KiroRelay.layer))
@@ -66,7 +66,8 @@ const mountRaw = (routes: ReadonlyArray<InferenceRoutes>) =>
           endpoint.method as "GET" | "POST",
           endpoint.path as HttpRouter.PathInput,
           (request) =>
-            Effect.flatMap(HttpRouter.params, (params) => Effect.map(handler(request, params as unknown as RouteParams), toServerResponse))
+            Effect.flatMap(HttpRouter.params, (params) =>
+              Effect.map(handler(request, params as unknown as RouteParams), toServerResponse))
         )
       }
     }
@@ -81,22 +82,30 @@ const InferenceSurfaces = Layer.unwrap(Effect.map(GatewayHandlers, (h) => {
 /** The routes served through `HttpApiBuilder` (raw handlers: every answer is built by `GatewayHandlers`). */
 class ServedApi extends HttpApi.make("gateway").add(Listings).add(KiroSurface) {}
 
-const ListingsLive = HttpApiBuilder.group(ServedApi, "listings", Effect.fnUntraced(function*(handlers) {
-  const h = yield* GatewayHandlers
-  const models = h.models("path")
-  const modelsNoOrg = h.models("none")
-  return handlers
-    .handleRaw("models", ({ params, request }) => models(request, params))
-    .handleRaw("modelsNoOrg", ({ params, request }) => modelsNoOrg(request, params))
-    .handleRaw("nonces", ({ params, request }) => h.nonces(request, params))
-}))
+const ListingsLive = HttpApiBuilder.group(
+  ServedApi,
+  "listings",
+  Effect.fnUntraced(function*(handlers) {
+    const h = yield* GatewayHandlers
+    const models = h.models("path")
+    const modelsNoOrg = h.models("none")
+    return handlers
+      .handleRaw("models", ({ params, request }) => models(request, params))
+      .handleRaw("modelsNoOrg", ({ params, request }) => modelsNoOrg(request, params))
+      .handleRaw("nonces", ({ params, request }) => h.nonces(request, params))
+  })
+)
 
-const KiroSurfaceLive = HttpApiBuilder.group(ServedApi, "kiro", Effect.fnUntraced(function*(handlers) {
-  const h = yield* GatewayHandlers
-  return handlers
-    .handleRaw("generateAssistantResponse", ({ params, request }) => h.kiro(request, params))
-    .handleRaw("listAvailableModels", ({ params, request }) => h.kiroModels(request, params))
-}))
+const KiroSurfaceLive = HttpApiBuilder.group(
+  ServedApi,
+  "kiro",
+  Effect.fnUntraced(function*(handlers) {
+    const h = yield* GatewayHandlers
+    return handlers
+      .handleRaw("generateAssistantResponse", ({ params, request }) => h.kiro(request, params))
+      .handleRaw("listAvailableModels", ({ params, request }) => h.kiroModels(request, params))
+  })
+)
 
 /** The whole contract's OpenAPI document (inference routes included), built once. */
 const OpenApiDocument = HttpRouter.use(Effect.fnUntraced(function*(router) {

@@ -2,9 +2,9 @@ import { Cause, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { randomUUID } from "node:crypto"
 import type { Readable } from "node:stream"
+import { GatewayInternalError } from "../../schema/GatewayError.ts"
 import { BackendUnavailable } from "../cache/BackendUnavailable.ts"
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { GatewayInternalError } from "../../schema/GatewayError.ts"
 import { type Dialect, encodeFailure } from "./dialects/Dialect.ts"
 import { describeFailure, type GatewayFailure } from "./dialects/GatewayFailure.ts"
 import { allowVerdict, type Verdict, verdictOfRefusal } from "./pipeline/Verdict.ts"
@@ -104,7 +104,10 @@ export const answering = <A, R>(
     if (failure._tag === "Some") return Effect.succeed(render(exchange, failure.value))
     // A store read that died because the database is away is a 503 the client may retry, not a bug.
     if (isDatabaseUnavailable(Cause.squash(cause))) {
-      return Effect.as(Effect.logWarning("gateway request failed: the database cannot be reached"), render(exchange, databaseUnavailable))
+      return Effect.as(
+        Effect.logWarning("gateway request failed: the database cannot be reached"),
+        render(exchange, databaseUnavailable)
+      )
     }
     return Effect.as(
       Effect.logError("gateway request failed", cause),

@@ -4,8 +4,8 @@ import { FindMyWay, Headers, HttpTraceContext } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { TracingOn } from "../observability/Tracing.ts"
+import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
 import type { RelayRequest, RouteParams } from "./GatewayHandlers.ts"
@@ -150,9 +150,10 @@ const requestSpan = (request: IncomingMessage, route: string) => {
         attributes: { "http.request.method": "POST", "http.route": route }
       }, (span) => {
         traceId = span.traceId
-        return Effect.tap(handled, (answer) => Effect.sync(() => span.attribute("http.response.status_code", answer.status))).pipe(
-          Effect.withParentSpan(span, { captureStackTrace: false })
-        )
+        return Effect.tap(handled, (answer) =>
+          Effect.sync(() => span.attribute("http.response.status_code", answer.status))).pipe(
+            Effect.withParentSpan(span, { captureStackTrace: false })
+          )
       })
   }
 }
@@ -184,7 +185,10 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
     const router = FindMyWay.make<{ readonly handler: InferenceHandler; readonly route: string }>(ROUTER_CONFIG)
     for (const { group, handlers } of routes) {
       for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
-        router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { handler: handlers[id]!, route: endpoint.path })
+        router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, {
+          handler: handlers[id]!,
+          route: endpoint.path
+        })
       }
     }
 

@@ -21,15 +21,42 @@ export interface DocumentShape {
 
 /** The keys the tool, MCP-server, skill and model policies read (src/policies/DeclaredCapabilities.ts, ModelReferences.ts), folded. */
 const POLICED_KEYS = new Set([
-  "model", "messages", "input", "content", "tools", "functions", "tool_choice", "function_call", "parallel_tool_calls",
-  "mcp_servers", "tool_calls", "type", "name", "id", "function", "custom", "server_label", "server_url", "server_name",
-  "mcp_server_name", "url", "container", "skills", "skill_id",
+  "model",
+  "messages",
+  "input",
+  "content",
+  "tools",
+  "functions",
+  "tool_choice",
+  "function_call",
+  "parallel_tool_calls",
+  "mcp_servers",
+  "tool_calls",
+  "type",
+  "name",
+  "id",
+  "function",
+  "custom",
+  "server_label",
+  "server_url",
+  "server_name",
+  "mcp_server_name",
+  "url",
+  "container",
+  "skills",
+  "skill_id",
   // Fields that name a model (src/policies/ModelReferences.ts).
-  "models", "fallbacks", "plugins", "allowed_models", "advisor", "parameters"
+  "models",
+  "fallbacks",
+  "plugins",
+  "allowed_models",
+  "advisor",
+  "parameters"
 ])
 
 /** A key as Go's case-insensitive field matching sees it: ASCII lower case, and `ſ` → `s`, `K` → `k`. */
-const goFolded = (key: string) => key.replace(/\u017f/g, "s").replace(/\u212a/g, "k").replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
+const goFolded = (key: string) =>
+  key.replace(/\u017f/g, "s").replace(/\u212a/g, "k").replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
 
 /** Whether a key literal (quotes included) with an upper-case or non-ASCII byte folds to a policed key it is not. */
 const isCaseVariant = (b: Buffer, start: number, end: number): boolean => {
@@ -47,7 +74,11 @@ const isCaseVariant = (b: Buffer, start: number, end: number): boolean => {
  * 2-core VM: 1.1 µs for a 4 KiB chat request, 16 µs for one with 20 tool definitions (8 KiB), whose
  * `JSON.parse` takes 24 µs; decoding each key into a `Set` took 46 µs.
  */
-export const shapeOf = (bytes: Uint8Array, maxDepth: number, options: { readonly caseVariants?: boolean } = {}): DocumentShape => {
+export const shapeOf = (
+  bytes: Uint8Array,
+  maxDepth: number,
+  options: { readonly caseVariants?: boolean } = {}
+): DocumentShape => {
   const u = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const n = u.length

@@ -109,7 +109,9 @@ export class Scanner {
     const c = this.b[i]
     if (c === QUOTE) {
       const end = this.stringEnd(i)
-      if (node?.edit !== undefined && !isRemoval(node.edit) && node.children.size === 0) this.found.set(node.edit, { start: i, end })
+      if (node?.edit !== undefined && !isRemoval(node.edit) && node.children.size === 0) {
+        this.found.set(node.edit, { start: i, end })
+      }
       return end
     }
     if (c === 0x7b) return node === undefined ? this.skipContainer(i) : this.object(i, node)

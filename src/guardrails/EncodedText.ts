@@ -20,13 +20,50 @@ export type Undecodable = { readonly undecodable: string }
  */
 export const MAX_DECODED_BYTES = 4 * 1024 * 1024
 
-const TEXTUAL = /^(?:text\/[\w.+-]+|[\w.-]+\/(?:[\w.-]+\+)?(?:json|xml|csv|x-ndjson|ndjson|jsonl|yaml|x-yaml|javascript|x-javascript|ecmascript|x-sh|sql|toml|markdown))$/
+const TEXTUAL =
+  /^(?:text\/[\w.+-]+|[\w.-]+\/(?:[\w.-]+\+)?(?:json|xml|csv|x-ndjson|ndjson|jsonl|yaml|x-yaml|javascript|x-javascript|ecmascript|x-sh|sql|toml|markdown))$/
 
 /** Bare base64 carries no type: the file name's extension says whether it is text. */
 const TEXT_EXTENSIONS: ReadonlySet<string> = new Set([
-  "txt", "text", "md", "markdown", "csv", "tsv", "json", "jsonl", "ndjson", "xml", "html", "htm", "yaml", "yml",
-  "toml", "ini", "cfg", "conf", "log", "sql", "sh", "js", "mjs", "ts", "py", "rb", "go", "rs", "java", "c", "h",
-  "cpp", "cs", "php", "css", "svg", "tex", "rst", "env"
+  "txt",
+  "text",
+  "md",
+  "markdown",
+  "csv",
+  "tsv",
+  "json",
+  "jsonl",
+  "ndjson",
+  "xml",
+  "html",
+  "htm",
+  "yaml",
+  "yml",
+  "toml",
+  "ini",
+  "cfg",
+  "conf",
+  "log",
+  "sql",
+  "sh",
+  "js",
+  "mjs",
+  "ts",
+  "py",
+  "rb",
+  "go",
+  "rs",
+  "java",
+  "c",
+  "h",
+  "cpp",
+  "cs",
+  "php",
+  "css",
+  "svg",
+  "tex",
+  "rst",
+  "env"
 ])
 
 export interface MediaType {
@@ -80,8 +117,14 @@ const UTF16LE: Charset = {
   encode: (text) => Buffer.from(text, "utf16le")
 }
 const CHARSETS: ReadonlyMap<string, Charset> = new Map([
-  ["utf-8", UTF8], ["utf8", UTF8], ["us-ascii", UTF8], ["ascii", UTF8],
-  ["iso-8859-1", LATIN1], ["latin1", LATIN1], ["iso_8859-1", LATIN1], ["l1", LATIN1],
+  ["utf-8", UTF8],
+  ["utf8", UTF8],
+  ["us-ascii", UTF8],
+  ["ascii", UTF8],
+  ["iso-8859-1", LATIN1],
+  ["latin1", LATIN1],
+  ["iso_8859-1", LATIN1],
+  ["l1", LATIN1],
   ["utf-16le", UTF16LE]
 ])
 
@@ -125,7 +168,9 @@ export const parseDataUrl = (url: string): DataUrl | undefined => {
   const base64 = /;\s*base64\s*$/i.test(header)
   const typeText = base64 ? header.replace(/;\s*base64\s*$/i, "") : header
   // RFC 2397: no type means text/plain;charset=US-ASCII.
-  const type = parseMediaType(typeText.trim() === "" || typeText.trim().startsWith(";") ? `text/plain${typeText}` : typeText)
+  const type = parseMediaType(
+    typeText.trim() === "" || typeText.trim().startsWith(";") ? `text/plain${typeText}` : typeText
+  )
   return { type, base64, prefix: url.slice(0, comma + 1), payload: url.slice(comma + 1) }
 }
 
@@ -169,7 +214,9 @@ const percentEncoded = (bytes: Buffer): string => {
   let out = ""
   for (const byte of bytes) {
     const ch = String.fromCharCode(byte)
-    out += byte < 0x80 && ch !== " " && UNRESERVED.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
+    out += byte < 0x80 && ch !== " " && UNRESERVED.test(ch)
+      ? ch
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
   }
   return out
 }

@@ -82,15 +82,30 @@ export const evaluateSegments = (
       const key = targets.find((s) => segments[s]!.key === true && rule.test.test(texts[s]!.toWellFormed()))
       if (key !== undefined) {
         matched.push(rule.name)
-        violations.push({ ...violationOf(rule, segments[key]!), detail: `${rule.ruleType} rule matched in an object key at ${formatPath(segments[key]!.path) || "text"}, which cannot be redacted` })
-        return { decision: "block", rules: matched, redactions: 0, blockedBy: rule.name, violations, changed: NOTHING_CHANGED }
+        violations.push({
+          ...violationOf(rule, segments[key]!),
+          detail: `${rule.ruleType} rule matched in an object key at ${
+            formatPath(segments[key]!.path) || "text"
+          }, which cannot be redacted`
+        })
+        return {
+          decision: "block",
+          rules: matched,
+          redactions: 0,
+          blockedBy: rule.name,
+          violations,
+          changed: NOTHING_CHANGED
+        }
       }
       for (const s of targets) {
         const [next, matches] = redact(rule, texts[s]!)
         if (matches.length === 0) continue
         texts[s] = next
         // Spans are recorded only here, for a segment a rule rewrote: a request no rule matches pays nothing.
-        changed.set(s, { text: next, changes: composeChanges(changed.get(s)?.changes ?? [], matches, REDACTED.length, next) })
+        changed.set(s, {
+          text: next,
+          changes: composeChanges(changed.get(s)?.changes ?? [], matches, REDACTED.length, next)
+        })
         late = undefined
         if (first === -1) first = s
       }
@@ -196,7 +211,7 @@ const targetsOf = (
 ): ReadonlyArray<number> => {
   if (candidate && rule.alwaysTest) return Array.from(joined.starts.keys())
   const targets = new Set<number>(changed.keys())
-  if (candidate) for (const s of segmentsWithMatches(rule, joined)) targets.add(s)
+  if (candidate) { for (const s of segmentsWithMatches(rule, joined)) targets.add(s) }
   return [...targets].sort((a, b) => a - b)
 }
 

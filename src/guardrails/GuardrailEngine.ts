@@ -24,7 +24,13 @@ const allow: GuardrailOutcome = { decision: "allow", rules: [], redactions: 0, v
  */
 export const MAX_INSPECTED_DEPTH = 128
 
-const uninspectable: GuardrailOutcome = { decision: "block", rules: [], redactions: 0, violations: [], uninspectable: true }
+const uninspectable: GuardrailOutcome = {
+  decision: "block",
+  rules: [],
+  redactions: 0,
+  violations: [],
+  uninspectable: true
+}
 const failedOpen: GuardrailOutcome = { ...allow, failedOpen: true }
 
 /**
@@ -49,8 +55,15 @@ export const makeGuardrailEngine = (options: { readonly cache: RuleCache; readon
   ): Effect.Effect<GuardrailOutcome, GuardrailsUnavailable> => {
     const run = Effect.map(ruleSetOf(orgUuid), (ruleSet) => outcomeOf(ruleSet, surface, body, parsed, scratch))
     return options.failOpen
-      ? Effect.catchTag(run, "GuardrailsUnavailable", () =>
-        Effect.as(Effect.logWarning("guardrails unavailable; passing the request (VDB_GATEWAY_FAIL_OPEN)"), failedOpen))
+      ? Effect.catchTag(
+        run,
+        "GuardrailsUnavailable",
+        () =>
+          Effect.as(
+            Effect.logWarning("guardrails unavailable; passing the request (VDB_GATEWAY_FAIL_OPEN)"),
+            failedOpen
+          )
+      )
       : run
   }
 
@@ -68,7 +81,9 @@ export const makeGuardrailEngine = (options: { readonly cache: RuleCache; readon
     return result
   })
 
-  const delimiterIntegrity = (orgUuid: string): Effect.Effect<ReadonlyArray<DelimiterIntegrityRule>, GuardrailsUnavailable> => {
+  const delimiterIntegrity = (
+    orgUuid: string
+  ): Effect.Effect<ReadonlyArray<DelimiterIntegrityRule>, GuardrailsUnavailable> => {
     const rules = Effect.map(ruleSetOf(orgUuid), (set) => set.delimiterIntegrity)
     // A delimiter_integrity rule is a guardrail rule: fail-open lets it pass like the others.
     return options.failOpen ? Effect.catchTag(rules, "GuardrailsUnavailable", () => Effect.succeed([])) : rules
@@ -91,7 +106,9 @@ const outcomeOf = (
   // that reading, re-serialised, never the client's bytes, which a provider might read the other way.
   const asRead = shape.duplicateKeys
   const read = readSegments(surface, parsed)
-  if (read.undecodable !== undefined) return { ...uninspectable, uninspectableDetail: `the request carries ${read.undecodable}` }
+  if (read.undecodable !== undefined) {
+    return { ...uninspectable, uninspectableDetail: `the request carries ${read.undecodable}` }
+  }
   const segments = read.segments
   const verdict = evaluateSegments(ruleSet, segments, scratch)
   if (verdict.rules.length === 0) return asRead ? { ...allow, body: reserialised(parsed, []) } : allow
@@ -113,9 +130,18 @@ const outcomeOf = (
     }
     // Decoded text (a base64 or data: document) goes back in its encoding: the payload is written anew.
     const raw = segment.encode(text)
-    if (raw === undefined) return { ...uninspectable, uninspectableDetail: "a redaction in a textual payload that cannot be written back in its character set" }
+    if (raw === undefined) {
+      return {
+        ...uninspectable,
+        uninspectableDetail: "a redaction in a textual payload that cannot be written back in its character set"
+      }
+    }
     const sent = valueAt(parsed, segment.path)
-    edits.push({ path: segment.path, text: raw, changes: typeof sent === "string" ? payloadChange(sent, raw) : undefined })
+    edits.push({
+      path: segment.path,
+      text: raw,
+      changes: typeof sent === "string" ? payloadChange(sent, raw) : undefined
+    })
   }
   return { ...outcome, body: (asRead ? undefined : spliceStrings(body, edits)) ?? reserialised(parsed, edits) }
 }

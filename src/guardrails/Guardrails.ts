@@ -1,6 +1,4 @@
-import { Config, Context, Effect, Layer, type Duration } from "effect"
-import { Invalidation } from "../db/Invalidation.ts"
-import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
+import { Config, Context, type Duration, Effect, Layer } from "effect"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type {
   GuardrailCheck,
@@ -10,11 +8,13 @@ import type {
   GuardrailsUnavailable,
   NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { makeGuardrailEngine } from "./GuardrailEngine.ts"
+import type { DelimiterIntegrityRule, GuardrailOutcome } from "./GuardrailOutcome.ts"
 import { type GuardrailStore, memoryGuardrailStore, sqlGuardrailStore } from "./GuardrailStore.ts"
 import { makeRuleBook } from "./RuleBook.ts"
 import { makeRuleCache } from "./RuleCache.ts"
-import type { DelimiterIntegrityRule, GuardrailOutcome } from "./GuardrailOutcome.ts"
 
 export type { DelimiterIntegrityRule, GuardrailOutcome }
 

@@ -12,8 +12,8 @@ import { changesBetween } from "./TextChanges.ts"
  * and elements out the same way.
  */
 
-export type { BodyEdit, Removal, StringEdit } from "./EditScanner.ts"
 export { type DocumentShape, shapeOf } from "./DocumentShape.ts"
+export type { BodyEdit, Removal, StringEdit } from "./EditScanner.ts"
 export type { TextChange } from "./TextChanges.ts"
 
 /**

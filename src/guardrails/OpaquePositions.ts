@@ -138,8 +138,12 @@ const MESSAGES_ASSISTANT_BLOCK = by("type", {
   server_tool_use: fields({ input: MODEL_OUTPUT }),
   mcp_tool_use: fields({ input: MODEL_OUTPUT }),
   mcp_tool_result: fields({ content: TOOL_RESULT_CONTENT }),
-  web_search_tool_result: fields({ content: list(by("type", { web_search_result: fields({ encrypted_content: TOKEN }) })) }),
-  web_fetch_tool_result: fields({ content: by("type", { web_fetch_result: fields({ content: by("type", { document: DOCUMENT }) }) }) })
+  web_search_tool_result: fields({
+    content: list(by("type", { web_search_result: fields({ encrypted_content: TOKEN }) }))
+  }),
+  web_fetch_tool_result: fields({
+    content: by("type", { web_fetch_result: fields({ content: by("type", { document: DOCUMENT }) }) })
+  })
 })
 const MESSAGES: Position = fields({
   messages: list(by("role", {
@@ -173,7 +177,11 @@ export const OPAQUE_POSITIONS: Readonly<Record<Surface, Position>> = {
  * matches names in any case could read it as another part, so the request is
  * refused rather than guessed at.
  */
-export const placeOf = (position: Position, value: Record<string, unknown>, keys: ReadonlyArray<string>): Position | undefined => {
+export const placeOf = (
+  position: Position,
+  value: Record<string, unknown>,
+  keys: ReadonlyArray<string>
+): Position | undefined => {
   let at: Position | undefined = position
   while (at !== undefined) {
     if (misspells(at, keys)) return MISSPELLED

@@ -70,7 +70,9 @@ export const payloadChange = (before: string, after: string): Array<TextChange> 
   let head = 0
   while (head < most && before.charCodeAt(head) === after.charCodeAt(head)) head++
   let tail = 0
-  while (tail < most - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++
+  while (
+    tail < most - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)
+  ) tail++
   if (head === before.length && head === after.length) return []
   return [{ start: head, end: before.length - tail, text: after.slice(head, after.length - tail) }]
 }

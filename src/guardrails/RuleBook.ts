@@ -1,13 +1,13 @@
-import { randomUUID } from "node:crypto"
 import { Clock, DateTime, Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import {
   DEFAULT_PRIORITY,
   defaultActionOf,
   GuardrailError,
   GuardrailRule,
-  type GuardrailRulePatch,
   GuardrailRuleInvalid,
   GuardrailRuleNotFound,
+  type GuardrailRulePatch,
   type NewGuardrailRule
 } from "../../schema/GuardrailRule.ts"
 import { UNPRINTABLE } from "../../schema/PrintableText.ts"
@@ -64,15 +64,18 @@ export const makeRuleBook = (options: {
       updated_at: now
     }
     yield* validRule(rule, undefined)
-    yield* store.exclusive(org, Effect.gen(function*() {
-      const rules = yield* store.list(org)
-      if (rules.length >= MAX_RULES_PER_ORG) {
-        return yield* invalid(`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`)
-      }
-      yield* uniqueName(rules, rule)
-      yield* withinBudget(rules, rule)
-      yield* store.insert(rule)
-    }))
+    yield* store.exclusive(
+      org,
+      Effect.gen(function*() {
+        const rules = yield* store.list(org)
+        if (rules.length >= MAX_RULES_PER_ORG) {
+          return yield* invalid(`an organization has at most ${MAX_RULES_PER_ORG} guardrail rules`)
+        }
+        yield* uniqueName(rules, rule)
+        yield* withinBudget(rules, rule)
+        yield* store.insert(rule)
+      })
+    )
     yield* changed(org)
     return toGuardrailRule(rule)
   })
@@ -110,20 +113,28 @@ export const makeRuleBook = (options: {
 
   /** Writes a changed rule; one removed since it was read is not found, not reported changed. */
   const stored = (rule: StoredRule) =>
-    Effect.flatMap(store.update(rule), (present) =>
-      present ? Effect.void : Effect.fail(new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: rule.uuid }) })))
+    Effect.flatMap(
+      store.update(rule),
+      (present) =>
+        present
+          ? Effect.void
+          : Effect.fail(new GuardrailError({ reason: new GuardrailRuleNotFound({ uuid: rule.uuid }) }))
+    )
 
   // Under the lock too: the whole rule is written back, so a change made between the read and the
   // write (a rename, a new priority) would be lost.
   const setEnabled = Effect.fn("Guardrails.setEnabled")(function*(orgUuid: string, uuid: string, enabled: boolean) {
     const org = yield* validUuid(orgUuid, "organization")
-    const rule = yield* store.exclusive(org, Effect.gen(function*() {
-      const current = yield* found(org, uuid)
-      const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
-      // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
-      yield* stored(rule)
-      return rule
-    }))
+    const rule = yield* store.exclusive(
+      org,
+      Effect.gen(function*() {
+        const current = yield* found(org, uuid)
+        const rule: StoredRule = { ...current, enabled, updated_at: new Date(yield* Clock.currentTimeMillis) }
+        // Enabling does not re-check the pattern: a stored rule that does not compile stays listed as `compiles: false`.
+        yield* stored(rule)
+        return rule
+      })
+    )
     yield* changed(rule.org_uuid)
     return toGuardrailRule(rule)
   })

@@ -1,6 +1,6 @@
 import { Cause, Clock, Deferred, Duration, Effect, Exit } from "effect"
 import { GuardrailsUnavailable } from "../../schema/GuardrailRule.ts"
-import { compileRuleSet, type CompiledRuleSet } from "./CompiledRules.ts"
+import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
 import type { GuardrailStore } from "./GuardrailStore.ts"
 
 /** A store read slower than this counts as unreachable. */
@@ -81,7 +81,9 @@ export const makeRuleCache = (options: {
   const get = (orgUuid: string): Effect.Effect<CompiledRuleSet, GuardrailsUnavailable> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const held = entries.get(orgUuid)
-      return held !== undefined && now - held.checkedAt < ttlMillis && live() ? Effect.succeed(held.ruleSet) : refresh(orgUuid, held)
+      return held !== undefined && now - held.checkedAt < ttlMillis && live()
+        ? Effect.succeed(held.ruleSet)
+        : refresh(orgUuid, held)
     })
 
   /** Marks the organization's entry stale: the next request re-reads the version. */

@@ -102,7 +102,9 @@ class Differ {
     const bRoom = Math.min(yEnd - y - RUN, MAX_INSERT)
     const near = this.nearestInBox(x, xEnd, y, yEnd)
     if (near !== undefined) return near
-    return aRoom >= 0 && bRoom >= 0 && (aRoom > BOX || bRoom > BOX) ? this.nearestInWindows(x, y, aRoom, bRoom) : undefined
+    return aRoom >= 0 && bRoom >= 0 && (aRoom > BOX || bRoom > BOX)
+      ? this.nearestInWindows(x, y, aRoom, bRoom)
+      : undefined
   }
 
   /** Candidates with `a` and `b` up to `BOX`, by increasing `a + b`, compared in place. */

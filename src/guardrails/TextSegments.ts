@@ -1,7 +1,7 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import {
-  type DecodedText,
   decodeBase64Text,
+  type DecodedText,
   decodePercentText,
   isTextFileName,
   isTextual,
@@ -48,8 +48,11 @@ export interface Segment {
  * only when asked (`decode`): their text is not the JSON string at their path,
  * and rewriting one takes its `encode`.
  */
-export const segmentsOf = (surface: Surface, parsed: unknown, options: { readonly decode?: boolean } = {}): Array<Segment> =>
-  readSegments(surface, parsed, options.decode === true).segments
+export const segmentsOf = (
+  surface: Surface,
+  parsed: unknown,
+  options: { readonly decode?: boolean } = {}
+): Array<Segment> => readSegments(surface, parsed, options.decode === true).segments
 
 export interface ReadSegments {
   readonly segments: Array<Segment>
@@ -113,7 +116,14 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * providers also use, `type` or `content`, included). Found by name, which only adds text.
  */
 const SCHEMA_ROOTS: ReadonlySet<string> = new Set(["tools", "functions", "response_format", "output_format"])
-const SCHEMA_KEYS: ReadonlySet<string> = new Set(["tools", "schema", "input_schema", "inputSchema", "parameters", "json_schema"])
+const SCHEMA_KEYS: ReadonlySet<string> = new Set([
+  "tools",
+  "schema",
+  "input_schema",
+  "inputSchema",
+  "parameters",
+  "json_schema"
+])
 
 /**
  * Past this depth nothing is walked, so no body can exhaust the stack. `GuardrailEngine` refuses a
@@ -137,7 +147,9 @@ class Walker {
       this.out.push(new WalkedSegment(at, value, false))
     } else if (Array.isArray(value)) {
       const item = position?.items
-      for (let i = 0; i < value.length; i++) this.value(value[i], { parent: at, step: i, depth: at.depth + 1 }, item, inSchema)
+      for (let i = 0; i < value.length; i++) {
+        this.value(value[i], { parent: at, step: i, depth: at.depth + 1 }, item, inSchema)
+      }
     } else if (isObject(value)) {
       this.object(value, at, position, inSchema)
     }
@@ -147,7 +159,8 @@ class Walker {
     const keys = Object.keys(value)
     let place = position === undefined ? undefined : placeOf(position, value, keys)
     if (place === MISSPELLED) {
-      this.undecodable ??= "an object (a message, part or source) that spells a member the provider reads (type, role, media_type, ...) in another letter case"
+      this.undecodable ??=
+        "an object (a message, part or source) that spells a member the provider reads (type, role, media_type, ...) in another letter case"
       place = undefined
     }
     const root = at.depth === 0
@@ -162,7 +175,13 @@ class Walker {
   }
 
   /** A value at an opaque position: skipped, decoded, or (a URL, a shape not documented) read as text. */
-  private payload(value: unknown, at: PathNode, kind: Payload, parent: Record<string, unknown>, inSchema: boolean): void {
+  private payload(
+    value: unknown,
+    at: PathNode,
+    kind: Payload,
+    parent: Record<string, unknown>,
+    inSchema: boolean
+  ): void {
     if (kind === "model-output") return
     if (typeof value !== "string") return this.value(value, at, undefined, inSchema)
     if (kind === "token" || kind === "binary") return
@@ -175,7 +194,9 @@ class Walker {
     if (url === undefined) {
       // An https URL is text the provider (and whoever it fetches from) reads; bare base64 file data is typed by its name.
       if (kind === "media-url") this.out.push(new WalkedSegment(at, value, false))
-      else if (isTextFileName(parent.filename)) this.decoded(at, value.length, () => decodeBase64Text(value, { essence: "text/plain", charset: undefined }))
+      else if (isTextFileName(parent.filename)) {
+        this.decoded(at, value.length, () => decodeBase64Text(value, { essence: "text/plain", charset: undefined }))
+      }
       return
     }
     if (!isTextual(url.type)) {
@@ -183,7 +204,11 @@ class Walker {
       if (!url.base64) this.out.push(new WalkedSegment(at, value, false))
       return
     }
-    this.decoded(at, value.length, () => url.base64 ? decodeBase64Text(url.payload, url.type, url.prefix) : decodePercentText(url))
+    this.decoded(
+      at,
+      value.length,
+      () => url.base64 ? decodeBase64Text(url.payload, url.type, url.prefix) : decodePercentText(url)
+    )
   }
 
   private decoded(at: PathNode, size: number, decode: () => DecodedText | Undecodable): void {
@@ -205,22 +230,136 @@ class Walker {
  * secret past the rules; the list only saves work.
  */
 const FIELD_NAMES: ReadonlySet<string> = new Set([
-  "model", "messages", "role", "content", "type", "text", "name", "tools", "function", "functions", "parameters",
-  "description", "strict", "tool_choice", "tool_calls", "id", "arguments", "tool_call_id", "image_url", "url",
-  "detail", "input_audio", "data", "format", "file", "file_data", "file_id", "filename", "file_url", "refusal",
-  "audio", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "n", "stream", "stream_options",
-  "include_usage", "stop", "stop_sequences", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
-  "top_logprobs", "user", "seed", "response_format", "json_schema", "schema", "metadata", "store", "modalities",
-  "prediction", "reasoning_effort", "service_tier", "parallel_tool_calls", "verbosity", "safety_identifier",
-  "prompt_cache_key", "function_call", "reasoning", "reasoning_content", "reasoning_details", "signature", "input",
-  "instructions", "previous_response_id", "include", "max_output_tokens", "truncation", "background", "conversation",
-  "prompt", "variables", "summary", "encrypted_content", "call_id", "output", "status", "action", "system",
-  "thinking", "budget_tokens", "tool_use_id", "is_error", "source", "media_type", "cache_control", "citations",
-  "cited_text", "title", "context", "input_schema", "output_format", "mcp_servers", "container", "effort",
-  "conversationState", "conversationId", "chatTriggerType", "currentMessage", "history", "userInputMessage",
-  "userInputMessageContext", "assistantResponseMessage", "modelId", "origin", "images", "bytes", "toolResults",
-  "toolUseId", "toolUses", "toolSpecification", "inputSchema", "json", "profileArn", "properties", "items",
-  "required", "enum", "additionalProperties", "anyOf", "oneOf", "allOf", "$defs", "definitions", "default"
+  "model",
+  "messages",
+  "role",
+  "content",
+  "type",
+  "text",
+  "name",
+  "tools",
+  "function",
+  "functions",
+  "parameters",
+  "description",
+  "strict",
+  "tool_choice",
+  "tool_calls",
+  "id",
+  "arguments",
+  "tool_call_id",
+  "image_url",
+  "url",
+  "detail",
+  "input_audio",
+  "data",
+  "format",
+  "file",
+  "file_data",
+  "file_id",
+  "filename",
+  "file_url",
+  "refusal",
+  "audio",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "top_k",
+  "n",
+  "stream",
+  "stream_options",
+  "include_usage",
+  "stop",
+  "stop_sequences",
+  "presence_penalty",
+  "frequency_penalty",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "user",
+  "seed",
+  "response_format",
+  "json_schema",
+  "schema",
+  "metadata",
+  "store",
+  "modalities",
+  "prediction",
+  "reasoning_effort",
+  "service_tier",
+  "parallel_tool_calls",
+  "verbosity",
+  "safety_identifier",
+  "prompt_cache_key",
+  "function_call",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "signature",
+  "input",
+  "instructions",
+  "previous_response_id",
+  "include",
+  "max_output_tokens",
+  "truncation",
+  "background",
+  "conversation",
+  "prompt",
+  "variables",
+  "summary",
+  "encrypted_content",
+  "call_id",
+  "output",
+  "status",
+  "action",
+  "system",
+  "thinking",
+  "budget_tokens",
+  "tool_use_id",
+  "is_error",
+  "source",
+  "media_type",
+  "cache_control",
+  "citations",
+  "cited_text",
+  "title",
+  "context",
+  "input_schema",
+  "output_format",
+  "mcp_servers",
+  "container",
+  "effort",
+  "conversationState",
+  "conversationId",
+  "chatTriggerType",
+  "currentMessage",
+  "history",
+  "userInputMessage",
+  "userInputMessageContext",
+  "assistantResponseMessage",
+  "modelId",
+  "origin",
+  "images",
+  "bytes",
+  "toolResults",
+  "toolUseId",
+  "toolUses",
+  "toolSpecification",
+  "inputSchema",
+  "json",
+  "profileArn",
+  "properties",
+  "items",
+  "required",
+  "enum",
+  "additionalProperties",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "$defs",
+  "definitions",
+  "default"
 ])
 
 /**
@@ -229,13 +368,66 @@ const FIELD_NAMES: ReadonlySet<string> = new Set([
  * so a violation's detail never repeats text the client chose.
  */
 const SHAPE_KEYS: ReadonlySet<string> = new Set([
-  "messages", "content", "text", "name", "tools", "functions", "function", "parameters", "properties", "items",
-  "description", "input_schema", "schema", "system", "instructions", "input", "output", "source", "data", "title",
-  "context", "refusal", "prediction", "response_format", "json_schema", "format", "prompt", "variables", "summary",
-  "thinking", "citations", "cited_text", "conversationState", "currentMessage", "history", "userInputMessage",
-  "userInputMessageContext", "toolResults", "assistantResponseMessage", "tool_calls", "enum", "anyOf", "oneOf",
-  "allOf", "required", "default", "examples", "const", "$defs", "definitions", "url", "query", "results",
-  "toolSpecification", "inputSchema", "json", "tool_result", "document", "search_result", "context"
+  "messages",
+  "content",
+  "text",
+  "name",
+  "tools",
+  "functions",
+  "function",
+  "parameters",
+  "properties",
+  "items",
+  "description",
+  "input_schema",
+  "schema",
+  "system",
+  "instructions",
+  "input",
+  "output",
+  "source",
+  "data",
+  "title",
+  "context",
+  "refusal",
+  "prediction",
+  "response_format",
+  "json_schema",
+  "format",
+  "prompt",
+  "variables",
+  "summary",
+  "thinking",
+  "citations",
+  "cited_text",
+  "conversationState",
+  "currentMessage",
+  "history",
+  "userInputMessage",
+  "userInputMessageContext",
+  "toolResults",
+  "assistantResponseMessage",
+  "tool_calls",
+  "enum",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "required",
+  "default",
+  "examples",
+  "const",
+  "$defs",
+  "definitions",
+  "url",
+  "query",
+  "results",
+  "toolSpecification",
+  "inputSchema",
+  "json",
+  "tool_result",
+  "document",
+  "search_result",
+  "context"
 ])
 
 /** `messages[2].content[0].text`: a location for violation details (never the text itself, nor a key the client chose). */

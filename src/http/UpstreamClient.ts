@@ -3,8 +3,8 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { EventEmitter } from "node:events"
 import type { IncomingHttpHeaders } from "node:http"
 import type { Readable } from "node:stream"
-import { TracingOn } from "../observability/Tracing.ts"
 import { ProviderCredentialInvalid, UpstreamTimeout, UpstreamUnreachable } from "../../schema/GatewayError.ts"
+import { TracingOn } from "../observability/Tracing.ts"
 
 export interface UpstreamRequest {
   /** Slug, for error messages. */
@@ -41,7 +41,8 @@ const INVALID_HEADER = /^invalid .+ header$/
  * Keys are checked when stored (`vault/ProviderKeyValue.ts`), so this is a key stored before that
  * check: nothing was sent, and the network is not to blame. Neither the error nor the value is logged.
  */
-const isInvalidHeader = (error: Error) => error instanceof errors.InvalidArgumentError && INVALID_HEADER.test(error.message)
+const isInvalidHeader = (error: Error) =>
+  error instanceof errors.InvalidArgumentError && INVALID_HEADER.test(error.message)
 
 type SendFailure = UpstreamUnreachable | ProviderCredentialInvalid
 
@@ -135,23 +136,27 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
  * the origin's host and the status (never the path, which may carry a key, nor headers). A stream's
  * span ends when its headers arrive. Off, the client's headers go upstream as they were.
  */
-const upstreamSpan = <A extends { readonly status: number }, E>(call: (request: UpstreamRequest) => Effect.Effect<A, E>) =>
-(request: UpstreamRequest): Effect.Effect<A, E> =>
-  Effect.useSpan("gateway.upstream", {
-    kind: "client",
-    attributes: {
-      "gateway.provider": request.provider,
-      "http.request.method": request.method,
-      "server.address": hostOf(request.origin)
-    }
-  }, (span) =>
-    Effect.tap(
-      call({
-        ...request,
-        headers: { ...request.headers, traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
-      }),
-      (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
-    ))
+const upstreamSpan =
+  <A extends { readonly status: number }, E>(call: (request: UpstreamRequest) => Effect.Effect<A, E>) =>
+  (request: UpstreamRequest): Effect.Effect<A, E> =>
+    Effect.useSpan("gateway.upstream", {
+      kind: "client",
+      attributes: {
+        "gateway.provider": request.provider,
+        "http.request.method": request.method,
+        "server.address": hostOf(request.origin)
+      }
+    }, (span) =>
+      Effect.tap(
+        call({
+          ...request,
+          headers: {
+            ...request.headers,
+            traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+          }
+        }),
+        (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
+      ))
 
 const hostOf = (origin: string): string => {
   try {
@@ -172,7 +177,9 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
   /** Resolves with the upstream response headers; the body is relayed as it arrives, unbounded in time. */
   stream(request: UpstreamRequest): Effect.Effect<StreamedResponse, UpstreamUnreachable | ProviderCredentialInvalid>
   /** The whole response, bounded by the non-streaming timeout (502 when exceeded). */
-  buffered(request: UpstreamRequest): Effect.Effect<BufferedResponse, UpstreamUnreachable | ProviderCredentialInvalid | UpstreamTimeout>
+  buffered(
+    request: UpstreamRequest
+  ): Effect.Effect<BufferedResponse, UpstreamUnreachable | ProviderCredentialInvalid | UpstreamTimeout>
 }>()("vdb/gateway/UpstreamClient") {
   /** `ca` replaces the trusted roots (custom providers under a test allowance only; see `custom/VettingPolicy.ts`). */
   static readonly make = (options?: {
@@ -182,11 +189,15 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     Effect.gen(function*() {
       const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.timeout ?? "120 seconds"))
       const agent = yield* Effect.acquireRelease(
-        Effect.sync(() => new Agent({
-          keepAliveTimeout: 30_000,
-          pipelining: 1,
-          connect: options?.ca !== undefined && options.ca.length > 0 ? { timeout: 10_000, ca: [...options.ca] } : { timeout: 10_000 }
-        })),
+        Effect.sync(() =>
+          new Agent({
+            keepAliveTimeout: 30_000,
+            pipelining: 1,
+            connect: options?.ca !== undefined && options.ca.length > 0
+              ? { timeout: 10_000, ca: [...options.ca] }
+              : { timeout: 10_000 }
+          })
+        ),
         (agent) => Effect.promise(() => agent.close().catch(() => undefined))
       )
       // Streams are not bounded in time.
@@ -203,20 +214,20 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
 
       const stream = (request: UpstreamRequest) =>
         Effect.callback<StreamedResponse, SendFailure>((resume) => {
-            // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
-            const abort = new EventEmitter()
-            agent.request(streamOptions(request, abort), (error, response) => {
-              if (error) resume(Effect.fail(sendFailure(request.provider, error)))
-              else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
-            })
-            return Effect.sync(() => abort.emit("abort"))
+          // An emitter, not an AbortController: undici accepts either, and this one is cheaper per request.
+          const abort = new EventEmitter()
+          agent.request(streamOptions(request, abort), (error, response) => {
+            if (error) resume(Effect.fail(sendFailure(request.provider, error)))
+            else resume(Effect.succeed({ status: response.statusCode, headers: response.headers, body: response.body }))
           })
+          return Effect.sync(() => abort.emit("abort"))
+        })
       const buffered = (request: UpstreamRequest) =>
         Effect.callback<BufferedResponse, SendFailure | UpstreamTimeout>((resume) => {
-            const handler = new BufferingHandler(request.provider, resume)
-            agent.dispatch(bufferedOptions(request, timeoutMs), handler)
-            return Effect.sync(() => handler.abort())
-          })
+          const handler = new BufferingHandler(request.provider, resume)
+          agent.dispatch(bufferedOptions(request, timeoutMs), handler)
+          return Effect.sync(() => handler.abort())
+        })
       if (!(yield* TracingOn)) return UpstreamClient.of({ stream, buffered })
       return UpstreamClient.of({ stream: upstreamSpan(stream), buffered: upstreamSpan(buffered) })
     })

@@ -1,9 +1,9 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Surface } from "../../schema/GatewayRequest.ts"
 import * as BatchedWriter from "../db/BatchedWriter.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import { storableText } from "../db/StorableText.ts"
-import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { Decision } from "./Decision.ts"
 
 /** Metadata of one inference; never prompt or completion text. */
@@ -99,8 +99,10 @@ export class InferenceLog extends Context.Service<InferenceLog, {
     const sql = yield* SqlClient.SqlClient
     const settings = new Map<string, { readonly enabled: boolean; readonly until: number }>()
     const bus = yield* Invalidation
-    yield* bus.subscribe("inference-settings", (event) =>
-      Effect.sync(() => void (event._tag === "All" ? settings.clear() : settings.delete(event.key))))
+    yield* bus.subscribe(
+      "inference-settings",
+      (event) => Effect.sync(() => void (event._tag === "All" ? settings.clear() : settings.delete(event.key)))
+    )
     const writer = yield* BatchedWriter.make<InferenceRecord>({
       name: "inference log",
       capacity: QUEUE_CAPACITY,

@@ -1,8 +1,8 @@
+import { Schema, Stream } from "effect"
 import { createReadStream } from "node:fs"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { createGunzip } from "node:zlib"
-import { Schema, Stream } from "effect"
 import type { SourceFile } from "./SourceFiles.ts"
 
 /**
@@ -56,7 +56,10 @@ async function* rechunk(pieces: AsyncIterable<Uint8Array>, size: number): AsyncG
  * one was taken, so a slow server, a huge file or a gzip bomb never grows the
  * CLI's memory past a few chunks.
  */
-export async function* readChunks(file: Pick<SourceFile, "path" | "display">, size = CHUNK_BYTES): AsyncGenerator<Uint8Array> {
+export async function* readChunks(
+  file: Pick<SourceFile, "path" | "display">,
+  size = CHUNK_BYTES
+): AsyncGenerator<Uint8Array> {
   const input: Readable = file.path === undefined ? process.stdin : createReadStream(file.path, { highWaterMark: size })
   const pieces = input[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>
   // Enough bytes to see the magic (a pipe may deliver one byte at a time).
@@ -88,5 +91,6 @@ export async function* readChunks(file: Pick<SourceFile, "path" | "display">, si
 export const fileBytes = (file: Pick<SourceFile, "path" | "display">): Stream.Stream<Uint8Array, FileUnreadable> =>
   Stream.fromAsyncIterable(
     { [Symbol.asyncIterator]: () => readChunks(file) },
-    (cause) => new FileUnreadable({ reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause) })
+    (cause) =>
+      new FileUnreadable({ reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "") : String(cause) })
   )

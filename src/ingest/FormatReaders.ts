@@ -38,18 +38,19 @@ export const normaliseInline = (formats: FormatReaders, item: UpstreamItem): Wor
 }
 
 /** A whole-text reader (a test's stand-in) as an incremental one: it gets the file's text at its end. */
-export const wholeTextReader = (readItems: typeof Formats.readItems): typeof Formats.openReader => (source, fileName) => {
-  const pieces: Array<Uint8Array> = []
-  let size = 0
-  return {
-    push(bytes) {
-      size += bytes.length
-      if (size <= Formats.MAX_RECORD_BYTES) pieces.push(bytes)
-      return []
-    },
-    end: () =>
-      size > Formats.MAX_RECORD_BYTES
-        ? [{ position: fileName, reason: "file over the per-record cap" }]
-        : readItems(source, fileName, Buffer.concat(pieces).toString("utf8"))
+export const wholeTextReader =
+  (readItems: typeof Formats.readItems): typeof Formats.openReader => (source, fileName) => {
+    const pieces: Array<Uint8Array> = []
+    let size = 0
+    return {
+      push(bytes) {
+        size += bytes.length
+        if (size <= Formats.MAX_RECORD_BYTES) pieces.push(bytes)
+        return []
+      },
+      end: () =>
+        size > Formats.MAX_RECORD_BYTES
+          ? [{ position: fileName, reason: "file over the per-record cap" }]
+          : readItems(source, fileName, Buffer.concat(pieces).toString("utf8"))
+    }
   }
-}

@@ -1,12 +1,12 @@
-import { hash as digest } from "node:crypto"
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
+import { hash as digest } from "node:crypto"
+import { countIngested } from "../metrics/DataMetrics.ts"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import { fileBytes } from "./FileBytes.ts"
-import * as Formats from "./formats/index.ts"
 import { type FormatReaders, isItemProblem, message, normaliseInline, slim, wholeTextReader } from "./FormatReaders.ts"
+import * as Formats from "./formats/index.ts"
 import type { IngestError } from "./IngestError.ts"
-import type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 import {
   type IngestEvent,
   type IngestFile,
@@ -16,10 +16,10 @@ import {
   IngestSummary,
   type Tally
 } from "./IngestEvents.ts"
+import type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 import { defaultWorkers, makeNormalisePool, type NormalisePool } from "./NormalisePool.ts"
 import { planIngest } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
-import { countIngested } from "../metrics/DataMetrics.ts"
 
 export type { FormatReaders } from "./FormatReaders.ts"
 export type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
@@ -122,7 +122,11 @@ const run = Effect.fn("Ingest.run")(function*(
   store: VulnStore["Service"],
   formats: FormatReaders,
   pool: NormalisePool | undefined,
-  { analyzeAfter, batchSize, depth }: { readonly batchSize: number; readonly depth: number; readonly analyzeAfter: number },
+  { analyzeAfter, batchSize, depth }: {
+    readonly batchSize: number
+    readonly depth: number
+    readonly analyzeAfter: number
+  },
   emit: (event: IngestEvent) => Effect.Effect<unknown>
 ) {
   const started = yield* Clock.currentTimeMillis
@@ -201,7 +205,12 @@ const run = Effect.fn("Ingest.run")(function*(
     prior: Fiber.Fiber<void> | undefined
   ) {
     const items = chunk.map((b) => b.item)
-    const raws = chunk.map(({ hash, item }): RawItem => ({ source: item.source, identifier: item.identifier, content: item.raw, hash }))
+    const raws = chunk.map(({ hash, item }): RawItem => ({
+      source: item.source,
+      identifier: item.identifier,
+      content: item.raw,
+      hash
+    }))
     const results = yield* store.putRaw(raws)
     const done: Array<NormalisedItem> = []
     const failed: Array<FailedItem> = []
@@ -220,8 +229,9 @@ const run = Effect.fn("Ingest.run")(function*(
       const item = items[n]!
       const key = { source: item.source, identifier: item.identifier, hash: raws[n]!.hash }
       const outcome = outcomes[k]!
-      if ("problem" in outcome) failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
-      else done.push({ ...key, outputs: outcome.outputs, fresh: results[n]!.outcome === "inserted" })
+      if ("problem" in outcome) {
+        failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
+      } else done.push({ ...key, outputs: outcome.outputs, fresh: results[n]!.outcome === "inserted" })
     }
     if (prior !== undefined) yield* Fiber.join(prior)
     // Counted as stored: an item another ingestion stored over meanwhile is that one's to normalise.
@@ -269,7 +279,12 @@ const run = Effect.fn("Ingest.run")(function*(
         if (!sameHash(first, hash)) {
           tally.conflicting++
           if (conflicts.length < MAX_CONFLICTS) {
-            conflicts.push({ source: item.source, identifier: item.identifier, kept: seenPosition(first), dropped: item.position })
+            conflicts.push({
+              source: item.source,
+              identifier: item.identifier,
+              kept: seenPosition(first),
+              dropped: item.position
+            })
           }
         }
         continue
@@ -296,7 +311,10 @@ const run = Effect.fn("Ingest.run")(function*(
     if (read._tag === "Failure") {
       const reason = read.cause.reasons[0]
       tally.items++
-      return yield* skip(file.display, `unreadable file: ${reason !== undefined && "error" in reason ? reason.error.message : "interrupted"}`)
+      return yield* skip(
+        file.display,
+        `unreadable file: ${reason !== undefined && "error" in reason ? reason.error.message : "interrupted"}`
+      )
     }
     yield* consume(file, reader.end())
   })

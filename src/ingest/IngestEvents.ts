@@ -1,5 +1,5 @@
-import { Buffer } from "node:buffer"
 import { Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import { Buffer } from "node:buffer"
 import { INGEST_FORMATS } from "./formats/itemReader.ts"
 import { INGEST_SOURCES } from "./Upstream.ts"
 

@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { Cause, Deferred, Effect, Stream } from "effect"
 import type { RpcClient, RpcClientError, RpcGroup } from "effect/rpc"
+import { randomUUID } from "node:crypto"
 import { fileBytes } from "./FileBytes.ts"
 import { type IngestError, IngestInterrupted } from "./IngestError.ts"
 import type { IngestEvent } from "./IngestEvents.ts"
@@ -40,13 +40,19 @@ export const uploadRun = (
     })
     const events = client.IngestBegin({
       run,
-      files: plan.files.map(({ display, format, source }) => ({ source, display, ...(format === undefined ? {} : { format }) })),
+      files: plan.files.map(({ display, format, source }) => ({
+        source,
+        display,
+        ...(format === undefined ? {} : { format })
+      })),
       ignored: plan.ignored
     }).pipe(
       Stream.tap((event) => event._tag === "Ready" ? Deferred.succeed(ready, undefined) : Effect.void),
       Stream.filter((event): event is IngestEvent => event._tag !== "Ready"),
       // A server shutting down interrupts the run on its side: for the CLI that is the server stopping.
-      Stream.catchCause((cause): Stream.Stream<never, IngestError | IngestInterrupted | RpcClientError.RpcClientError> =>
+      Stream.catchCause((
+        cause
+      ): Stream.Stream<never, IngestError | IngestInterrupted | RpcClientError.RpcClientError> =>
         Cause.hasInterruptsOnly(cause) ? Stream.fail(new IngestInterrupted()) : Stream.failCause(cause)
       )
     )

@@ -1,6 +1,6 @@
+import { Effect } from "effect"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
-import { Effect } from "effect"
 import type { Normalised, UpstreamItem } from "./Upstream.ts"
 
 /** What a worker needs of an item (its parsed form is rebuilt from `raw` there). */
@@ -75,7 +75,10 @@ export const makeNormalisePool = (size: number) =>
               ? Effect.die(results)
               : Effect.succeed(results.map((r) => "outputs" in r ? { outputs: r.outputs.map(withLazyRecord) } : r))
           ))
-        worker.postMessage({ id, items: items.map(({ identifier, position, raw, source }) => ({ source, identifier, raw, position })) })
+        worker.postMessage({
+          id,
+          items: items.map(({ identifier, position, raw, source }) => ({ source, identifier, raw, position }))
+        })
       })
     return {
       normalise: (items) => {

@@ -49,8 +49,9 @@ export const resumePending = Effect.fn("NormaliseResume.resumePending")(function
       items.forEach((item, n) => {
         const key = { source: item.source, identifier: item.identifier, hash: item.hash }
         const outcome = outcomes[n]!
-        if ("problem" in outcome) failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
-        else done.push({ ...key, outputs: outcome.outputs })
+        if ("problem" in outcome) {
+          failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
+        } else done.push({ ...key, outputs: outcome.outputs })
       })
       yield* store.putNormalised(done, failed)
       resumed += items.length
@@ -68,7 +69,9 @@ export const resumePending = Effect.fn("NormaliseResume.resumePending")(function
  */
 export const NormaliseResumeLayer: Layer.Layer<never, never, VulnStore> = Layer.effectDiscard(
   resumePending().pipe(
-    Effect.tap((n) => n > 0 ? Effect.logInfo("normalised the pending stored items").pipe(Effect.annotateLogs("items", n)) : Effect.void),
+    Effect.tap((n) =>
+      n > 0 ? Effect.logInfo("normalised the pending stored items").pipe(Effect.annotateLogs("items", n)) : Effect.void
+    ),
     Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
         ? Effect.void

@@ -1,6 +1,6 @@
-import { accessSync, constants, readdirSync, realpathSync, statSync, type Stats } from "node:fs"
-import { join, relative, resolve, sep } from "node:path"
 import { Effect } from "effect"
+import { accessSync, constants, readdirSync, realpathSync, type Stats, statSync } from "node:fs"
+import { join, relative, resolve, sep } from "node:path"
 import type { detectSource as DetectSource } from "./formats/index.ts"
 import { IngestError, InvalidRequest, UnknownSource, UnreadablePath, UnsupportedPath } from "./IngestError.ts"
 import type { IngestFile, IngestRequest } from "./IngestEvents.ts"
@@ -52,7 +52,12 @@ const statOf = (path: string, shown: string): Stats => {
   } catch (cause) {
     throw new Refused(
       // Node's message names the path again ("ENOENT: no such file or directory, access '/x'"): the reason alone.
-      new UnreadablePath({ path: shown, reason: cause instanceof Error ? cause.message.replace(/^[A-Z]+: /, "").replace(/, [a-z]+ '.*'$/s, "") : String(cause) })
+      new UnreadablePath({
+        path: shown,
+        reason: cause instanceof Error
+          ? cause.message.replace(/^[A-Z]+: /, "").replace(/, [a-z]+ '.*'$/s, "")
+          : String(cause)
+      })
     )
   }
 }
@@ -81,15 +86,22 @@ const walk = (root: string, shown: string, within: ReadonlySet<string> = new Set
 const files = (root: string, shown: string) =>
   Effect.try({
     try: () => walk(root, shown),
-    catch: (e) => e instanceof Refused ? new IngestError({ reason: e.reason }) : new IngestError({ reason: new UnreadablePath({ path: shown, reason: String(e) }) })
+    catch: (e) =>
+      e instanceof Refused
+        ? new IngestError({ reason: e.reason })
+        : new IngestError({ reason: new UnreadablePath({ path: shown, reason: String(e) }) })
   })
 
 /** Why `--all DIR` found nothing: DIR is empty, or none of its files is in a source folder (the first reasons given). */
 const nothingUnder = (dir: string, ignored: Plan["ignored"]) => {
-  if (ignored.length === 0) return `nothing to ingest under ${dir}: the directory holds no files (names starting with . are skipped)`
+  if (ignored.length === 0) {
+    return `nothing to ingest under ${dir}: the directory holds no files (names starting with . are skipped)`
+  }
   const shown = ignored.slice(0, 3).map((f) => `${f.path} (${f.reason})`).join("; ")
   const more = ignored.length > 3 ? `; and ${ignored.length - 3} more` : ""
-  return `nothing to ingest under ${dir}: ${ignored.length === 1 ? "its one file is not" : `none of its ${ignored.length} files is`} upstream data in a source folder ` +
+  return `nothing to ingest under ${dir}: ${
+    ignored.length === 1 ? "its one file is not" : `none of its ${ignored.length} files is`
+  } upstream data in a source folder ` +
     `(sources/SOURCE/…, corpus/SOURCE/… or SOURCE/…; sources: ${INGEST_SOURCES.join(", ")}): ${shown}${more}`
 }
 
@@ -122,13 +134,21 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
     if (planned.length === 0) return yield* fail(new InvalidRequest({ reason: nothingUnder(request.all, ignored) }))
     return { files: planned, ignored } satisfies Plan
   }
-  if (request.source === undefined) return yield* fail(new InvalidRequest({ reason: "give a SOURCE and PATH..., or --all DIR" }))
+  if (request.source === undefined) {
+    return yield* fail(new InvalidRequest({ reason: "give a SOURCE and PATH..., or --all DIR" }))
+  }
   const source = request.source
   if (!isSource(source)) return yield* fail(new UnknownSource({ source, known: [...INGEST_SOURCES] }))
   if (request.format === "csv" && !CSV_SOURCES.includes(source)) {
-    return yield* fail(new InvalidRequest({ reason: `--format csv: ${source} has no CSV form (CSV is read for ${CSV_SOURCES.join(", ")})` }))
+    return yield* fail(
+      new InvalidRequest({
+        reason: `--format csv: ${source} has no CSV form (CSV is read for ${CSV_SOURCES.join(", ")})`
+      })
+    )
   }
-  if (request.paths.length === 0) return yield* fail(new InvalidRequest({ reason: `no PATH given for ${source} (- reads standard input)` }))
+  if (request.paths.length === 0) {
+    return yield* fail(new InvalidRequest({ reason: `no PATH given for ${source} (- reads standard input)` }))
+  }
   if (request.paths.filter((p) => p === "-").length > 1) {
     return yield* fail(new InvalidRequest({ reason: "standard input (-) can be given once" }))
   }
@@ -141,7 +161,11 @@ export const planIngest = Effect.fn("Ingest.plan")(function*(
     const root = resolve(cwd, given)
     const found = yield* files(root, given)
     if (found.length === 0) {
-      return yield* fail(new InvalidRequest({ reason: `nothing to ingest in ${given}: the directory holds no files (names starting with . are skipped)` }))
+      return yield* fail(
+        new InvalidRequest({
+          reason: `nothing to ingest in ${given}: the directory holds no files (names starting with . are skipped)`
+        })
+      )
     }
     for (const path of found) {
       const rel = relative(root, path)

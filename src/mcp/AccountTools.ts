@@ -19,23 +19,42 @@ export const accountToolHandlers = Effect.gen(function*() {
 
   const callerOrg = Effect.gen(function*() {
     const { orgUuid } = yield* McpCaller
-    const org = yield* orgs.show(orgUuid).pipe(Effect.catch(() => fail("not_permitted", "the calling organization no longer exists")))
+    const org = yield* orgs.show(orgUuid).pipe(
+      Effect.catch(() => fail("not_permitted", "the calling organization no longer exists"))
+    )
     return org
   })
 
   const handlers: ToolHandlers<ToolNameIn<"account">> = {
     get_organization: Effect.fn("McpTools.get_organization")(function*() {
       const org = yield* callerOrg
-      const data = { uuid: org.uuid, name: org.name, isActive: org.isActive, perMinute: org.perMinute, perWeek: org.perWeek }
-      return result(`${org.name} (${org.isActive ? "active" : "inactive"}): ${org.perMinute || "unlimited"}/minute, ${org.perWeek || "unlimited"}/week`, data)
+      const data = {
+        uuid: org.uuid,
+        name: org.name,
+        isActive: org.isActive,
+        perMinute: org.perMinute,
+        perWeek: org.perWeek
+      }
+      return result(
+        `${org.name} (${org.isActive ? "active" : "inactive"}): ${org.perMinute || "unlimited"}/minute, ${
+          org.perWeek || "unlimited"
+        }/week`,
+        data
+      )
     }),
 
     get_rate_limit_status: Effect.fn("McpTools.get_rate_limit_status")(function*() {
       const org = yield* callerOrg
       const d = yield* limiter.peek(org.uuid, { perMinute: org.perMinute, perWeek: org.perWeek })
-      const win = (w: typeof d.minute) => ({ limit: w.limit, used: w.used, remaining: w.limit === 0 ? null : remaining(w), resetAt: new Date(w.resetAt).toISOString() })
+      const win = (w: typeof d.minute) => ({
+        limit: w.limit,
+        used: w.used,
+        remaining: w.limit === 0 ? null : remaining(w),
+        resetAt: new Date(w.resetAt).toISOString()
+      })
       const data = { minute: win(d.minute), week: win(d.week) }
-      const line = (name: string, w: typeof data.minute) => w.limit === 0 ? `${name}: unlimited` : `${name}: ${w.remaining}/${w.limit} left, resets ${w.resetAt}`
+      const line = (name: string, w: typeof data.minute) =>
+        w.limit === 0 ? `${name}: unlimited` : `${name}: ${w.remaining}/${w.limit} left, resets ${w.resetAt}`
       return result(`${line("minute", data.minute)}; ${line("week", data.week)}`, data)
     }),
 
@@ -49,7 +68,12 @@ export const accountToolHandlers = Effect.gen(function*() {
       }
       const summary = yield* usage.summary({ orgUuid, since })
       const rows = summary.rows.map((r) => ({ ...r }))
-      return result(`${rows.reduce((n, r) => n + r.requests, 0)} request(s) since ${since.toISOString()}\n${rows.map((r) => `- ${r.route}: ${r.requests}`).join("\n")}`, { since: since.toISOString(), rows })
+      return result(
+        `${rows.reduce((n, r) => n + r.requests, 0)} request(s) since ${since.toISOString()}\n${
+          rows.map((r) => `- ${r.route}: ${r.requests}`).join("\n")
+        }`,
+        { since: since.toISOString(), rows }
+      )
     })
   }
   return handlers

@@ -15,7 +15,8 @@ const OPEN_BRACE = 0x7b
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const isRequest = (message: unknown): message is { readonly method: unknown; readonly id: unknown } =>
   typeof message === "object" && message !== null && "method" in message && "id" in message
@@ -28,7 +29,8 @@ const isRequest = (message: unknown): message is { readonly method: unknown; rea
  */
 export const requestsIn = (body: ArrayBuffer): number => batchIn(body).units
 
-const BATCH_ELEMENT_PROBLEM = "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
+const BATCH_ELEMENT_PROBLEM =
+  "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
 
 /** The most messages one batch may hold. The MCP library failed a batch of 4,001 or more with an empty 500. */
 export const MAX_BATCH_MESSAGES = 1000
@@ -44,7 +46,9 @@ export const batchIn = (body: ArrayBuffer): { readonly units: number; readonly p
   const parsed = parsedOrUndefined(body)
   if (!Array.isArray(parsed)) return { units: 1 }
   // A refused batch starts no work: it costs what any POST costs, one unit, not one per request in it.
-  if (parsed.length > MAX_BATCH_MESSAGES) return { units: 1, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
+  if (parsed.length > MAX_BATCH_MESSAGES) {
+    return { units: 1, problem: `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages` }
+  }
   if (!parsed.every(isJsonRpcMessage)) return { units: 1, problem: BATCH_ELEMENT_PROBLEM }
   const requests = parsed.filter(isRequest)
   // The library keys its answers by id: two requests with one id got one answer, or an empty 503.

@@ -1,6 +1,6 @@
-import type { BlockList } from "node:net"
 import { Config, Option, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import type { BlockList } from "node:net"
 import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
 import { resolveForwardedProto } from "../server/ClientAddress.ts"
 import { echoableHost } from "../server/HostHeader.ts"
@@ -9,8 +9,7 @@ export const MCP_PATH = "/mcp"
 export const DISCOVERY_PATH = "/.well-known/oauth-protected-resource"
 
 /** The 401 challenge: the scheme, and (RFC 9728 section 5.1) where the resource metadata lives. */
-export const challengeFor = (origin: string) =>
-  `ApiKey realm="vdb-mcp", resource_metadata="${origin}${DISCOVERY_PATH}"`
+export const challengeFor = (origin: string) => `ApiKey realm="vdb-mcp", resource_metadata="${origin}${DISCOVERY_PATH}"`
 
 /** Why a `VDB_MCP_URL` is not a public origin (`https://mcp.example` or `http://host:port`), or true. */
 export const publicOriginProblem = (value: string): true | string => {
@@ -20,7 +19,9 @@ export const publicOriginProblem = (value: string): true | string => {
   } catch {
     return "not a URL; expected an origin such as https://mcp.example"
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return "an http or https origin is expected, such as https://mcp.example"
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return "an http or https origin is expected, such as https://mcp.example"
+  }
   if (url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "" || url.hash !== "") {
     return "an origin only is expected (scheme, host and port), without a path, query or credentials"
   }
@@ -44,7 +45,11 @@ export interface ServiceAddress {
 }
 
 /** Where the MCP service is: what its answers name. */
-export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Host, ports: ServicePorts, publicOrigin: PublicOrigin })
+export const ServiceHost: Config.Config<ServiceAddress> = Config.all({
+  host: Host,
+  ports: ServicePorts,
+  publicOrigin: PublicOrigin
+})
   .pipe(Config.map(({ host, ports, publicOrigin }) => ({
     own: `${urlHostOf(host)}:${ports.mcp}`,
     publicOrigin: Option.getOrUndefined(publicOrigin)
@@ -57,9 +62,20 @@ export const ServiceHost: Config.Config<ServiceAddress> = Config.all({ host: Hos
  * request with that Host, so a shared cache may keep it (`vary: host`); an answer that followed a
  * forwarded scheme is not.
  */
-export const originOf = (request: HttpServerRequest.HttpServerRequest, service: ServiceAddress, trusted: BlockList | undefined) => {
+export const originOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  service: ServiceAddress,
+  trusted: BlockList | undefined
+) => {
   if (service.publicOrigin !== undefined) return { origin: service.publicOrigin, shared: true }
   const host = echoableHost(request)
-  const forwarded = resolveForwardedProto(trusted, Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-proto"])
-  return { origin: `${forwarded ?? "http"}://${host ?? service.own}`, shared: host !== undefined && forwarded === undefined }
+  const forwarded = resolveForwardedProto(
+    trusted,
+    Option.getOrUndefined(request.remoteAddress),
+    request.headers["x-forwarded-proto"]
+  )
+  return {
+    origin: `${forwarded ?? "http"}://${host ?? service.own}`,
+    shared: host !== undefined && forwarded === undefined
+  }
 }

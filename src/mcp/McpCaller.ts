@@ -22,6 +22,8 @@ export class McpUnauthenticated extends Schema.Error<McpUnauthenticated>("McpUna
 export const CallerMiddleware = McpServer.middleware<{ provides: McpCaller }>()((effect, { headers }) => {
   const key = parseApiKey((headers["authorization"] ?? "").trim())
   return key === undefined
-    ? Effect.fail(new McpUnauthenticated({ message: "missing credentials: send Authorization: ApiKey <org_uuid>:<hex>" }))
+    ? Effect.fail(
+      new McpUnauthenticated({ message: "missing credentials: send Authorization: ApiKey <org_uuid>:<hex>" })
+    )
     : Effect.provideService(effect, McpCaller, McpCaller.of({ orgUuid: key.orgUuid }))
 })

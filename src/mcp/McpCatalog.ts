@@ -40,7 +40,9 @@ const typeName = (ast: SchemaAST.AST): string => {
 
 /** `integer` where the JSON Schema a client sees says so (a whole-number argument), else the schema's kind. */
 const typeOf = (name: string, field: Schema.Struct.Fields[string]) => {
-  const property = (Schema.toJsonSchemaDocument(Schema.Struct({ [name]: field })).schema as { properties?: Record<string, { type?: unknown }> })
+  const property = (Schema.toJsonSchemaDocument(Schema.Struct({ [name]: field })).schema as {
+    properties?: Record<string, { type?: unknown }>
+  })
     .properties?.[name]
   return property?.type === "integer" ? "integer" : typeName(field.ast)
 }
@@ -63,13 +65,20 @@ export const toolCatalog = (): ReadonlyArray<EntryInfo & { readonly group: strin
   }))
 
 export const promptCatalog = (): ReadonlyArray<EntryInfo> =>
-  PROMPT_DEFINITIONS.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: argumentsOf(p.parameters) }))
+  PROMPT_DEFINITIONS.map((p) => ({
+    name: p.name,
+    title: p.title,
+    description: p.description,
+    arguments: argumentsOf(p.parameters)
+  }))
 
 const escapeCell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ")
 const argumentList = (args: ReadonlyArray<ArgumentInfo>) =>
   args.length === 0
     ? "none"
-    : args.map((a) => `\`${a.name}\`${a.required ? "" : "?"} (${a.type})${a.description === "" ? "" : `: ${a.description}`}`).join("<br>")
+    : args.map((a) =>
+      `\`${a.name}\`${a.required ? "" : "?"} (${a.type})${a.description === "" ? "" : `: ${a.description}`}`
+    ).join("<br>")
 
 /** docs/mcp.md, from the definitions. */
 export const renderDocs = (): string => {
@@ -184,15 +193,27 @@ export const renderDocs = (): string => {
     ""
   ]
   for (const group of ["vulnerabilities", "exploits", "account", "gateway"]) {
-    lines.push(`### ${group[0]!.toUpperCase()}${group.slice(1)}`, "", "| Tool | Purpose | Arguments |", "| --- | --- | --- |")
+    lines.push(
+      `### ${group[0]!.toUpperCase()}${group.slice(1)}`,
+      "",
+      "| Tool | Purpose | Arguments |",
+      "| --- | --- | --- |"
+    )
     for (const t of tools.filter((t) => t.group === group)) {
       lines.push(`| \`${t.name}\` | ${escapeCell(t.description)} | ${escapeCell(argumentList(t.arguments))} |`)
     }
     lines.push("")
   }
   lines.push(`## Prompts (${prompts.length})`, "", "| Prompt | Purpose | Arguments |", "| --- | --- | --- |")
-  for (const p of prompts) lines.push(`| \`${p.name}\` | ${escapeCell(p.description)} | ${escapeCell(argumentList(p.arguments))} |`)
-  lines.push("", "Each prompt runs its tools in process for the calling organization and returns one", "user message: the tool results, then the instruction.", "")
+  for (const p of prompts) {
+    lines.push(`| \`${p.name}\` | ${escapeCell(p.description)} | ${escapeCell(argumentList(p.arguments))} |`)
+  }
+  lines.push(
+    "",
+    "Each prompt runs its tools in process for the calling organization and returns one",
+    "user message: the tool results, then the instruction.",
+    ""
+  )
   lines.push("## Resource templates", "", "| URI template | Content |", "| --- | --- |")
   for (const r of RESOURCE_TEMPLATES) lines.push(`| \`${r.uriTemplate}\` | ${r.description} |`)
   lines.push(

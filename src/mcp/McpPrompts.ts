@@ -2,14 +2,16 @@ import { Effect, Layer } from "effect"
 import { McpServer } from "effect/ai"
 import type { McpCaller } from "./McpCaller.ts"
 import { McpToolHandlers } from "./McpTools.ts"
-import type { ToolFailure, ToolResult } from "./ToolKit.ts"
 import { PROMPT_DEFINITIONS } from "./PromptDefinitions.ts"
+import type { ToolFailure, ToolResult } from "./ToolKit.ts"
 
 /** The length of one tool result inside a prompt: prompts stay small enough for any context. */
 const GROUNDING_CHARS = 6000
 
 /** A tool handler called with arguments no tool schema decoded (see `McpPromptsLayer`). */
-type UngroundedHandler = (params: Readonly<Record<string, unknown>>) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
+type UngroundedHandler = (
+  params: Readonly<Record<string, unknown>>
+) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
 
 /**
  * The server advertises `completions` (the library sets it), so every prompt argument
@@ -35,15 +37,20 @@ export const McpPromptsLayer = Layer.unwrap(Effect.gen(function*() {
       title: definition.title,
       description: definition.description,
       parameters: definition.parameters,
-      completion: Object.fromEntries(Object.keys(definition.parameters).map((name) => [name, completeFrom(definition.suggestions?.[name] ?? [])])),
+      completion: Object.fromEntries(
+        Object.keys(definition.parameters).map((name) => [name, completeFrom(definition.suggestions?.[name] ?? [])])
+      ),
       content: (args) =>
         Effect.gen(function*() {
           const values = args as Record<string, string | undefined>
           const sections = yield* Effect.forEach(definition.grounding(values), ([tool, params]) =>
             handlers[tool]!(params).pipe(
               Effect.map((r) => r.text),
-              Effect.catchTag("ToolFailure", (e) => Effect.succeed(e.message)),
-              Effect.map((text) => `## ${tool}\n${text.length > GROUNDING_CHARS ? `${text.slice(0, GROUNDING_CHARS)}\n[truncated]` : text}`)
+              Effect.catchTag("ToolFailure", (e) =>
+                Effect.succeed(e.message)),
+              Effect.map((text) =>
+                `## ${tool}\n${text.length > GROUNDING_CHARS ? `${text.slice(0, GROUNDING_CHARS)}\n[truncated]` : text}`
+              )
             ))
           return `Data from the vdb tools:\n\n${sections.join("\n\n")}\n\n${definition.instruction(values)}`
         })

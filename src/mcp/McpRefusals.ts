@@ -2,8 +2,12 @@ import { HttpServerResponse } from "effect/http"
 import { INVALID_REQUEST, isRecord, PARSE_ERROR } from "./JsonRpcBody.ts"
 
 /** The MCP service's HTTP errors (outside JSON-RPC): `{error:{code,message}}`. */
-export const errorBody = (status: number, code: string, message: string, headers: Readonly<Record<string, string>> = {}) =>
-  HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
+export const errorBody = (
+  status: number,
+  code: string,
+  message: string,
+  headers: Readonly<Record<string, string>> = {}
+) => HttpServerResponse.jsonUnsafe({ error: { code, message } }, { status, headers })
 
 /**
  * The refusals the MCP server sends without a body (its JSON-RPC errors have one), in this
@@ -12,9 +16,12 @@ export const errorBody = (status: number, code: string, message: string, headers
 const bareRefusal = (status: number, method: string): readonly [code: string, message: string] | undefined => {
   switch (status) {
     case 400:
-      return ["bad_request", method === "DELETE"
-        ? "send the Mcp-Session-Id of the session to end"
-        : "request not accepted: a JSON-RPC batch needs a 2025-03-26 session and no initialize"]
+      return [
+        "bad_request",
+        method === "DELETE"
+          ? "send the Mcp-Session-Id of the session to end"
+          : "request not accepted: a JSON-RPC batch needs a 2025-03-26 session and no initialize"
+      ]
     case 403:
       return ["forbidden", "requests with an Origin header (from a browser) are not served"]
     case 404:
@@ -32,10 +39,12 @@ export const withErrorBody = (response: HttpServerResponse.HttpServerResponse, m
   const refusal = response.body._tag === "Empty" && response.headers["content-type"] === undefined
     ? bareRefusal(response.status, method)
     : undefined
-  return refusal === undefined ? jsonRpcRefusal(response) : errorBody(response.status, refusal[0], refusal[1], response.headers)
+  return refusal === undefined
+    ? jsonRpcRefusal(response)
+    : errorBody(response.status, refusal[0], refusal[1], response.headers)
 }
 
-const TAG = Buffer.from('"_tag"')
+const TAG = Buffer.from("\"_tag\"")
 
 /**
  * The MCP library's own JSON-RPC refusals of a message, sent before any handler runs, in the JSON-RPC
@@ -61,6 +70,11 @@ const jsonRpcRefusal = (response: HttpServerResponse.HttpServerResponse) => {
   }
   if (!isRecord(message) || !isRecord(message.error) || !("_tag" in message.error)) return response
   const { _tag, ...error } = message.error
-  const status = response.status === 200 && (error.code === PARSE_ERROR || error.code === INVALID_REQUEST) ? 400 : response.status
-  return HttpServerResponse.jsonUnsafe({ jsonrpc: message.jsonrpc, id: message.id, error }, { status, headers: response.headers })
+  const status = response.status === 200 && (error.code === PARSE_ERROR || error.code === INVALID_REQUEST)
+    ? 400
+    : response.status
+  return HttpServerResponse.jsonUnsafe({ jsonrpc: message.jsonrpc, id: message.id, error }, {
+    status,
+    headers: response.headers
+  })
 }

@@ -17,7 +17,8 @@ class RefusedRead extends Data.TaggedClass("RefusedRead")<{ readonly failure: To
 
 // The codes the library gives a URI no template matches: -32002 up to 2025-11-25, -32602 with
 // the uri from 2026-07-28 on; an unknown identifier is the same "no such resource" to a client.
-const notFoundCode = (protocolVersion: string) => protocolVersion < "2026-07-28" ? -32002 : McpSchema.INVALID_PARAMS_ERROR_CODE
+const notFoundCode = (protocolVersion: string) =>
+  protocolVersion < "2026-07-28" ? -32002 : McpSchema.INVALID_PARAMS_ERROR_CODE
 
 const readError = (refused: RefusedRead, protocolVersion: string) => {
   const { failure, uri } = refused
@@ -25,7 +26,11 @@ const readError = (refused: RefusedRead, protocolVersion: string) => {
     case "unknown_identifier":
       return new ResourceReadError({ code: notFoundCode(protocolVersion), message: failure.message, data: { uri } })
     case "invalid_argument":
-      return new ResourceReadError({ code: McpSchema.INVALID_PARAMS_ERROR_CODE, message: failure.message, data: { uri } })
+      return new ResourceReadError({
+        code: McpSchema.INVALID_PARAMS_ERROR_CODE,
+        message: failure.message,
+        data: { uri }
+      })
     default:
       return new ResourceReadError({ code: McpSchema.INTERNAL_ERROR_CODE, message: failure.message })
   }
@@ -63,7 +68,8 @@ export const McpResourcesLayer = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(
     McpServer.resource`vdb://vuln/${Identifier}`({
       name: "Vulnerability record",
-      description: "Every source's view of a vulnerability: sources, aliases, titles (read get_source_record for a full record)",
+      description:
+        "Every source's view of a vulnerability: sources, aliases, titles (read get_source_record for a full record)",
       mimeType: "application/json",
       completion,
       content: (uri, identifier) => asJson("lookup_vulnerability", uri, identifier)

@@ -1,26 +1,32 @@
 import type { Cause, Config } from "effect"
 import { Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
-import type { Invalidation } from "../db/Invalidation.ts"
-import type { InferenceLog } from "../inference/InferenceLog.ts"
-import type { Organizations } from "../orgs/Organizations.ts"
-import type { VulnStore } from "../vulns/VulnStore.ts"
 import { McpProtocol, McpServer } from "effect/ai"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { SqlClient } from "effect/sql"
+import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { Nonces } from "../nonces/Nonces.ts"
+import type { Invalidation } from "../db/Invalidation.ts"
 import { Guardrails } from "../guardrails/Guardrails.ts"
+import type { InferenceLog } from "../inference/InferenceLog.ts"
+import { Nonces } from "../nonces/Nonces.ts"
+import type { Organizations } from "../orgs/Organizations.ts"
 import { Policies } from "../policies/Policies.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { UsageLog } from "../usage/UsageLog.ts"
-import { CallerMiddleware } from "./McpCaller.ts"
 import { TrustedProxies } from "../server/ClientAddress.ts"
-import { routeFallback, UNMATCHED_CODES, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
-import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
+import {
+  routeFallback,
+  UNMATCHED_CODES,
+  unmatchedHeaders,
+  unmatchedMessage,
+  unmatchedStatus
+} from "../server/RouteFallback.ts"
+import { UsageLog } from "../usage/UsageLog.ts"
+import type { VulnStore } from "../vulns/VulnStore.ts"
 import { DISCOVERY_PATH, MCP_PATH, originOf, ServiceHost } from "./McpAddress.ts"
+import { CallerMiddleware } from "./McpCaller.ts"
 import { McpGate } from "./McpGate.ts"
-import { errorBody } from "./McpRefusals.ts"
 import { McpPromptsLayer } from "./McpPrompts.ts"
+import { errorBody } from "./McpRefusals.ts"
 import { McpResourcesLayer } from "./McpResources.ts"
 import { McpToolHandlers, McpToolsLayer } from "./McpTools.ts"
 
@@ -48,24 +54,28 @@ export const MCP_PROTOCOLS = [
  */
 const discovery = Layer.unwrap(Effect.gen(function*() {
   const serviceHost = yield* ServiceHost
-  return HttpRouter.add("GET", DISCOVERY_PATH, Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const { origin, shared } = originOf(request, serviceHost, yield* TrustedProxies.useSync((list) => list))
-    return HttpServerResponse.jsonUnsafe({
-      resource: `${origin}${MCP_PATH}`,
-      resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
-      authorization_servers: [],
-      bearer_methods_supported: [],
-      // Not OAuth: the organization's API key, the same credential as the vulnerability API.
-      authentication_schemes: [{
-        scheme: "ApiKey",
-        header: "Authorization",
-        format: "ApiKey <org_uuid>:<hex(HMAC-SHA256(key=org secret, data=org uuid))>",
-        documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
-      }],
-      mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-    }, { headers: { "cache-control": shared ? "public, max-age=300" : "private, no-store", vary: "host" } })
-  }))
+  return HttpRouter.add(
+    "GET",
+    DISCOVERY_PATH,
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { origin, shared } = originOf(request, serviceHost, yield* TrustedProxies.useSync((list) => list))
+      return HttpServerResponse.jsonUnsafe({
+        resource: `${origin}${MCP_PATH}`,
+        resource_name: "vdb MCP server: vulnerability intelligence and AI-gateway tools",
+        authorization_servers: [],
+        bearer_methods_supported: [],
+        // Not OAuth: the organization's API key, the same credential as the vulnerability API.
+        authentication_schemes: [{
+          scheme: "ApiKey",
+          header: "Authorization",
+          format: "ApiKey <org_uuid>:<hex(HMAC-SHA256(key=org secret, data=org uuid))>",
+          documentation: "bin/vdb org create prints the organization uuid, secret and ready-made apiKey header value"
+        }],
+        mcp_protocol_versions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+      }, { headers: { "cache-control": shared ? "public, max-age=300" : "private, no-store", vary: "host" } })
+    })
+  )
 }))
 
 /** Liveness without credentials (the service also has the shared `/healthz` and `/readyz`). */
@@ -78,7 +88,12 @@ const health = HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ 
 const fallback = routeFallback(
   [["POST", MCP_PATH], ["DELETE", MCP_PATH], ["GET", DISCOVERY_PATH], ["GET", "/health"]],
   (unmatched) =>
-    errorBody(unmatchedStatus(unmatched), UNMATCHED_CODES[unmatched._tag], unmatchedMessage(unmatched), unmatchedHeaders(unmatched))
+    errorBody(
+      unmatchedStatus(unmatched),
+      UNMATCHED_CODES[unmatched._tag],
+      unmatchedMessage(unmatched),
+      unmatchedHeaders(unmatched)
+    )
 )
 
 /**
@@ -86,17 +101,20 @@ const fallback = routeFallback(
  * in the service's dialect rather than the platform's empty 500: 503 `unavailable` with
  * `Retry-After` while the database is away, else 500 `internal_error`. Nothing of the cause leaves.
  */
-const failures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.catchDefect(httpEffect, (defect) =>
-    isDatabaseUnavailable(defect)
-      ? Effect.as(
-        Effect.logWarning("mcp request failed: the database cannot be reached"),
-        errorBody(503, "unavailable", DATABASE_UNAVAILABLE, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) })
-      )
-      : Effect.as(
-        Effect.logError("mcp request failed", defect),
-        errorBody(500, "internal_error", "the server failed to answer; try again")
-      )), { global: true })
+const failures = HttpRouter.middleware(
+  <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.catchDefect(httpEffect, (defect) =>
+      isDatabaseUnavailable(defect)
+        ? Effect.as(
+          Effect.logWarning("mcp request failed: the database cannot be reached"),
+          errorBody(503, "unavailable", DATABASE_UNAVAILABLE, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) })
+        )
+        : Effect.as(
+          Effect.logError("mcp request failed", defect),
+          errorBody(500, "internal_error", "the server failed to answer; try again")
+        )),
+  { global: true }
+)
 
 const Registrations = Layer.mergeAll(McpToolsLayer, McpPromptsLayer, McpResourcesLayer).pipe(
   Layer.provide(CallerMiddleware.layer),
@@ -117,7 +135,8 @@ export const McpRoutes: Layer.Layer<
   McpServer.layerHttp({
     name: MCP_SERVER_NAME,
     version: MCP_SERVER_VERSION,
-    instructions: "Vulnerability intelligence (records, exploits, KEV, EPSS, CVSS, SSVC) and AI-gateway firewall tools for the calling organization. Identifiers may be given in any form (CVE, GHSA, OSV, EUVD). Lists page with `cursor`.",
+    instructions:
+      "Vulnerability intelligence (records, exploits, KEV, EPSS, CVSS, SSVC) and AI-gateway firewall tools for the calling organization. Identifiers may be given in any form (CVE, GHSA, OSV, EUVD). Lists page with `cursor`.",
     path: MCP_PATH,
     protocols: MCP_PROTOCOLS,
     // The library keeps every session until the process ends; DELETE is the one way to free one.

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { McpServer, Tool, Toolkit } from "effect/ai"
+import { withToolMetrics } from "../metrics/McpMetrics.ts"
 import { accountToolHandlers } from "./AccountTools.ts"
 import { exploitToolHandlers } from "./ExploitTools.ts"
 import { gatewayToolHandlers } from "./GatewayTools.ts"
-import { withToolMetrics } from "../metrics/McpMetrics.ts"
 import { McpCaller } from "./McpCaller.ts"
 import { TOOL_DEFINITIONS, type ToolDefinition, type VdbToolDefinition } from "./ToolDefinitions.ts"
 import { ToolFailure, ToolResult } from "./ToolKit.ts"
@@ -38,25 +38,31 @@ const makeTool = <D extends VdbToolDefinition>(d: D) =>
     .annotate(Tool.OpenWorld, false)
 /** Each definition's own tool: its name with its arguments (`makeTool` over one definition, not over their union). */
 type VdbTool<D> = D extends ToolDefinition<infer Name, infer Parameters> ? Tool.Tool<Name, {
-  readonly parameters: Parameters
-  readonly success: typeof ToolResult
-  readonly failure: typeof ToolFailure
-  readonly failureMode: "error"
-}, McpCaller> : never
+    readonly parameters: Parameters
+    readonly success: typeof ToolResult
+    readonly failure: typeof ToolFailure
+    readonly failureMode: "error"
+  }, McpCaller> :
+  never
 // `map` over the tuple types every element as the tool of all the names at once; each is in fact its own definition's.
 const tools = TOOL_DEFINITIONS.map(makeTool) as ReadonlyArray<VdbTool<VdbToolDefinition>>
 export const VdbToolkit = Toolkit.make(...tools)
 
 /** The handlers as a service: tools, prompts and resources share one set. */
 export class McpToolHandlers extends Context.Service<McpToolHandlers, ToolHandlers>()("vdb/mcp/McpToolHandlers") {
-  static readonly layer = Layer.effect(McpToolHandlers, Effect.map(makeToolHandlers, (handlers) => {
-    const missing = TOOL_DEFINITIONS.filter((d) => handlers[d.name] === undefined)
-    if (missing.length > 0) throw new Error(`MCP tools without a handler: ${missing.map((d) => d.name).join(", ")}`)
-    return handlers
-  }))
+  static readonly layer = Layer.effect(
+    McpToolHandlers,
+    Effect.map(makeToolHandlers, (handlers) => {
+      const missing = TOOL_DEFINITIONS.filter((d) => handlers[d.name] === undefined)
+      if (missing.length > 0) throw new Error(`MCP tools without a handler: ${missing.map((d) => d.name).join(", ")}`)
+      return handlers
+    })
+  )
 }
 
 /** Registers the 31 tools on the MCP server. */
 export const McpToolsLayer = McpServer.toolkit(VdbToolkit).pipe(
-  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() { return withToolMetrics(yield* McpToolHandlers) })))
+  Layer.provide(VdbToolkit.toLayer(Effect.gen(function*() {
+    return withToolMetrics(yield* McpToolHandlers)
+  })))
 )

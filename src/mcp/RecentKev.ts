@@ -18,7 +18,9 @@ export const recentKev = (options: { readonly since: string | null; readonly off
     const since = options.since === null ? sql`TRUE` : sql`(known_exploited->>'dateAdded') >= ${options.since}`
     // The total is counted apart from the page, so a page past the end still reports it;
     // the lateral join keeps that one row when the page is empty (`present` is then null).
-    const rows = yield* sql<{ present: boolean | null; cve: string; date_added: string; ransomware: string | null; total: number }>`
+    const rows = yield* sql<
+      { present: boolean | null; cve: string; date_added: string; ransomware: string | null; total: number }
+    >`
       WITH k AS (
         SELECT known_exploited->>'cve' AS cve, max(known_exploited->>'dateAdded') AS date_added,
                max(known_exploited->>'knownRansomwareCampaignUse') AS ransomware
@@ -29,6 +31,8 @@ export const recentKev = (options: { readonly since: string | null; readonly off
       FROM (SELECT count(*)::int AS total FROM k) t
       LEFT JOIN LATERAL (SELECT k.*, TRUE AS present FROM k ORDER BY date_added DESC, cve DESC LIMIT ${options.size} OFFSET ${options.offset}) p ON TRUE
       ORDER BY p.date_added DESC, p.cve DESC`
-    const entries: ReadonlyArray<KevEntry> = rows.flatMap((r) => r.present === null ? [] : [{ cve: r.cve, dateAdded: r.date_added, knownRansomwareCampaignUse: r.ransomware }])
+    const entries: ReadonlyArray<KevEntry> = rows.flatMap((r) =>
+      r.present === null ? [] : [{ cve: r.cve, dateAdded: r.date_added, knownRansomwareCampaignUse: r.ransomware }]
+    )
     return { entries, total: rows[0]?.total ?? 0 }
   })

@@ -7,7 +7,8 @@ import type { SourceRecord } from "../vulns/VulnStore.ts"
  */
 type Json = Record<string, unknown>
 
-const obj = (v: unknown): Json | undefined => typeof v === "object" && v !== null && !Array.isArray(v) ? v as Json : undefined
+const obj = (v: unknown): Json | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? v as Json : undefined
 const arr = (v: unknown): ReadonlyArray<unknown> => Array.isArray(v) ? v : []
 const str = (v: unknown): string | undefined => typeof v === "string" ? v : undefined
 const num = (v: unknown): number | undefined => typeof v === "number" && Number.isFinite(v) ? v : undefined

@@ -18,7 +18,8 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure"
   message: Schema.String
 }) {}
 
-export const fail = (code: FailureCode, message: string) => Effect.fail(new ToolFailure({ code, message: `${code}: ${message}` }))
+export const fail = (code: FailureCode, message: string) =>
+  Effect.fail(new ToolFailure({ code, message: `${code}: ${message}` }))
 
 /** What every tool returns: the structured data, and the same as a short text an agent can read directly. */
 export const ToolResult = Schema.Struct({
@@ -42,7 +43,9 @@ export const MAX_MAX_CHARS = 50_000
  */
 export const MAX_GUARDRAIL_TEXT = 100_000
 const guardrailTextTooLong = `text longer than ${MAX_GUARDRAIL_TEXT} characters: test a shorter excerpt`
-export const GuardrailText = Schema.String.check(Schema.isMaxLength(MAX_GUARDRAIL_TEXT, { message: guardrailTextTooLong }))
+export const GuardrailText = Schema.String.check(
+  Schema.isMaxLength(MAX_GUARDRAIL_TEXT, { message: guardrailTextTooLong })
+)
   .annotate({ description: `The text to test: at most ${MAX_GUARDRAIL_TEXT} characters (not logged)` })
 
 export const Cursor = Schema.String.annotate({
@@ -55,7 +58,11 @@ export const Cursor = Schema.String.annotate({
  * the argument: a value outside it is refused, never clamped (`limit: -1` gave one item,
  * `max_chars: 1e9` 50,000 characters, while `count: 0` was refused).
  */
-export const wholeNumber = (name: string, description: string, range: { readonly min: number; readonly max?: number; readonly default: number }) => {
+export const wholeNumber = (
+  name: string,
+  description: string,
+  range: { readonly min: number; readonly max?: number; readonly default: number }
+) => {
   const words = range.max === undefined ? `>= ${range.min}` : `from ${range.min} to ${range.max}`
   const message = `${name} must be a whole number ${words}`
   return Schema.Number.check(
@@ -66,7 +73,11 @@ export const wholeNumber = (name: string, description: string, range: { readonly
   ).annotate({ description: `${description}: a whole number ${words} (default ${range.default})` })
 }
 
-export const PageSize = wholeNumber("limit", "Items per page", { min: 1, max: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+export const PageSize = wholeNumber("limit", "Items per page", {
+  min: 1,
+  max: MAX_PAGE_SIZE,
+  default: DEFAULT_PAGE_SIZE
+})
 export const MaxChars = wholeNumber("max_chars", "Longest text returned before it is cut with a marker", {
   min: MIN_MAX_CHARS,
   max: MAX_MAX_CHARS,
@@ -90,7 +101,9 @@ export interface Page<A> {
 export const pageRequest = (cursor: string | undefined, limit: number | undefined) =>
   Effect.gen(function*() {
     const offset = decodeCursor(cursor)
-    if (offset === undefined) return yield* fail("invalid_argument", "cursor is not one this server issued; omit it for the first page")
+    if (offset === undefined) {
+      return yield* fail("invalid_argument", "cursor is not one this server issued; omit it for the first page")
+    }
     return { offset, size: limit ?? DEFAULT_PAGE_SIZE }
   })
 
@@ -112,7 +125,12 @@ export const truncate = (text: string, max: number | undefined, how: string | ((
   const limit = max ?? DEFAULT_MAX_CHARS
   return text.length <= limit
     ? { text, truncated: false }
-    : { text: `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters; ${typeof how === "string" ? how : how(limit)}]`, truncated: true }
+    : {
+      text: `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters; ${
+        typeof how === "string" ? how : how(limit)
+      }]`,
+      truncated: true
+    }
 }
 
 /** Whether a `YYYY-MM-DD` text names a day of the calendar (2024-13-45 and 2023-02-29 do not). */

@@ -8,7 +8,9 @@ import type { ToolName, ToolParams } from "./ToolDefinitions.ts"
 import { fail, type ToolFailure, type ToolResult } from "./ToolKit.ts"
 
 /** A tool's handler: its arguments as its schema (ToolDefinitions.ts) decodes them. */
-export type ToolHandler<N extends ToolName = ToolName> = (params: ToolParams<N>) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
+export type ToolHandler<N extends ToolName = ToolName> = (
+  params: ToolParams<N>
+) => Effect.Effect<ToolResult, ToolFailure, McpCaller>
 /** The handlers of the tools named `N`, each typed by its own arguments. */
 export type ToolHandlers<N extends ToolName = ToolName> = { readonly [K in N]: ToolHandler<K> }
 
@@ -29,11 +31,22 @@ export const makeVulnLookups = Effect.gen(function*() {
       const problem = identifierProblem(text)
       if (problem !== undefined) return yield* fail("invalid_argument", problem)
       const id = normaliseIdentifier(text)
-      if (id === undefined) return yield* fail("invalid_argument", `malformed identifier ${JSON.stringify(text.slice(0, 100))}: use a form such as CVE-2024-3094 or GHSA-xxxx-xxxx-xxxx`)
+      if (id === undefined) {
+        return yield* fail(
+          "invalid_argument",
+          `malformed identifier ${
+            JSON.stringify(text.slice(0, 100))
+          }: use a form such as CVE-2024-3094 or GHSA-xxxx-xxxx-xxxx`
+        )
+      }
       return id
     })
 
-  const unknown = (id: string) => fail("unknown_identifier", `${id} is not known to any data source; check the identifier, or try another alias form (CVE, GHSA, OSV, EUVD)`)
+  const unknown = (id: string) =>
+    fail(
+      "unknown_identifier",
+      `${id} is not known to any data source; check the identifier, or try another alias form (CVE, GHSA, OSV, EUVD)`
+    )
 
   /** The identifier's records (with bodies); fails when no source knows it. */
   const known = (raw: unknown) =>
@@ -48,7 +61,9 @@ export const makeVulnLookups = Effect.gen(function*() {
     Effect.gen(function*() {
       const id = yield* identify(raw)
       const page = yield* store.exploits(id, { limit: EXPLOIT_SCAN, offset: 0, includeContent: false })
-      if (page.count === 0 && (yield* store.lookup(id, { bodies: false })).records.length === 0) return yield* unknown(id)
+      if (page.count === 0 && (yield* store.lookup(id, { bodies: false })).records.length === 0) {
+        return yield* unknown(id)
+      }
       return { id, page }
     })
 
@@ -62,7 +77,8 @@ export const makeVulnLookups = Effect.gen(function*() {
     details: e.details
   })
 
-  const exploitLine = (e: ExploitRecord) => `- [${e.source}/${e.type}] ${e.title ?? e.uuid}${e.url === undefined ? "" : ` ${e.url}`}`
+  const exploitLine = (e: ExploitRecord) =>
+    `- [${e.source}/${e.type}] ${e.title ?? e.uuid}${e.url === undefined ? "" : ` ${e.url}`}`
 
   const cvssMax = (lookup: Lookup) => {
     const scores = cvssOf(lookup.records).flatMap((s) => s.baseScore === null ? [] : [s])

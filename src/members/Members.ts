@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { Member } from "./Member.ts"
 import { MemberError, MemberExists, MemberInvalid, MemberNotFound } from "./MemberError.ts"
 import { DUMMY_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from "./Password.ts"
@@ -25,54 +25,59 @@ export class Members extends Context.Service<Members, {
   /** The member when the password matches; undefined otherwise (unknown email or wrong password alike). */
   verify(email: string, password: string): Effect.Effect<Member | undefined>
 }>()("vdb/members/Members") {
-  static readonly layer = Layer.effect(Members, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const columns = sql`uuid::text AS uuid, org_uuid::text AS org_uuid, email, password_hash, created_at`
+  static readonly layer = Layer.effect(
+    Members,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const columns = sql`uuid::text AS uuid, org_uuid::text AS org_uuid, email, password_hash, created_at`
 
-    const find = Effect.fn("Members.find")(function*(raw: string) {
-      const uuid = yield* validUuid(raw)
-      const rows = yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE uuid = ${uuid}::uuid`.pipe(Effect.orDie)
-      if (rows.length === 0) return yield* notFound(uuid)
-      return toMember(rows[0]!)
-    })
+      const find = Effect.fn("Members.find")(function*(raw: string) {
+        const uuid = yield* validUuid(raw)
+        const rows = yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE uuid = ${uuid}::uuid`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* notFound(uuid)
+        return toMember(rows[0]!)
+      })
 
-    return Members.of({
-      create: Effect.fn("Members.create")(function*(input) {
-        const valid = yield* validNew(input)
-        const hash = yield* hashPassword(input.password)
-        const uuid = randomUUID()
-        const created = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<MemberRow>`INSERT INTO members (uuid, org_uuid, email, password_hash, created_at)
+      return Members.of({
+        create: Effect.fn("Members.create")(function*(input) {
+          const valid = yield* validNew(input)
+          const hash = yield* hashPassword(input.password)
+          const uuid = randomUUID()
+          const created = new Date(yield* Clock.currentTimeMillis)
+          const rows = yield* sql<MemberRow>`INSERT INTO members (uuid, org_uuid, email, password_hash, created_at)
           VALUES (${uuid}::uuid, ${valid.orgUuid}::uuid, ${valid.email}, ${hash}, ${created})
           ON CONFLICT DO NOTHING RETURNING ${columns}`.pipe(Effect.orDie)
-        if (rows.length === 0) return yield* exists(valid.email)
-        return toMember(rows[0]!)
-      }),
-      list: Effect.fn("Members.list")(function*(orgUuid) {
-        if (orgUuid !== undefined && !UUID.test(orgUuid.trim())) return []
-        const rows = orgUuid === undefined
-          ? yield* sql<MemberRow>`SELECT ${columns} FROM members ORDER BY created_at, uuid`.pipe(Effect.orDie)
-          : yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE org_uuid = ${orgUuid.trim()}::uuid
+          if (rows.length === 0) return yield* exists(valid.email)
+          return toMember(rows[0]!)
+        }),
+        list: Effect.fn("Members.list")(function*(orgUuid) {
+          if (orgUuid !== undefined && !UUID.test(orgUuid.trim())) return []
+          const rows = orgUuid === undefined
+            ? yield* sql<MemberRow>`SELECT ${columns} FROM members ORDER BY created_at, uuid`.pipe(Effect.orDie)
+            : yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE org_uuid = ${orgUuid.trim()}::uuid
               ORDER BY created_at, uuid`.pipe(Effect.orDie)
-        return rows.map(toMember)
-      }),
-      find,
-      remove: Effect.fn("Members.remove")(function*(raw) {
-        const member = yield* find(raw)
-        // Of two removals at once, the one that deleted nothing is not found, as a later one is.
-        const deleted = yield* sql`DELETE FROM members WHERE uuid = ${member.uuid}::uuid RETURNING uuid`.pipe(Effect.orDie)
-        if (deleted.length === 0) return yield* notFound(member.uuid)
-        return member
-      }),
-      verify: Effect.fn("Members.verify")(function*(email, password) {
-        const rows = yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE lower(email) = ${normalEmail(email)}`
-          .pipe(Effect.orDie)
-        const row = rows[0]
-        const ok = yield* verifyPassword(password, row?.password_hash ?? DUMMY_HASH)
-        return ok && row !== undefined ? toMember(row) : undefined
+          return rows.map(toMember)
+        }),
+        find,
+        remove: Effect.fn("Members.remove")(function*(raw) {
+          const member = yield* find(raw)
+          // Of two removals at once, the one that deleted nothing is not found, as a later one is.
+          const deleted = yield* sql`DELETE FROM members WHERE uuid = ${member.uuid}::uuid RETURNING uuid`.pipe(
+            Effect.orDie
+          )
+          if (deleted.length === 0) return yield* notFound(member.uuid)
+          return member
+        }),
+        verify: Effect.fn("Members.verify")(function*(email, password) {
+          const rows = yield* sql<MemberRow>`SELECT ${columns} FROM members WHERE lower(email) = ${normalEmail(email)}`
+            .pipe(Effect.orDie)
+          const row = rows[0]
+          const ok = yield* verifyPassword(password, row?.password_hash ?? DUMMY_HASH)
+          return ok && row !== undefined ? toMember(row) : undefined
+        })
       })
     })
-  }))
+  )
 
   static readonly layerMemory = Layer.sync(Members, () => {
     const members = new Map<string, { member: Member; hash: string }>()
@@ -84,7 +89,9 @@ export class Members extends Context.Service<Members, {
     return Members.of({
       create: Effect.fn("Members.create")(function*(input) {
         const valid = yield* validNew(input)
-        if ([...members.values()].some((e) => e.member.email.toLowerCase() === valid.email)) return yield* exists(valid.email)
+        if ([...members.values()].some((e) => e.member.email.toLowerCase() === valid.email)) {
+          return yield* exists(valid.email)
+        }
         const hash = yield* hashPassword(input.password)
         const member = new Member({
           uuid: randomUUID(),
@@ -97,7 +104,9 @@ export class Members extends Context.Service<Members, {
       }),
       list: (orgUuid) =>
         Effect.sync(() =>
-          [...members.values()].map((e) => e.member).filter((m) => orgUuid === undefined || m.orgUuid === orgUuid.toLowerCase())
+          [...members.values()].map((e) => e.member).filter((m) =>
+            orgUuid === undefined || m.orgUuid === orgUuid.toLowerCase()
+          )
         ),
       find,
       remove: (raw) => Effect.flatMap(find(raw), (m) => members.delete(m.uuid) ? Effect.succeed(m) : notFound(m.uuid)),
@@ -119,7 +128,12 @@ interface MemberRow {
 }
 
 const toMember = (row: MemberRow) =>
-  new Member({ uuid: row.uuid, orgUuid: row.org_uuid, email: row.email, createdAt: new Date(row.created_at).toISOString() })
+  new Member({
+    uuid: row.uuid,
+    orgUuid: row.org_uuid,
+    email: row.email,
+    createdAt: new Date(row.created_at).toISOString()
+  })
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 // Deliberately loose (one @, no spaces or controls): the address is an identifier here, never mailed.

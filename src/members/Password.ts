@@ -1,5 +1,5 @@
-import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { Effect } from "effect"
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 
 /**
  * scrypt from `node:crypto` (RFC 7914), parameters recorded in the stored text
@@ -16,8 +16,13 @@ const SALT_BYTES = 16
 const derive = (password: string, salt: Buffer, logN: number, r: number, p: number, length: number) =>
   Effect.callback<Buffer>((resume) => {
     // Off the event loop (libuv thread pool): a sign-in must not stall other requests.
-    scrypt(password.normalize("NFC"), salt, length, { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r * p }, (error, key) =>
-      resume(error === null ? Effect.succeed(key) : Effect.die(error)))
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      length,
+      { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r * p },
+      (error, key) => resume(error === null ? Effect.succeed(key) : Effect.die(error))
+    )
   })
 
 export const hashPassword = Effect.fnUntraced(function*(password: string) {
@@ -33,12 +38,21 @@ export const verifyPassword = Effect.fnUntraced(function*(password: string, stor
   const match = STORED.exec(stored)
   if (match === null) return false
   const expected = Buffer.from(match[5]!, "base64")
-  const key = yield* derive(password, Buffer.from(match[4]!, "base64"), Number(match[1]), Number(match[2]), Number(match[3]), expected.length)
+  const key = yield* derive(
+    password,
+    Buffer.from(match[4]!, "base64"),
+    Number(match[1]),
+    Number(match[2]),
+    Number(match[3]),
+    expected.length
+  )
   return key.length === expected.length && timingSafeEqual(key, expected)
 })
 
 /** Verified against when the email is unknown, so the answer takes as long as for a known one. */
-export const DUMMY_HASH = `scrypt$${LOG_N}$${R}$${P}$${Buffer.alloc(SALT_BYTES).toString("base64")}$${Buffer.alloc(KEY_BYTES).toString("base64")}`
+export const DUMMY_HASH = `scrypt$${LOG_N}$${R}$${P}$${Buffer.alloc(SALT_BYTES).toString("base64")}$${
+  Buffer.alloc(KEY_BYTES).toString("base64")
+}`
 
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 1024

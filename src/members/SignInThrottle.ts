@@ -51,7 +51,9 @@ export class SignInThrottle extends Context.Service<SignInThrottle, {
       return fresh
     }
     const waitOf = (w: Window | undefined, limit: number, now: number) =>
-      w !== undefined && w.failures >= limit ? Math.max(1, Math.ceil((w.start + THROTTLE_WINDOW_MILLIS - now) / 1000)) : 0
+      w !== undefined && w.failures >= limit
+        ? Math.max(1, Math.ceil((w.start + THROTTLE_WINDOW_MILLIS - now) / 1000))
+        : 0
     // A sweep reads every window, so it runs only when the map has grown by half since the last one
     // (amortised constant work a failure), and at the cap it makes room for a tenth more.
     let sweepAt = 10_000
@@ -90,21 +92,24 @@ export class SignInThrottle extends Context.Service<SignInThrottle, {
     })
   })
 
-  static readonly layer = Layer.effect(SignInThrottle, Effect.gen(function*() {
-    const windows = yield* makeFailureWindows(THROTTLE_WINDOW_MILLIS, ADDRESS_FAILURES)
-    return SignInThrottle.of({
-      // Reads only, as in memory: a refused or unknown sign-in leaves nothing behind.
-      check: (account, address) =>
-        Effect.map(windows.open([accountKey(account), `i:${address}`]), ({ now, windows: open }) => {
-          const wait = Math.max(
-            waitIn(open.get(accountKey(account)), ACCOUNT_FAILURES, THROTTLE_WINDOW_MILLIS, now),
-            waitIn(open.get(`i:${address}`), ADDRESS_FAILURES, THROTTLE_WINDOW_MILLIS, now)
-          )
-          return wait > 0 ? wait : undefined
-        }),
-      failed: (account, address) => windows.failed([accountKey(account), `i:${address}`]),
-      succeeded: (account) => windows.clear(accountKey(account)),
-      size: windows.size(["a:", "i:"])
+  static readonly layer = Layer.effect(
+    SignInThrottle,
+    Effect.gen(function*() {
+      const windows = yield* makeFailureWindows(THROTTLE_WINDOW_MILLIS, ADDRESS_FAILURES)
+      return SignInThrottle.of({
+        // Reads only, as in memory: a refused or unknown sign-in leaves nothing behind.
+        check: (account, address) =>
+          Effect.map(windows.open([accountKey(account), `i:${address}`]), ({ now, windows: open }) => {
+            const wait = Math.max(
+              waitIn(open.get(accountKey(account)), ACCOUNT_FAILURES, THROTTLE_WINDOW_MILLIS, now),
+              waitIn(open.get(`i:${address}`), ADDRESS_FAILURES, THROTTLE_WINDOW_MILLIS, now)
+            )
+            return wait > 0 ? wait : undefined
+          }),
+        failed: (account, address) => windows.failed([accountKey(account), `i:${address}`]),
+        succeeded: (account) => windows.clear(accountKey(account)),
+        size: windows.size(["a:", "i:"])
+      })
     })
-  }))
+  )
 }

@@ -1,7 +1,7 @@
-import cluster from "node:cluster"
-import { createServer, type Server } from "node:http"
 import { Context, Effect, Metric, type Scope } from "effect"
 import { PrometheusMetrics } from "effect/observability"
+import cluster from "node:cluster"
+import { createServer, type Server } from "node:http"
 
 /**
  * `/metrics` under `serve --workers N` (docs/operations.md, "Several processes"). Node's cluster
@@ -49,29 +49,35 @@ export const AnswerPrimaryScrapes = Effect.gen(function*() {
 let nextAsk = 0
 
 /** Every live worker's snapshot, by its 1-based index; a worker that does not answer in time is left out. */
-const gather = (): Promise<Array<{ readonly worker: string; readonly snapshot: ReadonlyArray<Metric.Metric.Snapshot> }>> =>
-  Promise.all(Object.values(cluster.workers ?? {}).map((worker) =>
-    new Promise<{ worker: string; snapshot: ReadonlyArray<Metric.Metric.Snapshot> } | undefined>((resolve) => {
-      if (worker === undefined || !worker.isConnected()) return resolve(undefined)
-      const id = ++nextAsk
-      const done = (value: { worker: string; snapshot: ReadonlyArray<Metric.Metric.Snapshot> } | undefined) => {
-        clearTimeout(timer)
-        worker.off("message", onMessage)
-        resolve(value)
-      }
-      const onMessage = (message: unknown) => {
-        if (isAnswer(message) && message.id === id) done({ worker: String(worker.id), snapshot: message.snapshot })
-      }
-      const timer = setTimeout(() => done(undefined), WORKER_TIMEOUT_MS)
-      worker.on("message", onMessage)
-      worker.send({ type: ASK, id } satisfies Ask, (error: Error | null) => error && done(undefined))
-    })
-  )).then((answers) => answers.filter((answer) => answer !== undefined))
+const gather = (): Promise<
+  Array<{ readonly worker: string; readonly snapshot: ReadonlyArray<Metric.Metric.Snapshot> }>
+> =>
+  Promise.all(
+    Object.values(cluster.workers ?? {}).map((worker) =>
+      new Promise<{ worker: string; snapshot: ReadonlyArray<Metric.Metric.Snapshot> } | undefined>((resolve) => {
+        if (worker === undefined || !worker.isConnected()) return resolve(undefined)
+        const id = ++nextAsk
+        const done = (value: { worker: string; snapshot: ReadonlyArray<Metric.Metric.Snapshot> } | undefined) => {
+          clearTimeout(timer)
+          worker.off("message", onMessage)
+          resolve(value)
+        }
+        const onMessage = (message: unknown) => {
+          if (isAnswer(message) && message.id === id) done({ worker: String(worker.id), snapshot: message.snapshot })
+        }
+        const timer = setTimeout(() => done(undefined), WORKER_TIMEOUT_MS)
+        worker.on("message", onMessage)
+        worker.send({ type: ASK, id } satisfies Ask, (error: Error | null) => error && done(undefined))
+      })
+    )
+  ).then((answers) => answers.filter((answer) => answer !== undefined))
 
 const noop = () => {}
 
 /** The workers' snapshots as one registry, each series with its `worker` label, in Prometheus text. */
-export const formatWorkers = (answers: ReadonlyArray<{ readonly worker: string; readonly snapshot: ReadonlyArray<Metric.Metric.Snapshot> }>) => {
+export const formatWorkers = (
+  answers: ReadonlyArray<{ readonly worker: string; readonly snapshot: ReadonlyArray<Metric.Metric.Snapshot> }>
+) => {
   const registry: Metric.MetricRegistry = new Map()
   for (const { snapshot, worker } of answers) {
     snapshot.forEach(({ state, ...meta }, i) => {

@@ -67,11 +67,16 @@ const REFRESH = "30 seconds"
 export const FeedFreshnessLayer = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const refresh = sql<{ readonly source: string; readonly at: number }>`
-    SELECT source, extract(epoch FROM last_success_at)::float8 AS at FROM feed_cursors WHERE last_success_at IS NOT NULL`.pipe(
-    Effect.flatMap((rows) =>
-      Effect.forEach(rows, ({ at, source }) => Metric.update(Metric.withAttributes(lastSuccess, { source }), Number(at)), { discard: true })
-    ),
-    Effect.ignore
-  )
+    SELECT source, extract(epoch FROM last_success_at)::float8 AS at FROM feed_cursors WHERE last_success_at IS NOT NULL`
+    .pipe(
+      Effect.flatMap((rows) =>
+        Effect.forEach(
+          rows,
+          ({ at, source }) => Metric.update(Metric.withAttributes(lastSuccess, { source }), Number(at)),
+          { discard: true }
+        )
+      ),
+      Effect.ignore
+    )
   yield* Effect.forkScoped(Effect.repeat(refresh, Schedule.spaced(REFRESH)))
 }))

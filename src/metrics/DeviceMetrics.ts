@@ -20,7 +20,8 @@ const pollCounter = (outcome: string) => {
     polls.set(
       outcome,
       counter = Metric.counter("vdb_device_token_polls_total", {
-        description: "Device token polls by answer: issued (redeemed), authorization_pending, slow_down, access_denied, expired_token, invalid_grant",
+        description:
+          "Device token polls by answer: issued (redeemed), authorization_pending, slow_down, access_denied, expired_token, invalid_grant",
         incremental: true,
         attributes: { outcome }
       })
@@ -39,8 +40,12 @@ interface Grants<A, B, C, D, E1, E2, E3, E4> {
 /** The same grant service, counting each successful step and each poll's answer (the tags are RFC 8628's, a fixed set). */
 export const withGrantMetrics = <S extends Grants<any, any, any, any, any, any, any, any>>(service: S): S => ({
   ...service,
-  authorize: (client: Parameters<S["authorize"]>[0]) => Effect.tap(service.authorize(client), () => Metric.update(grants.authorized, 1)),
-  approve: (userCode: string, memberUuid: string) => Effect.tap(service.approve(userCode, memberUuid), () => Metric.update(grants.approved, 1)),
-  deny: (userCode: string, memberUuid: string) => Effect.tap(service.deny(userCode, memberUuid), () => Metric.update(grants.denied, 1)),
-  poll: (deviceCode: string) => Effect.tap(service.poll(deviceCode), (outcome) => Metric.update(pollCounter(outcome._tag), 1))
+  authorize: (client: Parameters<S["authorize"]>[0]) =>
+    Effect.tap(service.authorize(client), () => Metric.update(grants.authorized, 1)),
+  approve: (userCode: string, memberUuid: string) =>
+    Effect.tap(service.approve(userCode, memberUuid), () => Metric.update(grants.approved, 1)),
+  deny: (userCode: string, memberUuid: string) =>
+    Effect.tap(service.deny(userCode, memberUuid), () => Metric.update(grants.denied, 1)),
+  poll: (deviceCode: string) =>
+    Effect.tap(service.poll(deviceCode), (outcome) => Metric.update(pollCounter(outcome._tag), 1))
 })

@@ -62,7 +62,13 @@ export class UpstreamCall {
   /** `OrgLabel`'s value for the organization ("" when the label is off). */
   readonly org: string
 
-  constructor(context: Context.Context<never>, provider: string, surface: string, model: string | undefined, org: string) {
+  constructor(
+    context: Context.Context<never>,
+    provider: string,
+    surface: string,
+    model: string | undefined,
+    org: string
+  ) {
     this.context = context
     this.provider = provider
     this.surface = surface

@@ -42,7 +42,10 @@ export const httpRequestRecorder = (service: string) => {
     return (route: string) => {
       let counter = byRoute.get(route)
       if (counter === undefined) {
-        byRoute.set(route, counter = Metric.counter(id, { description, incremental: true, attributes: { service, route } }))
+        byRoute.set(
+          route,
+          counter = Metric.counter(id, { description, incremental: true, attributes: { service, route } })
+        )
       }
       return counter
     }

@@ -20,18 +20,25 @@ const outcomeOf = (error: unknown): string => {
 }
 
 /** The same handlers, each call counted by its tool's name and outcome. */
-export const withToolMetrics = <Handlers extends { readonly [tool: string]: (...args: ReadonlyArray<any>) => Effect.Effect<any, any, any> }>(
+export const withToolMetrics = <
+  Handlers extends { readonly [tool: string]: (...args: ReadonlyArray<any>) => Effect.Effect<any, any, any> }
+>(
   handlers: Handlers
 ): Handlers =>
-  Object.fromEntries(Object.entries(handlers).map(([tool, handler]) => [
-    tool,
-    ((...args: ReadonlyArray<unknown>) =>
-      handler(...args).pipe(
-        Effect.onExit((exit) =>
-          Metric.update(
-            calls(tool, exit._tag === "Success" ? "ok" : outcomeOf(exit.cause.reasons.find((r) => r._tag === "Fail")?.error)),
-            1
+  Object.fromEntries(
+    Object.entries(handlers).map(([tool, handler]) => [
+      tool,
+      ((...args: ReadonlyArray<unknown>) =>
+        handler(...args).pipe(
+          Effect.onExit((exit) =>
+            Metric.update(
+              calls(
+                tool,
+                exit._tag === "Success" ? "ok" : outcomeOf(exit.cause.reasons.find((r) => r._tag === "Fail")?.error)
+              ),
+              1
+            )
           )
-        )
-      )) as unknown as Handlers[string]
-  ])) as unknown as Handlers
+        )) as unknown as Handlers[string]
+    ])
+  ) as unknown as Handlers

@@ -1,5 +1,5 @@
-import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import { type Context, Effect, Layer, Metric } from "effect"
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 
 /**
  * Process series, read when metrics are scraped (effect's own runtime metrics
@@ -73,7 +73,9 @@ export const ProcessMetricsLayer = Layer.effectDiscard(Effect.gen(function*() {
       () => process.memoryUsage().external
     ),
     Metric.registerUnsafe(
-      Metric.counter("vdb_process_cpu_seconds_total", { description: "User and system CPU time used since the process started" }),
+      Metric.counter("vdb_process_cpu_seconds_total", {
+        description: "User and system CPU time used since the process started"
+      }),
       context,
       {
         get: () => {

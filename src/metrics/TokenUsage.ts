@@ -12,13 +12,13 @@
  * `"usage"` marker itself cut across two chunks is missed (the counts are then
  * absent, never wrong).
  */
-const MARKER = Buffer.from('"usage"')
+const MARKER = Buffer.from("\"usage\"")
 /** A usage object is a few hundred bytes; past this, what follows is not one. */
 const WINDOW = 1024
 const INPUT = /"(?:prompt_tokens|input_tokens)"\s*:\s*(\d+)/
 const OUTPUT = /"(?:completion_tokens|output_tokens)"\s*:\s*(\d+)/
 
-const SPACE = new Set([0x20, 0x3a /* : */, 0x0a, 0x0d, 0x09])
+const SPACE = new Set([0x20, 0x3a, /* : */ 0x0a, 0x0d, 0x09])
 
 export class UsageTap {
   input = -1

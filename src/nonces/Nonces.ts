@@ -25,7 +25,10 @@ export class Nonces extends Context.Service<Nonces, {
   issue(orgUuid: string, count: number): Effect.Effect<IssuedNonces, BackendUnavailable>
   check(orgUuid: string, nonce: string): Effect.Effect<NonceCheck, BackendUnavailable>
   /** Several nonces of one request, reading the organization's secret once. */
-  checkAll(orgUuid: string, nonces: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, NonceCheck>, BackendUnavailable>
+  checkAll(
+    orgUuid: string,
+    nonces: ReadonlyArray<string>
+  ): Effect.Effect<ReadonlyMap<string, NonceCheck>, BackendUnavailable>
 }>()("vdb/gateway/Nonces") {
   static readonly make = (secretOf: SecretLookup) =>
     Nonces.of({

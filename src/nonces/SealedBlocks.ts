@@ -63,7 +63,8 @@ const REFUSAL_DETAIL = {
     "which the gateway cannot remove; send the request without it",
   created: "in nonce enforce mode, removing an unknown or tampered sealed block would join the text around it " +
     "into a new sealed-block tag; send the request without it",
-  too_deep: "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested",
+  too_deep:
+    "in nonce enforce mode, verified sealed blocks nest deeper than the gateway reads; send them less deeply nested",
   split: "in nonce enforce mode, a sealed-block tag is cut across neighbouring text parts, which the provider joins " +
     "and the gateway cannot remove; send the request without it",
   encode: "in nonce enforce mode, a textual document without its unknown or tampered sealed blocks cannot be written " +
@@ -91,7 +92,7 @@ const undecodableRefusal = (what: string) =>
 // spellings are found without decoding; only a body with none pays for a case-blind scan, in slices
 // small enough to stay out of the old generation (one string of the whole body cost several times
 // as much).
-const MARKERS = ["nonce", "\\u", '64"', '_data"', '_url"'].map((marker) => Buffer.from(marker))
+const MARKERS = ["nonce", "\\u", "64\"", "_data\"", "_url\""].map((marker) => Buffer.from(marker))
 const SLICE = 32 * 1024
 const mayHoldBlock = (raw: Buffer): boolean => {
   for (const marker of MARKERS) if (raw.includes(marker)) return true
@@ -116,7 +117,9 @@ export const inspectSealedBlocks = <E>(options: {
   readonly mode: NonceMode
   readonly checkAll: (nonces: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, NonceCheck>, E>
 }): Effect.Effect<SealedBlockOutcome, E> => {
-  const raw = Buffer.isBuffer(options.raw) ? options.raw : Buffer.from(options.raw.buffer, options.raw.byteOffset, options.raw.length)
+  const raw = Buffer.isBuffer(options.raw)
+    ? options.raw
+    : Buffer.from(options.raw.buffer, options.raw.byteOffset, options.raw.length)
   if (!mayHoldBlock(raw)) return Effect.succeed(none)
   // The guardrails' own segments (same walker, same paths), decoded documents included: a block sits
   // wherever a rule would read text, and the paths are what the enforce-mode rewrite below and
@@ -174,7 +177,9 @@ export const inspectSealedBlocks = <E>(options: {
 }
 
 /** `X-Gateway-Nonce-Mode: enforce` selects enforce mode; anything else observes. */
-export const nonceModeOf = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): NonceMode => {
+export const nonceModeOf = (
+  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+): NonceMode => {
   const value = headers["x-gateway-nonce-mode"]
   return typeof value === "string" && value.trim().toLowerCase() === "enforce" ? "enforce" : "observe"
 }

@@ -156,5 +156,4 @@ export const findSealedBlocks = (text: string): Array<SealedBlock> => {
 }
 
 /** Whether `text` holds a closing tag of `kind` (a removal inside a kept block that made one moves its end). */
-export const hasClosing = (text: string, kind: SealedKind): boolean =>
-  new RegExp(closingSource(kind), "iu").test(text)
+export const hasClosing = (text: string, kind: SealedKind): boolean => new RegExp(closingSource(kind), "iu").test(text)

@@ -26,7 +26,9 @@ export const splitOpenings = (parts: ReadonlyArray<Part>): number => {
   // Joined as they are or with a line break between parts: providers do either, and `<system` then
   // ` nonce="x">` is a tag both ways, `<system` then `nonce="x">` only the second.
   const finish = (pending: Array<string>) => {
-    if (pending.length > 1 && (openingsIn(pending.join("")).length > 0 || openingsIn(pending.join("\n")).length > 0)) split++
+    if (pending.length > 1 && (openingsIn(pending.join("")).length > 0 || openingsIn(pending.join("\n")).length > 0)) {
+      split++
+    }
     if (pending.length > 0) carrying--
     pending.length = 0
   }

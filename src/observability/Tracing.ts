@@ -30,12 +30,16 @@ const TracingConfig = Config.all({
   endpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   baseEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
   disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
-  headers: Config.option(Config.Redacted("OTEL_EXPORTER_OTLP_TRACES_HEADERS").pipe(
-    Config.orElse(() => Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS"))
-  )),
-  protocol: Config.option(Config.Literals(PROTOCOLS, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").pipe(
-    Config.orElse(() => Config.Literals(PROTOCOLS, "OTEL_EXPORTER_OTLP_PROTOCOL"))
-  )),
+  headers: Config.option(
+    Config.Redacted("OTEL_EXPORTER_OTLP_TRACES_HEADERS").pipe(
+      Config.orElse(() => Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS"))
+    )
+  ),
+  protocol: Config.option(
+    Config.Literals(PROTOCOLS, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").pipe(
+      Config.orElse(() => Config.Literals(PROTOCOLS, "OTEL_EXPORTER_OTLP_PROTOCOL"))
+    )
+  ),
   sampler: Config.Literals(SAMPLERS, "OTEL_TRACES_SAMPLER").pipe(Config.withDefault<Sampler>("parentbased_always_on")),
   ratio: Config.Number("OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1)),
   serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("vdb"))
@@ -126,5 +130,6 @@ export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap
  * (`on` is `yield* TracingOn` there). Off, the effect as it is: the hot paths (the relay, the
  * API's authentication) make no span, not even the native tracer's, and pay nothing per request.
  */
-export const spanWhenTraced = (on: boolean, name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  on ? Effect.withSpan(self, name) : self
+export const spanWhenTraced =
+  (on: boolean, name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    on ? Effect.withSpan(self, name) : self

@@ -15,7 +15,11 @@ export const CLIENT_TABLE: ReadonlyArray<{
   readonly headers?: ReadonlyArray<readonly [string, string]>
 }> = [
   { name: "claude-code", userAgent: ["^claude-cli/", "claude-code"], headers: [["x-app", "cli"]] },
-  { name: "codex", userAgent: ["^codex_cli_rs/", "^codex_exec/", "^codex_vscode/", "^codex/"], headers: [["originator", "codex_cli_rs"]] },
+  {
+    name: "codex",
+    userAgent: ["^codex_cli_rs/", "^codex_exec/", "^codex_vscode/", "^codex/"],
+    headers: [["originator", "codex_cli_rs"]]
+  },
   { name: "cursor", userAgent: ["cursor/"] },
   { name: "kiro", userAgent: ["kiroide", "kiro-cli", "^kiro/"] },
   { name: "cline", userAgent: ["cline/"] },

@@ -35,14 +35,21 @@ export const arrayOf = (value: unknown): ReadonlyArray<unknown> => Array.isArray
 const str = (value: unknown): string | undefined => typeof value === "string" && value !== "" ? value : undefined
 
 /** Where a Kiro request declares its tools: on the current message's context. */
-export const KIRO_TOOLS_PATH = ["conversationState", "currentMessage", "userInputMessage", "userInputMessageContext", "tools"] as const
+export const KIRO_TOOLS_PATH = [
+  "conversationState",
+  "currentMessage",
+  "userInputMessage",
+  "userInputMessageContext",
+  "tools"
+] as const
 
 /** The value at `path` in a parsed body, through objects only. */
 export const valueAt = (body: unknown, path: ReadonlyArray<string>): unknown =>
   path.reduce<unknown>((node, key) => isObject(node) ? node[key] : undefined, body)
 
 /** The list of tool entries a request declares: `tools`, or Kiro's on its current message. */
-export const toolListOf = (surface: Surface, body: Json): unknown => surface === "kiro" ? valueAt(body, KIRO_TOOLS_PATH) : body.tools
+export const toolListOf = (surface: Surface, body: Json): unknown =>
+  surface === "kiro" ? valueAt(body, KIRO_TOOLS_PATH) : body.tools
 
 /** A tool entry's name, or undefined for an MCP entry (judged as an MCP server) or an unnamed one. */
 export const toolNameOf = (surface: Surface, tool: unknown): string | undefined => {
@@ -73,7 +80,9 @@ export const toolNameOf = (surface: Surface, tool: unknown): string | undefined 
 export const mcpOfTool = (surface: Surface, tool: unknown): McpServerRef | undefined => {
   if (!isObject(tool)) return undefined
   if (surface === "responses" && tool.type === "mcp") return serverRef(str(tool.server_label), tool, "server_url")
-  if (surface === "messages" && tool.type === "mcp_toolset") return { name: str(tool.mcp_server_name), url: undefined, badUrl: false }
+  if (surface === "messages" && tool.type === "mcp_toolset") {
+    return { name: str(tool.mcp_server_name), url: undefined, badUrl: false }
+  }
   return undefined
 }
 
@@ -98,7 +107,9 @@ export const declaredOf = (surface: Surface, body: Json): Declared => {
   }
   if (surface === "chat") {
     // The deprecated `functions` field declares tools too.
-    for (const fn of arrayOf(body.functions)) if (isObject(fn) && str(fn.name) !== undefined) tools.push(fn.name as string)
+    for (const fn of arrayOf(body.functions)) {
+      if (isObject(fn) && str(fn.name) !== undefined) tools.push(fn.name as string)
+    }
   }
   if (surface === "messages") {
     for (const server of arrayOf(body.mcp_servers)) {

@@ -50,7 +50,8 @@ class Reader {
   providerPicks: string | undefined = undefined
 
   result(): ModelReading {
-    return this.bad ?? { _tag: "Read", refs: this.refs, routerConstrained: this.routerConstrained, providerPicks: this.providerPicks }
+    return this.bad ??
+      { _tag: "Read", refs: this.refs, routerConstrained: this.routerConstrained, providerPicks: this.providerPicks }
   }
 
   /** A single model name, when the field is there. */
@@ -69,8 +70,9 @@ class Reader {
     }
     value.forEach((entry, index) => {
       if (this.bad !== undefined) return
-      if (typeof entry !== "string" || entry === "") this.bad = malformed(`${at}[${index}]`, "a model name (a non-empty string)")
-      else this.refs.push({ name: entry, at: `${at}[${index}]`, pattern: pattern && entry.includes("*") })
+      if (typeof entry !== "string" || entry === "") {
+        this.bad = malformed(`${at}[${index}]`, "a model name (a non-empty string)")
+      } else this.refs.push({ name: entry, at: `${at}[${index}]`, pattern: pattern && entry.includes("*") })
     })
   }
 
@@ -92,7 +94,9 @@ class Reader {
       const at = `fallbacks[${index}]`
       if (typeof entry === "string") this.one(entry, at)
       else if (isObject(entry) && typeof entry.model === "string") this.one(entry.model, `${at}.model`)
-      else if (this.bad === undefined) this.bad = malformed(at, "a model name, or an object with a model name in `model`")
+      else if (this.bad === undefined) {
+        this.bad = malformed(at, "a model name, or an object with a model name in `model`")
+      }
     })
   }
 }
@@ -127,7 +131,10 @@ export const modelReferencesOf = (surface: Surface, body: Json, model: string): 
   arrayOf(body.plugins).forEach((plugin, index) => {
     if (!isObject(plugin)) return
     reader.list(plugin.allowed_models, `plugins[${index}].allowed_models`, true)
-    if (plugin.id === "auto-router" && plugin.enabled !== false && Array.isArray(plugin.allowed_models) && plugin.allowed_models.length > 0) {
+    if (
+      plugin.id === "auto-router" && plugin.enabled !== false && Array.isArray(plugin.allowed_models) &&
+      plugin.allowed_models.length > 0
+    ) {
       reader.routerConstrained = true
     }
   })

@@ -7,14 +7,14 @@ import {
   PolicyError,
   STRIPPABLE_KINDS
 } from "../../schema/GatewayPolicy.ts"
-import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
+import { UNPRINTABLE } from "../../schema/PrintableText.ts"
 import { makeBackendCache } from "../cache/BackendCache.ts"
-import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
 import { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
+import { Invalidation, type InvalidationBus } from "../db/Invalidation.ts"
 import { canonicalMcpUrl, looksLikeUrl } from "./McpServerUrl.ts"
 import { compileSnapshot, normalise, type PolicySnapshot } from "./PolicySnapshot.ts"
 import { memoryPolicyStore, type PolicyEntryInput, type PolicyStore, sqlPolicyStore } from "./PolicyStore.ts"
-import { UNPRINTABLE } from "../../schema/PrintableText.ts"
 
 export type { PolicySnapshot } from "./PolicySnapshot.ts"
 
@@ -106,7 +106,6 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 const invalid = (reason: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryInvalid({ reason }) }))
 const notFound = (uuid: string) => Effect.fail(new PolicyError({ reason: new PolicyEntryNotFound({ uuid }) }))
 
-
 const scopeOf = (entry: NewPolicyEntry) => (entry.provider ?? "").trim().toLowerCase()
 
 /**
@@ -116,13 +115,19 @@ const scopeOf = (entry: NewPolicyEntry) => (entry.provider ?? "").trim().toLower
  * caller's to ask, before `add`; what is not even slug-shaped is left to `add`'s own refusal.
  */
 export const providersNamed = (entry: NewPolicyEntry): ReadonlyArray<string> =>
-  [entry.kind === "provider" ? normalise(entry.kind, entry.value) : "", scopeOf(entry)].filter((slug) => SLUG.test(slug))
+  [entry.kind === "provider" ? normalise(entry.kind, entry.value) : "", scopeOf(entry)].filter((slug) =>
+    SLUG.test(slug)
+  )
 
 const validEntry = (entry: NewPolicyEntry): Effect.Effect<PolicyEntryInput, PolicyError> => {
   const value = normalise(entry.kind, entry.value)
   const provider = scopeOf(entry)
   if (value === "" || value.length > 512) return invalid("the value must be 1 to 512 characters")
-  if (UNPRINTABLE.test(value)) return invalid("the value must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line separators or bidirectional overrides")
+  if (UNPRINTABLE.test(value)) {
+    return invalid(
+      "the value must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line separators or bidirectional overrides"
+    )
+  }
   if (entry.effect === "strip" && !STRIPPABLE_KINDS.includes(entry.kind)) {
     return invalid(`strip applies to tools and MCP servers, not to ${entry.kind}`)
   }

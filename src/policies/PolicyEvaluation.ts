@@ -1,10 +1,10 @@
 import { PolicyRefusal } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
+import type { Removal } from "../guardrails/JsonSplice.ts"
 import { declaredOf, historyOf, type McpServerRef, type SkillRef } from "./DeclaredCapabilities.ts"
 import { canonicalMcpUrl } from "./McpServerUrl.ts"
 import { type ModelRef, modelReferencesOf } from "./ModelReferences.ts"
 import { type Admission, admits, type KindList, type PolicySnapshot, type ProviderPolicy } from "./PolicySnapshot.ts"
-import type { Removal } from "../guardrails/JsonSplice.ts"
 import { stripDeclared, type Stripped } from "./ToolStrip.ts"
 
 /**
@@ -100,10 +100,14 @@ export const modelsRefusal = (
   if (policy.models.allow.size === 0 && policy.models.deny.size === 0) return undefined
   const reading = modelReferencesOf(surface, body, model)
   if (reading._tag === "Malformed") {
-    return refuse("request_uninspectable", `${reading.at} must be ${reading.expected}: the model policy cannot judge it otherwise`)
+    return refuse(
+      "request_uninspectable",
+      `${reading.at} must be ${reading.expected}: the model policy cannot judge it otherwise`
+    )
   }
   // A model the provider picks could be any: refused as a denied one (or, with an allowlist only, an unlisted one).
-  const picksItself = (detail: string) => refuse(policy.models.deny.size > 0 ? "model_denied" : "model_not_allowed", detail)
+  const picksItself = (detail: string) =>
+    refuse(policy.models.deny.size > 0 ? "model_denied" : "model_not_allowed", detail)
   if (reading.providerPicks !== undefined) {
     return picksItself(
       `with ${reading.providerPicks} the provider picks a model itself, which the model policy for provider ${slug} ` +
@@ -162,14 +166,19 @@ const mcpServerRefusal = (policy: ProviderPolicy, server: McpServerRef): PolicyR
   // Never the URL as sent: its query or user information may hold a credential.
   const label = server.name ?? url ?? "(unnamed)"
   if (server.badUrl || (server.url !== undefined && url === undefined)) {
-    return refuse("mcp_denied", `MCP server ${server.name ?? "(unnamed)"} has a URL that is not an http or https URL the gateway can parse`)
+    return refuse(
+      "mcp_denied",
+      `MCP server ${server.name ?? "(unnamed)"} has a URL that is not an http or https URL the gateway can parse`
+    )
   }
   const { mcp } = policy
   const denied = (server.name !== undefined && mcp.deny.has(server.name)) || (url !== undefined && mcp.deny.has(url))
   const allowed = mcp.allow.size === 0 ||
     (url !== undefined && mcp.allow.has(url)) ||
     (server.name !== undefined && mcp.allow.has(server.name) && !(url !== undefined && policy.mcpAllowsByUrl))
-  if (denied || !allowed) return refuse("mcp_denied", `MCP server ${label} is not allowed by this organization's policy`)
+  if (denied || !allowed) {
+    return refuse("mcp_denied", `MCP server ${label} is not allowed by this organization's policy`)
+  }
   return undefined
 }
 
@@ -197,7 +206,10 @@ export const capabilityCheck = (
     const history = historyOf(surface, body)
     for (const removed of strip.stripped) {
       if (removed.kind === "tool" && history.tools.has(removed.name)) {
-        return refuse("tool_denied", `tool ${removed.name} is stripped by policy but was already used in this conversation`)
+        return refuse(
+          "tool_denied",
+          `tool ${removed.name} is stripped by policy but was already used in this conversation`
+        )
       }
       if (removed.kind === "mcp" && history.mcpServers.has(removed.name)) {
         return refuse(
@@ -211,7 +223,9 @@ export const capabilityCheck = (
   for (const tool of declared.tools) {
     const admission = admits(policy.tools, tool)
     if (admission === "denied") return refuse("tool_denied", `tool ${tool} is denied by this organization's policy`)
-    if (admission === "not_allowed") return refuse("tool_denied", `tool ${tool} is not in this organization's tool allowlist`)
+    if (admission === "not_allowed") {
+      return refuse("tool_denied", `tool ${tool} is not in this organization's tool allowlist`)
+    }
   }
   if (hasEntries(policy.mcp)) {
     for (const server of declared.mcpServers) {
@@ -221,7 +235,10 @@ export const capabilityCheck = (
   }
   for (const skill of declared.skills) {
     if (admitsAny(policy.skills, namesOf(skill)) !== "ok") {
-      return refuse("skill_denied", `skill ${skill.id ?? skill.name ?? "(unnamed)"} is not allowed by this organization's policy`)
+      return refuse(
+        "skill_denied",
+        `skill ${skill.id ?? skill.name ?? "(unnamed)"} is not allowed by this organization's policy`
+      )
     }
   }
   return strip

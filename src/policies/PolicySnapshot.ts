@@ -73,7 +73,9 @@ export const compileSnapshot = (version: number, entries: ReadonlyArray<PolicyEn
   const scoped = new Map<string, Map<ScopedKind, MutableList>>()
   for (const entry of entries) {
     // MCP server URLs are compared in their canonical form (McpServerUrl.ts), computed here once per version.
-    const value = entry.kind === "mcp" ? canonicalMcpEntry(normalise(entry.kind, entry.value)) : normalise(entry.kind, entry.value)
+    const value = entry.kind === "mcp"
+      ? canonicalMcpEntry(normalise(entry.kind, entry.value))
+      : normalise(entry.kind, entry.value)
     if (entry.kind === "provider") {
       providers[entry.effect].add(value)
       continue

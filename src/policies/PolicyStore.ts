@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { DateTime, Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { GatewayPolicyEntry, type PolicyEffect, type PolicyKind } from "../../schema/GatewayPolicy.ts"
 
 /** A validated entry to store; `provider` is "" for every provider. */
@@ -108,37 +108,40 @@ export const memoryPolicyStore = (): PolicyStore => {
     return state
   }
   return {
-    read: (orgUuid) => Effect.sync(() => {
-      const state = of(orgUuid)
-      return { version: state.version, entries: [...state.entries] }
-    }),
-    insert: (orgUuid, input) => Effect.sync(() => {
-      const state = of(orgUuid)
-      const provider = input.provider === "" ? null : input.provider
-      const existing = state.entries.find((e) =>
-        e.kind === input.kind && e.effect === input.effect && e.provider === provider && e.value === input.value
-      )
-      if (existing !== undefined) return existing
-      const entry = new GatewayPolicyEntry({
-        uuid: randomUUID(),
-        org_uuid: orgUuid,
-        kind: input.kind,
-        effect: input.effect,
-        provider,
-        value: input.value,
-        created_at: DateTime.nowUnsafe()
+    read: (orgUuid) =>
+      Effect.sync(() => {
+        const state = of(orgUuid)
+        return { version: state.version, entries: [...state.entries] }
+      }),
+    insert: (orgUuid, input) =>
+      Effect.sync(() => {
+        const state = of(orgUuid)
+        const provider = input.provider === "" ? null : input.provider
+        const existing = state.entries.find((e) =>
+          e.kind === input.kind && e.effect === input.effect && e.provider === provider && e.value === input.value
+        )
+        if (existing !== undefined) return existing
+        const entry = new GatewayPolicyEntry({
+          uuid: randomUUID(),
+          org_uuid: orgUuid,
+          kind: input.kind,
+          effect: input.effect,
+          provider,
+          value: input.value,
+          created_at: DateTime.nowUnsafe()
+        })
+        state.entries.push(entry)
+        state.version++
+        return entry
+      }),
+    remove: (orgUuid, uuid) =>
+      Effect.sync(() => {
+        const state = of(orgUuid)
+        const index = state.entries.findIndex((e) => e.uuid === uuid)
+        if (index === -1) return false
+        state.entries.splice(index, 1)
+        state.version++
+        return true
       })
-      state.entries.push(entry)
-      state.version++
-      return entry
-    }),
-    remove: (orgUuid, uuid) => Effect.sync(() => {
-      const state = of(orgUuid)
-      const index = state.entries.findIndex((e) => e.uuid === uuid)
-      if (index === -1) return false
-      state.entries.splice(index, 1)
-      state.version++
-      return true
-    })
   }
 }

@@ -1,7 +1,15 @@
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { Removal } from "../guardrails/JsonSplice.ts"
+import {
+  isObject,
+  KIRO_TOOLS_PATH,
+  mcpOfServer,
+  mcpOfTool,
+  type McpServerRef,
+  toolNameOf,
+  valueAt
+} from "./DeclaredCapabilities.ts"
 import { canonicalMcpUrl } from "./McpServerUrl.ts"
-import { isObject, KIRO_TOOLS_PATH, type McpServerRef, mcpOfServer, mcpOfTool, toolNameOf, valueAt } from "./DeclaredCapabilities.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -29,7 +37,8 @@ const serverMatches = (ref: McpServerRef, strip: ReadonlySet<string>) => {
 }
 
 /** Never the URL as sent: its query or user information may hold a credential. */
-const serverLabel = (ref: McpServerRef) => ref.name ?? (ref.url === undefined ? undefined : canonicalMcpUrl(ref.url)) ?? "(unnamed)"
+const serverLabel = (ref: McpServerRef) =>
+  ref.name ?? (ref.url === undefined ? undefined : canonicalMcpUrl(ref.url)) ?? "(unnamed)"
 
 /** The tool a `tool_choice` (or a tool entry of `allowed_tools`) names, if any: `function`, `custom`, or its own `name`. */
 const choiceName = (choice: unknown): string | undefined => {
@@ -49,7 +58,10 @@ const choiceAfterStrip = (
   choice: unknown,
   removed: ReadonlySet<string>,
   removedServers: ReadonlySet<string>
-): { readonly remove: boolean; readonly entries?: { readonly path: ReadonlyArray<string>; readonly indices: ReadonlyArray<number> } } => {
+): {
+  readonly remove: boolean
+  readonly entries?: { readonly path: ReadonlyArray<string>; readonly indices: ReadonlyArray<number> }
+} => {
   if (!isObject(choice)) return { remove: false }
   if (choice.type === "allowed_tools") {
     const holder = isObject(choice.allowed_tools) ? choice.allowed_tools : choice
@@ -59,9 +71,13 @@ const choiceAfterStrip = (
       const name = choiceName(entry)
       return name !== undefined && removed.has(name) ? [index] : []
     })
-    return indices.length > 0 && indices.length === holder.tools.length ? { remove: true } : { remove: false, entries: { path, indices } }
+    return indices.length > 0 && indices.length === holder.tools.length
+      ? { remove: true }
+      : { remove: false, entries: { path, indices } }
   }
-  if (choice.type === "mcp" && typeof choice.server_label === "string" && removedServers.has(choice.server_label)) return { remove: true }
+  if (choice.type === "mcp" && typeof choice.server_label === "string" && removedServers.has(choice.server_label)) {
+    return { remove: true }
+  }
   const name = choiceName(choice)
   return { remove: name !== undefined && removed.has(name) }
 }
@@ -98,10 +114,13 @@ export const stripDeclared = (
       if (keep(element)) kept.push(element)
       else gone.push({ path: [key, index], remove: true })
     })
-    return { kept, removeOthers: () => {
-      out[key] = kept
-      removals.push(...gone)
-    } }
+    return {
+      kept,
+      removeOthers: () => {
+        out[key] = kept
+        removals.push(...gone)
+      }
+    }
   }
 
   if (Array.isArray(body.tools)) {
@@ -132,8 +151,11 @@ export const stripDeclared = (
         if (choice.remove) removeMember("tool_choice")
         else if (choice.entries !== undefined && choice.entries.indices.length > 0) {
           const gone = new Set(choice.entries.indices)
-          out.tool_choice = replaceAt(body.tool_choice as Json, choice.entries.path, (list) =>
-            (list as ReadonlyArray<unknown>).filter((_, index) => !gone.has(index)))
+          out.tool_choice = replaceAt(
+            body.tool_choice as Json,
+            choice.entries.path,
+            (list) => (list as ReadonlyArray<unknown>).filter((_, index) => !gone.has(index))
+          )
           for (const index of choice.entries.indices) {
             removals.push({ path: ["tool_choice", ...choice.entries.path, index], remove: true })
           }
@@ -207,5 +229,9 @@ const stripKiro = (body: Json, stripTools: ReadonlySet<string>): StripResult => 
   })
   if (stripped.length === 0) return unchanged
   if (kept.length > 0) return { body: replaceAt(body, KIRO_TOOLS_PATH, () => kept), stripped, removals }
-  return { body: replaceAt(body, KIRO_TOOLS_PATH, () => undefined), stripped, removals: [{ path: [...KIRO_TOOLS_PATH], remove: true }] }
+  return {
+    body: replaceAt(body, KIRO_TOOLS_PATH, () => undefined),
+    stripped,
+    removals: [{ path: [...KIRO_TOOLS_PATH], remove: true }]
+  }
 }

@@ -13,8 +13,7 @@ export interface Provider {
   readonly upstreamPaths: Partial<Record<Endpoint, string>>
 }
 
-export const surfaceOf = (endpoint: Endpoint): Surface =>
-  endpoint === "count_tokens" ? "messages" : endpoint
+export const surfaceOf = (endpoint: Endpoint): Surface => endpoint === "count_tokens" ? "messages" : endpoint
 
 /** The gateway route of each surface, for `unsupported_api` messages. */
 const surfaceRoutes: Record<Surface, string> = {

@@ -1,5 +1,5 @@
-import { Session } from "node:inspector"
 import { Effect } from "effect"
+import { Session } from "node:inspector"
 
 /**
  * Gives the memory a burst of work grew back to the system. After an ingest,

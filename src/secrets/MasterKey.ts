@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto"
 import { Context, Redacted } from "effect"
+import { createHash } from "node:crypto"
 
 export interface KeyMaterial {
   /** Short fingerprint stored beside every ciphertext so the key can rotate. */

@@ -1,7 +1,7 @@
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { randomBytes } from "node:crypto"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { DatabaseUrl, DataDir, MasterKeyB64, RetiredMasterKeysB64 } from "../config/AppConfig.ts"
 import { MASTER_KEY_BYTES, MasterKey } from "./MasterKey.ts"
 
@@ -13,10 +13,12 @@ const decodeKey = (name: string, b64: string) => {
   const bytes = Buffer.from(b64.trim(), "base64")
   return bytes.length === MASTER_KEY_BYTES
     ? Effect.succeed(new Uint8Array(bytes))
-    : Effect.fail(new MasterKeyError({
-      message: `${name} must be ${MASTER_KEY_BYTES} bytes encoded as base64 (got ${bytes.length} bytes); ` +
-        `generate one with: openssl rand -base64 32`
-    }))
+    : Effect.fail(
+      new MasterKeyError({
+        message: `${name} must be ${MASTER_KEY_BYTES} bytes encoded as base64 (got ${bytes.length} bytes); ` +
+          `generate one with: openssl rand -base64 32`
+      })
+    )
 }
 
 export const masterKeyPath = (dataDir: string) => resolve(dataDir, "master.key")
@@ -47,22 +49,25 @@ const embeddedKey = Effect.fnUntraced(function*(dataDir: string) {
 })
 
 /** `VDB_MASTER_KEY`; required with `DATABASE_URL`; generated into the data directory in embedded mode. */
-export const MasterKeyFromConfig = Layer.effect(MasterKey, Effect.gen(function*() {
-  const configured = yield* MasterKeyB64
-  const retired = yield* RetiredMasterKeysB64
-  const retiredKeys = Option.isSome(retired)
-    ? yield* Effect.forEach(
-      Redacted.value(retired.value).split(",").filter((s) => s.trim() !== ""),
-      (b64) => decodeKey("VDB_MASTER_KEYS_RETIRED", b64)
-    )
-    : []
-  if (Option.isSome(configured)) {
-    return MasterKey.fromBytes(yield* decodeKey("VDB_MASTER_KEY", Redacted.value(configured.value)), retiredKeys)
-  }
-  if (Option.isSome(yield* DatabaseUrl)) {
-    return yield* new MasterKeyError({
-      message: "VDB_MASTER_KEY is required when DATABASE_URL is set (32 bytes, base64: openssl rand -base64 32)"
-    })
-  }
-  return MasterKey.fromBytes(yield* embeddedKey(yield* DataDir), retiredKeys)
-}).pipe(Effect.mapError((e) => e instanceof MasterKeyError ? e : new MasterKeyError({ message: e.message }))))
+export const MasterKeyFromConfig = Layer.effect(
+  MasterKey,
+  Effect.gen(function*() {
+    const configured = yield* MasterKeyB64
+    const retired = yield* RetiredMasterKeysB64
+    const retiredKeys = Option.isSome(retired)
+      ? yield* Effect.forEach(
+        Redacted.value(retired.value).split(",").filter((s) => s.trim() !== ""),
+        (b64) => decodeKey("VDB_MASTER_KEYS_RETIRED", b64)
+      )
+      : []
+    if (Option.isSome(configured)) {
+      return MasterKey.fromBytes(yield* decodeKey("VDB_MASTER_KEY", Redacted.value(configured.value)), retiredKeys)
+    }
+    if (Option.isSome(yield* DatabaseUrl)) {
+      return yield* new MasterKeyError({
+        message: "VDB_MASTER_KEY is required when DATABASE_URL is set (32 bytes, base64: openssl rand -base64 32)"
+      })
+    }
+    return MasterKey.fromBytes(yield* embeddedKey(yield* DataDir), retiredKeys)
+  }).pipe(Effect.mapError((e) => e instanceof MasterKeyError ? e : new MasterKeyError({ message: e.message })))
+)

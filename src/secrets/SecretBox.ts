@@ -1,5 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto"
 import { type KeyMaterial, MasterKey } from "./MasterKey.ts"
 
 export class SecretBoxError extends Schema.TaggedError<SecretBoxError>()("SecretBoxError", {

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, LogLevel, References, Tracer } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { HttpEffect, HttpRouter, HttpServerError, HttpServerRequest } from "effect/http"
+import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { httpRequestRecorder, UNMATCHED_ROUTE } from "../metrics/HttpMetrics.ts"
@@ -143,7 +143,9 @@ export const accessLog = (service: string, options?: { readonly relays?: boolean
           const write = (status: number) => {
             record(context, route, request.method, status, (performance.now() - started) / 1000)
             if (!silenced) {
-              writer.write(lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started, traceId))
+              writer.write(
+                lineOf(serviceJson, fiber.id, requestId, request.method, request.url, status, started, traceId)
+              )
             }
           }
           const response = nodeResponseOf(request)
@@ -189,7 +191,10 @@ export const markBrokenOff = (response: ServerResponse): void => {
  * in the line, not a client's 499. A client that leaves first closes the response before its
  * source is destroyed, so that stays 499.
  */
-const watchRelayedBody = (request: HttpServerRequest.HttpServerRequest, answer: HttpServerResponse.HttpServerResponse) => {
+const watchRelayedBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  answer: HttpServerResponse.HttpServerResponse
+) => {
   const body = answer.body
   if (body._tag === "Raw" && body.body instanceof Readable) {
     const response = nodeResponseOf(request)
@@ -222,7 +227,10 @@ export const nodeAccessLog = (service: string, context: Context.Context<never>) 
    * At the request's start, with the route template it matched; the returned function records it
    * in the metrics and writes its line once the response has closed.
    */
-  return (request: IncomingMessage, route: string): (response: ServerResponse, fiberId: number, traceId?: string) => void => {
+  return (
+    request: IncomingMessage,
+    route: string
+  ): (response: ServerResponse, fiberId: number, traceId?: string) => void => {
     const started = performance.now()
     const header = request.headers["x-request-id"]
     const requestId = silenced ? "" : requestIdOf(typeof header === "string" ? header : undefined)
@@ -230,7 +238,9 @@ export const nodeAccessLog = (service: string, context: Context.Context<never>) 
       const status = loggedStatus(response)
       record(context, route, request.method ?? "", status, (performance.now() - started) / 1000)
       if (!silenced) {
-        writer.write(lineOf(serviceJson, fiberId, requestId, request.method ?? "", request.url ?? "", status, started, traceId))
+        writer.write(
+          lineOf(serviceJson, fiberId, requestId, request.method ?? "", request.url ?? "", status, started, traceId)
+        )
       }
     }
   }

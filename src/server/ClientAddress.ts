@@ -1,6 +1,6 @@
-import { BlockList, isIP } from "node:net"
 import { Config, Context, Effect, Option, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { BlockList, isIP } from "node:net"
 
 /**
  * `VDB_TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto`
@@ -18,9 +18,10 @@ export class TrustedProxiesInvalid extends Schema.TaggedError<TrustedProxiesInva
 }
 
 /** IPv4-mapped IPv6 (`::ffff:10.0.0.1`, how a dual-stack socket reports an IPv4 peer) as IPv4. */
-const unmapped = (address: string) => address.toLowerCase().startsWith("::ffff:") && isIP(address.slice(7)) === 4
-  ? address.slice(7)
-  : address
+const unmapped = (address: string) =>
+  address.toLowerCase().startsWith("::ffff:") && isIP(address.slice(7)) === 4
+    ? address.slice(7)
+    : address
 
 const familyOf = (address: string): "ipv4" | "ipv6" | undefined => {
   const version = isIP(address)
@@ -120,4 +121,5 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest): Eff
 export const requestScheme = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<"http" | "https"> =>
   TrustedProxies.useSync((list) =>
     resolveForwardedProto(list, Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-proto"]) ??
-      "http")
+      "http"
+  )

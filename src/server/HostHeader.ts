@@ -6,7 +6,8 @@ import type { HttpServerRequest } from "effect/http"
  * a space, a slash, userinfo such as `a@b`) could break a quoted header value or point an address
  * the service hands out somewhere else, so it is never echoed.
  */
-const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i
+const VALID_HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i
 const MAX_HOST_LENGTH = 261
 
 /**

@@ -10,9 +10,11 @@ export type Interceptor = (request: IncomingMessage, response: ServerResponse) =
  * routes are not served by an `InterceptingServer`, e.g. by a test server:
  * then every request goes through the router, which answers it the same way.
  */
-export class ServerInterceptors extends Context.Reference<Array<Interceptor> | undefined>("vdb/server/ServerInterceptors", {
-  defaultValue: () => undefined
-}) {}
+export class ServerInterceptors
+  extends Context.Reference<Array<Interceptor> | undefined>("vdb/server/ServerInterceptors", {
+    defaultValue: () => undefined
+  })
+{}
 
 /**
  * A Node HTTP server whose `request` events first go to its interceptors.

@@ -1,9 +1,9 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import cluster from "node:cluster"
-import { createServer } from "node:http"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
+import cluster from "node:cluster"
+import { createServer } from "node:http"
 import { AnswerPrimaryScrapes } from "../metrics/ClusterMetrics.ts"
 import { FeedFreshnessLayer } from "../metrics/DataMetrics.ts"
 import { MetricsEnabled, MetricsPort } from "../metrics/MetricsConfig.ts"
@@ -22,7 +22,9 @@ import { ProcessMetricsLayer } from "../metrics/ProcessMetrics.ts"
 export const metricsService = <E>(host: string, listenFailed: (port: number) => (cause: unknown) => E) =>
   Layer.unwrap(Effect.gen(function*() {
     if (!(yield* MetricsEnabled)) return Layer.empty
-    if (cluster.isWorker) return Layer.mergeAll(Layer.effectDiscard(AnswerPrimaryScrapes), ProcessMetricsLayer, FeedFreshnessLayer)
+    if (cluster.isWorker) {
+      return Layer.mergeAll(Layer.effectDiscard(AnswerPrimaryScrapes), ProcessMetricsLayer, FeedFreshnessLayer)
+    }
     const port = yield* MetricsPort
     const listen = NodeHttpServer.make(createServer, { host, port, gracefulShutdownTimeout: "1 second" }).pipe(
       Effect.mapError(listenFailed(port))

@@ -87,7 +87,10 @@ export const catchAll = <E, R>(
   handler: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) => {
   const [first, ...rest] = CATCH_ALL_METHODS
-  return Layer.mergeAll(HttpRouter.add(first, path, handler), ...rest.map((method) => HttpRouter.add(method, path, handler)))
+  return Layer.mergeAll(
+    HttpRouter.add(first, path, handler),
+    ...rest.map((method) => HttpRouter.add(method, path, handler))
+  )
 }
 
 /** What HttpRouter routes (it takes no TRACE), HEAD left out. */
@@ -120,15 +123,22 @@ export const routeFallback = (
     return Effect.isEffect(response) ? response : Effect.succeed(response)
   }
   const reroute = options?.reroute
-  return HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      if (DOT_SEGMENT.test(pathOf(request.url))) return answered({ _tag: "NotFound" }, request)
-      const url = reroute?.(request.url)
-      const routed = url === undefined
-        ? httpEffect
-        : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, request.modify({ url }))
-      return Effect.catchIf(routed, isRouteNotFound, () => answered(unmatched(request.method, url ?? request.url), request))
-    }), { global: true })
+  return HttpRouter.middleware(
+    <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        if (DOT_SEGMENT.test(pathOf(request.url))) return answered({ _tag: "NotFound" }, request)
+        const url = reroute?.(request.url)
+        const routed = url === undefined
+          ? httpEffect
+          : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, request.modify({ url }))
+        return Effect.catchIf(
+          routed,
+          isRouteNotFound,
+          () => answered(unmatched(request.method, url ?? request.url), request)
+        )
+      }),
+    { global: true }
+  )
 }
 
 /** The usual message for each reason, for dialects that carry one. */

@@ -1,19 +1,19 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { AdminRpcServer } from "../admin/AdminServer.ts"
+import { DataDir, Host, ServicePorts } from "../config/AppConfig.ts"
 import { SyncScheduleLive } from "../feeds/SyncSchedule.ts"
 import { NormaliseResumeLayer } from "../ingest/NormaliseResume.ts"
-import { Organizations } from "../orgs/Organizations.ts"
 import { registerInFlight } from "../metrics/HttpMetrics.ts"
 import { OrgLabel } from "../metrics/OrgLabel.ts"
+import { Organizations } from "../orgs/Organizations.ts"
 import { accessLog } from "./AccessLog.ts"
 import { InterceptingServer, ServerInterceptors } from "./InterceptingServer.ts"
 import { metricsService } from "./MetricsService.ts"
 import { ROUTER_CONFIG } from "./RouterConfig.ts"
-import { StopLog, stopPart } from "./StopLog.ts"
 import { PORT_VARIABLES, routesOf, type ServiceName } from "./Services.ts"
+import { StopLog, stopPart } from "./StopLog.ts"
 import { systemCode, systemReason } from "./SystemError.ts"
 
 const hostPort = (host: string, port: number) => `${host.includes(":") ? `[${host}]` : host}:${port}`
@@ -67,13 +67,16 @@ const httpService = (name: ServiceName, host: string, port: number) =>
       disableListenLog: true,
       routerConfig: ROUTER_CONFIG,
       middleware: accessLog(name, { relays: name === "gateway" })
-    }).pipe(Layer.provide(Layer.mergeAll(
-      Layer.effect(HttpServer.HttpServer, listen),
-      NodeHttpServer.layerHttpServices,
-      Layer.succeed(ServerInterceptors, server.interceptors),
-      // VDB_METRICS_ORG_LABEL (metrics/OrgLabel.ts): the gateway's per-organization series.
-      OrgLabel.layer
-    )), Layer.merge(inFlight))
+    }).pipe(
+      Layer.provide(Layer.mergeAll(
+        Layer.effect(HttpServer.HttpServer, listen),
+        NodeHttpServer.layerHttpServices,
+        Layer.succeed(ServerInterceptors, server.interceptors),
+        // VDB_METRICS_ORG_LABEL (metrics/OrgLabel.ts): the gateway's per-organization series.
+        OrgLabel.layer
+      )),
+      Layer.merge(inFlight)
+    )
   }))
 
 /**

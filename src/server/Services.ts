@@ -1,9 +1,9 @@
 import { Layer } from "effect"
 import { ApiRoutes } from "../api/ApiRoutes.ts"
 import { GatewayRoutes } from "../gateway/GatewayRoutes.ts"
-import { HealthRoutes } from "./Health.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { SiteRoutes } from "../site/SiteRoutes.ts"
+import { HealthRoutes } from "./Health.ts"
 
 /** The four HTTP services of `bin/vdb serve`; each mounts its routes here. */
 export const SERVICE_NAMES = ["api", "gateway", "site", "mcp"] as const

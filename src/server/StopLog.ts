@@ -45,9 +45,13 @@ export class StopLog extends Context.Service<StopLog, {
           if (millis <= SLOW_STOP_MILLIS) return
           const notable = parts.filter((p) => p.millis >= NOTABLE_MILLIS).sort((a, b) => b.millis - a.millis)
           const waited = notable.map((p) => `${seconds(p.millis)} for ${p.waitedFor}`).join(", ")
-          yield* Effect.logInfo(`vdb stopped after ${seconds(millis)}${waited === "" ? "" : `; it waited ${waited}`}`).pipe(
-            Effect.annotateLogs({ stopMs: millis, waitedMs: Object.fromEntries(parts.map((p) => [p.waitedFor, p.millis])) })
-          )
+          yield* Effect.logInfo(`vdb stopped after ${seconds(millis)}${waited === "" ? "" : `; it waited ${waited}`}`)
+            .pipe(
+              Effect.annotateLogs({
+                stopMs: millis,
+                waitedMs: Object.fromEntries(parts.map((p) => [p.waitedFor, p.millis]))
+              })
+            )
         })
       )
 

@@ -2,7 +2,11 @@
 
 /** Node's system error code (`ECONNREFUSED`, ...) anywhere in a `cause` chain. */
 export const systemCode = (u: unknown): string | undefined => {
-  for (let e = u, depth = 0; typeof e === "object" && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = u, depth = 0;
+    typeof e === "object" && e !== null && depth < 8;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code
     if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code
   }
@@ -50,7 +54,9 @@ const SYSCALLS: Record<string, string> = {
 /** `cannot create the directory /x: permission denied` for a Node file-system error, else undefined. */
 export const fileSystemLine = (u: unknown): string | undefined => {
   const e = u as { code?: unknown; syscall?: unknown; path?: unknown }
-  if (typeof e !== "object" || e === null || typeof e.syscall !== "string" || typeof e.path !== "string") return undefined
+  if (typeof e !== "object" || e === null || typeof e.syscall !== "string" || typeof e.path !== "string") {
+    return undefined
+  }
   const verb = SYSCALLS[e.syscall]
   return verb === undefined ? undefined : `cannot ${verb} ${e.path}: ${systemReason(u, "failed")}`
 }

@@ -1,5 +1,5 @@
-import cluster from "node:cluster"
 import { Effect, Option, Schema } from "effect"
+import cluster from "node:cluster"
 import { DatabaseUrl } from "../config/AppConfig.ts"
 
 /**
@@ -29,7 +29,9 @@ export const workerIndex = (): number => cluster.isWorker ? Number(process.env.V
 export const isLeadWorker = (): boolean => workerIndex() === 1
 
 export const checkWorkers = Effect.fnUntraced(function*(workers: number) {
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) return yield* new WorkersInvalid({ value: String(workers) })
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+    return yield* new WorkersInvalid({ value: String(workers) })
+  }
   if (workers > 1 && Option.isNone(yield* DatabaseUrl)) return yield* new WorkersNeedPostgres()
   return workers
 })

@@ -1,15 +1,15 @@
 import { Context, Effect, Layer } from "effect"
+import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { makeServiceKeys, type ServiceKeyCheck } from "./CachedServiceKeys.ts"
-import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
-import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
 import type { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 import { memoryServiceKeyStore, sqlServiceKeyStore } from "./ServiceKeyStore.ts"
 
 export { BackendUnavailable } from "../cache/BackendUnavailable.ts"
-export { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 export type { ServiceKeyCheck } from "./CachedServiceKeys.ts"
+export { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 
 /**
  * Each organization's gateway service API key (`vdb_sk_...`). Only a verifier
@@ -36,24 +36,28 @@ export class ServiceKeys extends Context.Service<ServiceKeys, {
   static readonly layer = Layer.effect(
     ServiceKeys,
     Effect.gen(function*() {
-      return ServiceKeys.of(yield* makeServiceKeys({
-        store: yield* sqlServiceKeyStore,
-        orgs: yield* Organizations,
-        ttl: yield* keyCacheTtl,
-        bus: yield* Invalidation
-      }))
+      return ServiceKeys.of(
+        yield* makeServiceKeys({
+          store: yield* sqlServiceKeyStore,
+          orgs: yield* Organizations,
+          ttl: yield* keyCacheTtl,
+          bus: yield* Invalidation
+        })
+      )
     })
   )
 
   static readonly layerMemory = Layer.effect(
     ServiceKeys,
     Effect.gen(function*() {
-      return ServiceKeys.of(yield* makeServiceKeys({
-        store: memoryServiceKeyStore(),
-        orgs: yield* Organizations,
-        ttl: yield* keyCacheTtl,
-        bus: yield* Invalidation
-      }))
+      return ServiceKeys.of(
+        yield* makeServiceKeys({
+          store: memoryServiceKeyStore(),
+          orgs: yield* Organizations,
+          ttl: yield* keyCacheTtl,
+          bus: yield* Invalidation
+        })
+      )
     })
   )
 }

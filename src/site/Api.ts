@@ -25,7 +25,9 @@ const errorAt = (status: number, description: string) =>
 const NoStore = { "cache-control": Schema.Literal("no-store"), pragma: Schema.Literal("no-cache") }
 const noStore = { "cache-control": "no-store", pragma: "no-cache" } as const
 
-type CodeRefusal = Schema.Top & (new() => { readonly message: string }) & { readonly Type: { readonly message: string } }
+type CodeRefusal = Schema.Top & (new() => { readonly message: string }) & {
+  readonly Type: { readonly message: string }
+}
 
 /**
  * A refusal of a decision on a user code, as `{error, error_description}` with the status its
@@ -53,7 +55,11 @@ const TooManyWrongCodesBody = TooManyWrongCodes.pipe(HttpApiSchema.encodeToWithH
 }))
 
 export const AuthorizeRequest = Schema.Struct({
-  client_name: Schema.optionalKey(Schema.String.annotate({ description: "shown on the approval page, labelled as not verified; default from User-Agent" })),
+  client_name: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "shown on the approval page, labelled as not verified; default from User-Agent"
+    })
+  ),
   client_version: Schema.optionalKey(Schema.String)
 })
 
@@ -69,7 +75,9 @@ export const DeviceAuthorization = Schema.Struct({
 export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
 
 export const TokenRequest = Schema.Struct({
-  grant_type: Schema.optionalKey(Schema.String.annotate({ description: `${DEVICE_CODE_GRANT_TYPE} (required in the form-encoded request)` })),
+  grant_type: Schema.optionalKey(
+    Schema.String.annotate({ description: `${DEVICE_CODE_GRANT_TYPE} (required in the form-encoded request)` })
+  ),
   device_code: Schema.String
 })
 
@@ -110,16 +118,30 @@ export class DeviceGroup extends HttpApiGroup.make("device").add(
   HttpApiEndpoint.post("authorize", "/cli/device/authorize", {
     payload: AuthorizeRequest,
     success: DeviceAuthorization,
-    error: [errorAt(400, "body is not a JSON object"), errorAt(429, "12 calls per 60 s per client address (Retry-After)")]
+    error: [
+      errorAt(400, "body is not a JSON object"),
+      errorAt(429, "12 calls per 60 s per client address (Retry-After)")
+    ]
   }).annotate(OpenApi.Description, "Public. Starts an RFC 8628 device grant."),
-  HttpApiEndpoint.post("approve", "/cli/device/approve", { payload: UserCodeRequest, success: Decision, error: DecisionErrors })
+  HttpApiEndpoint.post("approve", "/cli/device/approve", {
+    payload: UserCodeRequest,
+    success: Decision,
+    error: DecisionErrors
+  })
     .annotate(OpenApi.Description, "Signed-in member (session cookie) approves the grant for their organization."),
-  HttpApiEndpoint.post("deny", "/cli/device/deny", { payload: UserCodeRequest, success: Decision, error: DecisionErrors })
+  HttpApiEndpoint.post("deny", "/cli/device/deny", {
+    payload: UserCodeRequest,
+    success: Decision,
+    error: DecisionErrors
+  })
     .annotate(OpenApi.Description, "Signed-in member refuses the grant."),
   HttpApiEndpoint.post("token", "/cli/device/token", {
     payload: [TokenRequest, TokenRequest.pipe(HttpApiSchema.asFormUrlEncoded())],
     success: Credential,
-    error: errorAt(400, "authorization_pending, slow_down, expired_token, access_denied, invalid_grant, invalid_request, unsupported_grant_type")
+    error: errorAt(
+      400,
+      "authorization_pending, slow_down, expired_token, access_denied, invalid_grant, invalid_request, unsupported_grant_type"
+    )
   }).annotate(OpenApi.Description, "RFC 8628 §3.4 token poll; the credential is issued once.")
 ).prefix("/api/site/v1") {}
 
@@ -148,9 +170,15 @@ export class PagesGroup extends HttpApiGroup.make("pages").add(
   HttpApiEndpoint.post("deviceForm", "/device", { success: Html })
     .annotate(OpenApi.Description, "Shows the approval page for the entered code."),
   HttpApiEndpoint.post("decisionForm", "/device/decision", { success: [Redirect, Html] })
-    .annotate(OpenApi.Description, "Approve or Deny from the approval page; decided, 303 to the result (GET), so a reload posts nothing."),
+    .annotate(
+      OpenApi.Description,
+      "Approve or Deny from the approval page; decided, 303 to the result (GET), so a reload posts nothing."
+    ),
   HttpApiEndpoint.get("decision", "/device/decision", { success: [Html, Redirect] })
-    .annotate(OpenApi.Description, "The result page (?code=): what the signed-in member decided on that code; 404 page when they did not.")
+    .annotate(
+      OpenApi.Description,
+      "The result page (?code=): what the signed-in member decided on that code; 404 page when they did not."
+    )
 ) {}
 
 export class RetiredGroup extends HttpApiGroup.make("retired").add(

@@ -1,7 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { originAllowed, SESSION_COOKIE } from "./SiteHttp.ts"
 
 /**
@@ -30,7 +30,12 @@ export const signInCsrf = (request: HttpServerRequest.HttpServerRequest) => {
 }
 
 const setCsrfCookie = (response: HttpServerResponse.HttpServerResponse, token: string, secure: boolean) =>
-  HttpServerResponse.setCookieUnsafe(response, CSRF_COOKIE, token, { httpOnly: true, sameSite: "lax", secure, path: "/" })
+  HttpServerResponse.setCookieUnsafe(response, CSRF_COOKIE, token, {
+    httpOnly: true,
+    sameSite: "lax",
+    secure,
+    path: "/"
+  })
 
 export const withCsrfCookie = (
   response: HttpServerResponse.HttpServerResponse,
@@ -50,13 +55,17 @@ const matches = (expected: string | undefined, field: string | null) => {
 }
 
 /** The sign-in form: its Origin (if any) is ours and its hidden token matches the `vdb_csrf` cookie. */
-export const signInFormAllowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
-  return (yield* originAllowed(request)) && matches(request.cookies[CSRF_COOKIE], form.get("csrf"))
-})
+export const signInFormAllowed = Effect.fnUntraced(
+  function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
+    return (yield* originAllowed(request)) && matches(request.cookies[CSRF_COOKIE], form.get("csrf"))
+  }
+)
 
 /** A signed-in member's form: its Origin (if any) is ours and its hidden token is the session's. */
-export const sessionFormAllowed = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
-  const session = request.cookies[SESSION_COOKIE]
-  if (session === undefined || session.length === 0) return false
-  return (yield* originAllowed(request)) && matches(sessionCsrf(session), form.get("csrf"))
-})
+export const sessionFormAllowed = Effect.fnUntraced(
+  function*(request: HttpServerRequest.HttpServerRequest, form: URLSearchParams) {
+    const session = request.cookies[SESSION_COOKIE]
+    if (session === undefined || session.length === 0) return false
+    return (yield* originAllowed(request)) && matches(sessionCsrf(session), form.get("csrf"))
+  }
+)

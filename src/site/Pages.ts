@@ -21,7 +21,8 @@ dl{display:grid;grid-template-columns:auto 1fr;gap:.35rem 1rem}dt{font-weight:60
 .error{color:#cf222e;font-weight:600}.note{color:#57606a;font-size:.9rem}code{font-size:1.1rem}`
 
 const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   // Not no-referrer: with it Chromium sends `Origin: null` on form posts, which the same-origin check refuses.
@@ -131,6 +132,7 @@ export const forbiddenPage = () =>
 
 /** A page for a request no route takes (404, 405, 414): what happened, and the way back to the start. */
 export const unmatchedPage = (status: number, title: string, text: string, headers: Record<string, string> = {}) =>
-  page(title, `<h1>${escape(title)}</h1><p>${escape(text)}</p><p><a href="/">Go to the start page</a></p>`, status).pipe(
-    HttpServerResponse.setHeaders(headers)
-  )
+  page(title, `<h1>${escape(title)}</h1><p>${escape(text)}</p><p><a href="/">Go to the start page</a></p>`, status)
+    .pipe(
+      HttpServerResponse.setHeaders(headers)
+    )

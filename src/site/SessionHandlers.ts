@@ -3,6 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Sessions } from "../members/Sessions.ts"
 import { SiteApi } from "./Api.ts"
+import { makeSignIn, withNewSession } from "./SignIn.ts"
 import {
   clearSessionCookie,
   clientAddress,
@@ -15,12 +16,14 @@ import {
   SESSION_COOKIE,
   siteOrigin
 } from "./SiteHttp.ts"
-import { makeSignIn, withNewSession } from "./SignIn.ts"
 
 /** `POST /api/site/v1/session` (programmatic sign-in) and `DELETE` (sign out). */
-export const SessionHandlers = HttpApiBuilder.group(SiteApi, "session", Effect.fn(function*(handlers) {
-  const signIn = yield* makeSignIn
-  return handlers
+export const SessionHandlers = HttpApiBuilder.group(
+  SiteApi,
+  "session",
+  Effect.fn(function*(handlers) {
+    const signIn = yield* makeSignIn
+    return handlers
       .handleRaw("signIn", ({ request }) =>
         Effect.gen(function*() {
           const refused = yield* jsonGuard(request)
@@ -47,9 +50,14 @@ export const SessionHandlers = HttpApiBuilder.group(SiteApi, "session", Effect.f
         }))
       .handleRaw("signOut", ({ request }) =>
         Effect.gen(function*() {
-          if (!(yield* originAllowed(request))) return errorJson(403, "invalid_origin", "cross-origin requests are refused")
+          if (!(yield* originAllowed(request))) {
+            return errorJson(403, "invalid_origin", "cross-origin requests are refused")
+          }
           const token = request.cookies[SESSION_COOKIE]
-          if (token !== undefined) yield* (yield* Sessions).close(token)
+          if (token !== undefined) {
+            yield* (yield* Sessions).close(token)
+          }
           return clearSessionCookie(HttpServerResponse.empty({ status: 204 }), isHttps(yield* siteOrigin(request)))
         }))
-}))
+  })
+)

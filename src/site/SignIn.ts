@@ -37,8 +37,11 @@ export const makeSignIn = Effect.gen(function*() {
 })
 
 /** A sign-in's answer: the session cookie, and a new sign-in form token (the form and the JSON endpoint alike). */
-export const withNewSession = (response: HttpServerResponse.HttpServerResponse, session: OpenedSession, secure: boolean) =>
-  renewCsrfCookie(withSessionCookie(response, Redacted.value(session.token), session.expiresAt, secure), secure)
+export const withNewSession = (
+  response: HttpServerResponse.HttpServerResponse,
+  session: OpenedSession,
+  secure: boolean
+) => renewCsrfCookie(withSessionCookie(response, Redacted.value(session.token), session.expiresAt, secure), secure)
 
 /** Printable ASCII after one `/` that starts no `//` or `/\`: a path, nothing a browser could read as a host. */
 const SAME_SITE_PATH = /^\/(?![/\\])[\x21-\x7e]*$/

@@ -59,7 +59,9 @@ export const jsonObjectBody = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.map((text): Record<string, unknown> | undefined => {
       try {
         const value: unknown = JSON.parse(text)
-        return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+        return typeof value === "object" && value !== null && !Array.isArray(value)
+          ? value as Record<string, unknown>
+          : undefined
       } catch {
         return undefined
       }
@@ -85,13 +87,17 @@ const noStore = { "cache-control": "no-store", pragma: "no-cache" }
 
 /** RFC 6749 §5.2 body; every site JSON error uses it. */
 export const errorJson = (status: number, error: string, description: string, headers?: Record<string, string>) =>
-  HttpServerResponse.jsonUnsafe({ error, error_description: description }, { status, headers: { ...noStore, ...headers } })
+  HttpServerResponse.jsonUnsafe({ error, error_description: description }, {
+    status,
+    headers: { ...noStore, ...headers }
+  })
 
 export const okJson = (body: unknown) => HttpServerResponse.jsonUnsafe(body, { headers: noStore })
 
 /** JSON endpoints: `Content-Type: application/json` and, when sent, a same-origin `Origin` (the CSRF rule). */
 export const crossOrigin = () => errorJson(403, "invalid_origin", "cross-origin requests are refused")
-export const notJson = () => errorJson(400, "invalid_request", "the body must be JSON with Content-Type: application/json")
+export const notJson = () =>
+  errorJson(400, "invalid_request", "the body must be JSON with Content-Type: application/json")
 
 export const jsonGuard = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
   if (!(yield* originAllowed(request))) return crossOrigin()

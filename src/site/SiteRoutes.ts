@@ -2,13 +2,21 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { routeFallback, routesOf, UNMATCHED_CODES, type Unmatched, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../server/RouteFallback.ts"
+import {
+  routeFallback,
+  routesOf,
+  type Unmatched,
+  UNMATCHED_CODES,
+  unmatchedHeaders,
+  unmatchedMessage,
+  unmatchedStatus
+} from "../server/RouteFallback.ts"
 import { SiteApi } from "./Api.ts"
 import { DeviceHandlers, RetiredHandlers } from "./DeviceHandlers.ts"
 import { PageHandlers } from "./PageHandlers.ts"
 import { unmatchedPage } from "./Pages.ts"
-import { errorJson } from "./SiteHttp.ts"
 import { SessionHandlers } from "./SessionHandlers.ts"
+import { errorJson } from "./SiteHttp.ts"
 
 const TITLES: Record<Unmatched["_tag"], string> = {
   NotFound: "Page not found",
@@ -38,17 +46,20 @@ const SiteFallback = routeFallback(
  * platform answered an empty 500, and since the access log replaces the platform's logger, nothing
  * said why (a sign-in racing a member's removal was found that way).
  */
-const SiteFailures = HttpRouter.middleware(<E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.catchDefect(httpEffect, (defect) =>
-    Effect.flatMap(
-      Effect.andThen(
-        isDatabaseUnavailable(defect)
-          ? Effect.logWarning("site request failed: the database cannot be reached")
-          : Effect.logError("site request failed", defect),
-        HttpServerRequest.HttpServerRequest
-      ),
-      (request) => Effect.succeed(failureAnswer(request.url.startsWith("/api/"), isDatabaseUnavailable(defect)))
-    )), { global: true })
+const SiteFailures = HttpRouter.middleware(
+  <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.catchDefect(httpEffect, (defect) =>
+      Effect.flatMap(
+        Effect.andThen(
+          isDatabaseUnavailable(defect)
+            ? Effect.logWarning("site request failed: the database cannot be reached")
+            : Effect.logError("site request failed", defect),
+          HttpServerRequest.HttpServerRequest
+        ),
+        (request) => Effect.succeed(failureAnswer(request.url.startsWith("/api/"), isDatabaseUnavailable(defect)))
+      )),
+  { global: true }
+)
 
 /** RFC 6749's `temporarily_unavailable` (503) while the database cannot be reached, else `server_error` (500). */
 const failureAnswer = (api: boolean, unavailable: boolean) => {
@@ -60,7 +71,12 @@ const failureAnswer = (api: boolean, unavailable: boolean) => {
   const headers = { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }
   return api
     ? errorJson(503, "temporarily_unavailable", DATABASE_UNAVAILABLE, headers)
-    : unmatchedPage(503, "Temporarily unavailable", "The service cannot reach its database just now. Try again in a few seconds.", headers)
+    : unmatchedPage(
+      503,
+      "Temporarily unavailable",
+      "The service cannot reach its database just now. Try again in a few seconds.",
+      headers
+    )
 }
 
 /**
@@ -70,6 +86,10 @@ const failureAnswer = (api: boolean, unavailable: boolean) => {
  * process, in the database), grants, members, sessions and organizations
  * come from the app.
  */
-export const SiteRoutes = Layer.mergeAll(HttpApiBuilder.layer(SiteApi, { openapiPath: "/api/site/v1/openapi.json" }), SiteFallback, SiteFailures).pipe(
+export const SiteRoutes = Layer.mergeAll(
+  HttpApiBuilder.layer(SiteApi, { openapiPath: "/api/site/v1/openapi.json" }),
+  SiteFallback,
+  SiteFailures
+).pipe(
   Layer.provide([DeviceHandlers, RetiredHandlers, SessionHandlers, PageHandlers])
 )

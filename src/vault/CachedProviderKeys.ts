@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
 import { Duration, Effect, Redacted } from "effect"
-import type { InvalidationBus } from "../db/Invalidation.ts"
+import { randomUUID } from "node:crypto"
 import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
 import { isOrgUuid, makeKeyCache } from "../cache/KeyCache.ts"
+import type { InvalidationBus } from "../db/Invalidation.ts"
 import type { SecretBox } from "../secrets/SecretBox.ts"
 import { ProviderKeyMissing, ProviderKeyUnreadable } from "./ProviderKeyErrors.ts"
 import type { ProviderKeyStore } from "./ProviderKeyStore.ts"
@@ -87,12 +87,14 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
         : Effect.succeed(entry))
   }
 
-  const set = Effect.fn("ProviderKeys.set")(function*(orgUuid: string, provider: string, key: Redacted.Redacted<string>) {
-    const org = orgUuid.toLowerCase()
-    const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(key))
-    yield* store.put(org, provider, sealed, box.keyId)
-    yield* cache.changed(cacheKey(org, provider))
-  })
+  const set = Effect.fn("ProviderKeys.set")(
+    function*(orgUuid: string, provider: string, key: Redacted.Redacted<string>) {
+      const org = orgUuid.toLowerCase()
+      const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(key))
+      yield* store.put(org, provider, sealed, box.keyId)
+      yield* cache.changed(cacheKey(org, provider))
+    }
+  )
 
   const remove = Effect.fn("ProviderKeys.remove")(function*(orgUuid: string, provider: string) {
     const org = orgUuid.toLowerCase()
@@ -113,7 +115,9 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
   const exclusive = <A, E>(
     orgUuid: string,
     provider: string,
-    f: (stored: Redacted.Redacted<string> | undefined) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
+    f: (
+      stored: Redacted.Redacted<string> | undefined
+    ) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
   ): Effect.Effect<A, E | ProviderKeyUnreadable | BackendUnavailable> => {
     const org = orgUuid.toLowerCase()
     const holder = randomUUID()
@@ -136,16 +140,21 @@ export const makeProviderKeys = Effect.fnUntraced(function*(options: {
         Effect.mapError(() => new ProviderKeyUnreadable({ provider })),
         Effect.tapError(() => end)
       )
-      const [value, write] = yield* f(Redacted.make(opened, { label: `${provider} key` })).pipe(Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : end))
+      const [value, write] = yield* f(Redacted.make(opened, { label: `${provider} key` })).pipe(
+        Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : end)
+      )
       if (write === undefined) {
         yield* end
         return value
       }
       const sealed = yield* sealProviderKey(box, org, provider, Redacted.value(write))
-      const stored = yield* store.release(org, provider, holder, { expected: claim.sealed, sealed, keyId: box.keyId }).pipe(
-        // The holder's result stands, as it would had the write been lost a moment later.
-        Effect.catchDefect(() => Effect.as(Effect.logError(`${provider} key: the new value could not be stored`), false))
-      )
+      const stored = yield* store.release(org, provider, holder, { expected: claim.sealed, sealed, keyId: box.keyId })
+        .pipe(
+          // The holder's result stands, as it would had the write been lost a moment later.
+          Effect.catchDefect(() =>
+            Effect.as(Effect.logError(`${provider} key: the new value could not be stored`), false)
+          )
+        )
       if (stored) yield* cache.changed(cacheKey(org, provider))
       return value
     })

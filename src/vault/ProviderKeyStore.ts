@@ -18,7 +18,12 @@ export interface ProviderKeyStore {
    * expired): the sealed value then; `"held"` while another holder's lease runs; `"missing"`
    * when there is no row.
    */
-  claim(orgUuid: string, provider: string, holder: string, ttlMs: number): Effect.Effect<{ readonly sealed: string } | "held" | "missing">
+  claim(
+    orgUuid: string,
+    provider: string,
+    holder: string,
+    ttlMs: number
+  ): Effect.Effect<{ readonly sealed: string } | "held" | "missing">
   /**
    * Ends `holder`'s lease (if it still runs). With `write`, first stores `write.sealed` if the row
    * still holds `write.expected` (whoever holds the lease by then): whether it was stored.
@@ -132,7 +137,11 @@ export const memoryProviderKeyStore = (): ProviderKeyStore => {
         const existing = rows.get(id(orgUuid, provider))
         const createdAt = existing?.entry.createdAt ?? now
         // As the SQL upsert: a running lease stays (its holder's write-back then finds another value).
-        rows.set(id(orgUuid, provider), { sealed, entry: { provider, createdAt, updatedAt: now }, ...(existing?.lease ? { lease: existing.lease } : {}) })
+        rows.set(id(orgUuid, provider), {
+          sealed,
+          entry: { provider, createdAt, updatedAt: now },
+          ...(existing?.lease ? { lease: existing.lease } : {})
+        })
       }),
     remove: (orgUuid, provider) => Effect.sync(() => rows.delete(id(orgUuid, provider))),
     list: (orgUuid) =>

@@ -1,6 +1,6 @@
 import { Redacted, Result } from "effect"
-import { SERVICE_KEY_PREFIX } from "../servicekeys/ServiceKeyFormat.ts"
 import { providerKeyRefusal } from "../providers/kiro/KiroSignInCheck.ts"
+import { SERVICE_KEY_PREFIX } from "../servicekeys/ServiceKeyFormat.ts"
 
 /** Generous for any API key or credential blob; anything larger is a mistake (a file pasted or piped in). */
 export const MAX_PROVIDER_KEY_BYTES = 16 * 1024

@@ -1,8 +1,8 @@
 import type { Redacted } from "effect"
 import { Context, Effect, Layer } from "effect"
-import { Invalidation } from "../db/Invalidation.ts"
-import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
 import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
+import { keyCacheTtl } from "../cache/KeyCacheTtl.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { makeProviderKeys } from "./CachedProviderKeys.ts"
 import type { ProviderKeyMissing, ProviderKeyUnreadable } from "./ProviderKeyErrors.ts"
@@ -40,30 +40,36 @@ export class ProviderKeys extends Context.Service<ProviderKeys, {
   exclusive<A, E>(
     orgUuid: string,
     provider: string,
-    f: (stored: Redacted.Redacted<string> | undefined) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
+    f: (
+      stored: Redacted.Redacted<string> | undefined
+    ) => Effect.Effect<readonly [A, Redacted.Redacted<string> | undefined], E>
   ): Effect.Effect<A, E | ProviderKeyUnreadable | BackendUnavailable>
 }>()("vdb/vault/ProviderKeys") {
   static readonly layer = Layer.effect(
     ProviderKeys,
     Effect.gen(function*() {
-      return ProviderKeys.of(yield* makeProviderKeys({
-        store: yield* sqlProviderKeyStore,
-        box: yield* SecretBox,
-        ttl: yield* keyCacheTtl,
-        bus: yield* Invalidation
-      }))
+      return ProviderKeys.of(
+        yield* makeProviderKeys({
+          store: yield* sqlProviderKeyStore,
+          box: yield* SecretBox,
+          ttl: yield* keyCacheTtl,
+          bus: yield* Invalidation
+        })
+      )
     })
   )
 
   static readonly layerMemory = Layer.effect(
     ProviderKeys,
     Effect.gen(function*() {
-      return ProviderKeys.of(yield* makeProviderKeys({
-        store: memoryProviderKeyStore(),
-        box: yield* SecretBox,
-        ttl: yield* keyCacheTtl,
-        bus: yield* Invalidation
-      }))
+      return ProviderKeys.of(
+        yield* makeProviderKeys({
+          store: memoryProviderKeyStore(),
+          box: yield* SecretBox,
+          ttl: yield* keyCacheTtl,
+          bus: yield* Invalidation
+        })
+      )
     })
   )
 }

@@ -68,8 +68,7 @@ const compareNumbers = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): num
  */
 type SuffixToken = readonly ["suffix", weight: number] | readonly ["number", digits: string]
 
-const rank = (t: SuffixToken | undefined) =>
-  t === undefined ? 1 : t[0] === "number" ? 2 : t[1] < NO_SUFFIX ? 0 : 3
+const rank = (t: SuffixToken | undefined) => t === undefined ? 1 : t[0] === "number" ? 2 : t[1] < NO_SUFFIX ? 0 : 3
 
 const compareSuffixes = (a: ReadonlyArray<SuffixToken>, b: ReadonlyArray<SuffixToken>): number => {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {

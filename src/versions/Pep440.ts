@@ -1,5 +1,5 @@
 import { Result } from "effect"
-import { LegacyPythonVersion, type LegacyParts } from "./LegacyPythonVersion.ts"
+import { type LegacyParts, LegacyPythonVersion } from "./LegacyPythonVersion.ts"
 import { compareDigits, compareNumberLists, compareText, isDigits, sign, type VersionScheme } from "./VersionScheme.ts"
 
 /** A labelled number (`a1`, `post2`, `dev0`), or absent. */
@@ -93,7 +93,9 @@ const compareLocal = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<str
  * `packaging`'s `_cmpkey`: a dev release with neither pre- nor post-release sorts below every
  * pre-release of its release (`1.0.dev0 < 1.0a0`), which is why it counts as a pre of −∞.
  */
-const preKey = (v: Pep440Parts): Tagged | "lowest" => (v.pre === undefined && v.post === undefined && v.dev !== undefined ? "lowest" : v.pre)
+const preKey = (
+  v: Pep440Parts
+): Tagged | "lowest" => (v.pre === undefined && v.post === undefined && v.dev !== undefined ? "lowest" : v.pre)
 
 const comparePep440 = (a: Pep440Parts, b: Pep440Parts): number => {
   const ap = preKey(a)

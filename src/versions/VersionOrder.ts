@@ -83,8 +83,7 @@ const orderFor = (ecosystem: string, scheme: VersionScheme<unknown>): VersionOrd
     rules: scheme.rules,
     parse,
     compareParsed,
-    compare: (a, b) =>
-      Result.flatMap(parse(a), (x) => Result.map(parse(b), (y) => compareParsed(x, y)))
+    compare: (a, b) => Result.flatMap(parse(a), (x) => Result.map(parse(b), (y) => compareParsed(x, y)))
   }
 }
 
@@ -101,7 +100,9 @@ export const versionOrder = (ecosystem: string): Result.Result<VersionOrder, Ver
   const order = ORDERS.get(base)
   return order !== undefined
     ? Result.succeed(order)
-    : Result.fail(new VersionError({ reason: new UnsupportedEcosystem({ ecosystem, supported: SUPPORTED_ECOSYSTEMS }) }))
+    : Result.fail(
+      new VersionError({ reason: new UnsupportedEcosystem({ ecosystem, supported: SUPPORTED_ECOSYSTEMS }) })
+    )
 }
 
 /** `a` against `b` in `ecosystem`'s order: `-1` lower, `0` the same version, `1` higher. */

@@ -96,7 +96,10 @@ export const isAffected = (
   order: VersionOrder | undefined,
   parsed: ParsedVersion | undefined
 ): boolean => {
-  if (entry.versions.length > 0 && (entry.versions.length < 8 ? entry.versions.includes(version) : listedSet(entry.versions).has(version))) return true
+  if (
+    entry.versions.length > 0 &&
+    (entry.versions.length < 8 ? entry.versions.includes(version) : listedSet(entry.versions).has(version))
+  ) return true
   if (order === undefined || parsed === undefined) return false
   return entry.ranges.some((r) => r.type !== "GIT" && inRange(order, r, parsed))
 }

@@ -22,7 +22,10 @@ const rfc3339 = (x: unknown): string | undefined => {
   return Number.isNaN(time) ? undefined : new Date(time).toISOString()
 }
 
-const METRIC_TYPES: ReadonlyArray<readonly [string, string]> = [["cvssV4_0", "CVSS_V4"], ["cvssV3_1", "CVSS_V3"], ["cvssV3_0", "CVSS_V3"], ["cvssV2_0", "CVSS_V2"]]
+const METRIC_TYPES: ReadonlyArray<readonly [string, string]> = [["cvssV4_0", "CVSS_V4"], ["cvssV3_1", "CVSS_V3"], [
+  "cvssV3_0",
+  "CVSS_V3"
+], ["cvssV2_0", "CVSS_V2"]]
 
 const severityOf = (metrics: ReadonlyArray<unknown>) =>
   metrics.flatMap((m) => {
@@ -50,8 +53,9 @@ const versionsOf = (entry: Record<string, unknown>) => {
     }
     const introduced = version === "*" || version === "0" ? "0" : version
     if (lessThan !== undefined && lessThan !== "*") events.push({ introduced }, { fixed: lessThan })
-    else if (lessThanOrEqual !== undefined && lessThanOrEqual !== "*") events.push({ introduced }, { last_affected: lessThanOrEqual })
-    else events.push({ introduced })
+    else if (lessThanOrEqual !== undefined && lessThanOrEqual !== "*") {
+      events.push({ introduced }, { last_affected: lessThanOrEqual })
+    } else events.push({ introduced })
   }
   // `fixed` and `last_affected` may not share a range (the schema forbids it): one range per kind.
   const fixedKind = events.some((e) => "fixed" in e)
@@ -60,7 +64,9 @@ const versionsOf = (entry: Record<string, unknown>) => {
     : events.length > 0
     ? [events]
     : []
-  if (ranges.length === 0 && versions.length === 0 && entry.defaultStatus === "affected") ranges.push([{ introduced: "0" }])
+  if (ranges.length === 0 && versions.length === 0 && entry.defaultStatus === "affected") {
+    ranges.push([{ introduced: "0" }])
+  }
   return { ranges: ranges.filter((r) => r.length > 0).map((r) => ({ type: "ECOSYSTEM", events: r })), versions }
 }
 
@@ -106,7 +112,9 @@ export const cveToOsv = (source: string, record: Record<string, unknown>): Recor
     .filter((a) => a !== id)
   const descriptions = array(cna.descriptions).filter(isRecord)
   const details = str((descriptions.find((d) => d.lang === "en") ?? descriptions[0])?.value)
-  const references = array(cna.references).flatMap((r) => isRecord(r) && str(r.url) !== undefined ? [{ type: "WEB", url: r.url }] : [])
+  const references = array(cna.references).flatMap((r) =>
+    isRecord(r) && str(r.url) !== undefined ? [{ type: "WEB", url: r.url }] : []
+  )
   const cwes = array(cna.problemTypes).flatMap((p) => isRecord(p) ? array(p.descriptions) : [])
     .flatMap((d) => isRecord(d) && typeof d.cweId === "string" ? [d.cweId] : [])
   const severity = severityOf(array(cna.metrics))

@@ -1,5 +1,5 @@
-import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 import type { EpssScore } from "./EpssScore.ts"
+import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 
 /**
  * The organization id of this service's ADP container in every record it
@@ -19,7 +19,12 @@ export const isOurs = (c: unknown): c is Record<string, unknown> =>
 export const withEpss = (record: Record<string, unknown>, score: EpssScore): Record<string, unknown> => {
   const containers = isRecord(record.containers) ? record.containers : undefined
   if (containers === undefined) return record
-  const x_epss = { score: score.score, percentile: score.percentile, date: score.date, modelVersion: score.modelVersion }
+  const x_epss = {
+    score: score.score,
+    percentile: score.percentile,
+    date: score.date,
+    modelVersion: score.modelVersion
+  }
   const adp = asArray(containers.adp).map((c) =>
     isOurs(c)
       ? { ...c, x_dataCollected: distinct([...asArray(c.x_dataCollected).map(String), "epss"]), x_epss }

@@ -28,7 +28,9 @@ export const normaliseIdentifier = (raw: string): string | undefined => {
   const cve = normaliseCve(value)
   if (cve !== undefined) return cve
   const ghsa = GHSA.exec(value)
-  if (ghsa !== null) return `GHSA-${ghsa[1]}-${ghsa[2]}-${ghsa[3]}`.replace(/-(\w{4})/g, (_, s: string) => `-${s.toLowerCase()}`)
+  if (ghsa !== null) {
+    return `GHSA-${ghsa[1]}-${ghsa[2]}-${ghsa[3]}`.replace(/-(\w{4})/g, (_, s: string) => `-${s.toLowerCase()}`)
+  }
   for (const [prefix, pattern] of Object.entries(YEAR_NUMBER)) {
     const m = pattern.exec(value)
     if (m !== null) return `${prefix}-${m[1]}-${m[2]}`

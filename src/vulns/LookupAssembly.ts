@@ -58,7 +58,11 @@ const latest = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b)
  * records of one source, or a native record answering a CVE query, go through
  * `mergeSource` (src/vulns/RecordMerge.ts).
  */
-const perSource = (query: string, found: ReadonlyArray<FoundRecord>, texts: ReadonlyArray<string>): Array<SourceRecord> => {
+const perSource = (
+  query: string,
+  found: ReadonlyArray<FoundRecord>,
+  texts: ReadonlyArray<string>
+): Array<SourceRecord> => {
   const out: Array<SourceRecord> = []
   for (let i = 0; i < found.length;) {
     let end = i + 1

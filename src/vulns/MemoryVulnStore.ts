@@ -85,7 +85,15 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
     const scores = new Map<string, EpssEntry>()
     for (const id of ids) {
       const e = epss.get(id)
-      if (e !== undefined) scores.set(id, { cve: e.cve, score: e.score, percentile: e.percentile, date: e.date, modelVersion: e.modelVersion })
+      if (e !== undefined) {
+        scores.set(id, {
+          cve: e.cve,
+          score: e.score,
+          percentile: e.percentile,
+          date: e.date,
+          modelVersion: e.modelVersion
+        })
+      }
     }
     const found = assemble(identifier, ids, rows, processing, scores)
     return recordsOnly ? { aliases: [], records: found.records.filter((r) => !r.processing) } : found
@@ -112,17 +120,17 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
         const content = row.content ?? exploits.find((x) => x.uuid === row.uuid && x.content !== undefined)?.content
         const e = { ...row, content }
         return {
-        uuid: e.uuid,
-        cveId: e.cveId,
-        source: e.source,
-        type: e.type as ExploitRecord["type"],
-        ...(e.url === null ? {} : { url: e.url }),
-        ...(e.title === null ? {} : { title: e.title }),
-        ...(e.createdAt === null ? {} : { createdAt: e.createdAt }),
-        details: page.includeContent && e.content !== undefined
-          ? withContent(e.details, e.summaryKey, e.content)
-          : e.details
-      }
+          uuid: e.uuid,
+          cveId: e.cveId,
+          source: e.source,
+          type: e.type as ExploitRecord["type"],
+          ...(e.url === null ? {} : { url: e.url }),
+          ...(e.title === null ? {} : { title: e.title }),
+          ...(e.createdAt === null ? {} : { createdAt: e.createdAt }),
+          details: page.includeContent && e.content !== undefined
+            ? withContent(e.details, e.summaryKey, e.content)
+            : e.details
+        }
       })
     }
   })
@@ -186,7 +194,9 @@ export const makeMemoryVulnStore = Effect.gen(function*() {
   })
 
   const failed = Effect.fn("VulnStore.failed")(function*() {
-    return [...failures.values()].sort((a, b) => a.source.localeCompare(b.source) || a.identifier.localeCompare(b.identifier))
+    return [...failures.values()].sort((a, b) =>
+      a.source.localeCompare(b.source) || a.identifier.localeCompare(b.identifier)
+    )
   })
 
   const pendingRaw = Effect.fn("VulnStore.pendingRaw")(function*(after: PendingCursor | undefined, limit: number) {

@@ -1,7 +1,7 @@
 import type { ExploitSummaryKey, IngestSource, RecordCounts, SourceName } from "../../schema/Source.ts"
+import type { EpssScore } from "./EpssScore.ts"
 import type { OsvForm } from "./OsvForm.ts"
 import type { RecordText } from "./RecordText.ts"
-import type { EpssScore } from "./EpssScore.ts"
 
 export type { EpssScore }
 

@@ -33,7 +33,8 @@ export interface OsvForm {
 }
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x)
-const strings = (x: unknown): Array<string> => Array.isArray(x) ? x.filter((v): v is string => typeof v === "string") : []
+const strings = (x: unknown): Array<string> =>
+  Array.isArray(x) ? x.filter((v): v is string => typeof v === "string") : []
 const RANGE_TYPES = new Set(["SEMVER", "ECOSYSTEM", "GIT"])
 const EVENT_KEYS = ["introduced", "fixed", "last_affected", "limit"] as const
 

@@ -77,82 +77,103 @@ export class PackageIndex extends Context.Service<PackageIndex, {
   /** Identifiers whose OSV form was written after `cursor`, oldest write first, at most `limit`. */
   changes(cursor: bigint, limit: number): Effect.Effect<ReadonlyArray<Change>>
 }>()("vdb/vulns/PackageIndex") {
-  static readonly layer = Layer.effect(PackageIndex, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+  static readonly layer = Layer.effect(
+    PackageIndex,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
 
-    const packages = Effect.fn("PackageIndex.packages")(function*(names: ReadonlyArray<PackageName>) {
-      if (names.length === 0) return []
-      // The arrays' elements in "C", as the index columns are: the (ecosystem, name) index serves the join.
-      const rows = yield* sql<{ n: number; identifier: string; source: string; origin_source: string; origin_identifier: string; affected: string; modified: string }>`
+      const packages = Effect.fn("PackageIndex.packages")(function*(names: ReadonlyArray<PackageName>) {
+        if (names.length === 0) return []
+        // The arrays' elements in "C", as the index columns are: the (ecosystem, name) index serves the join.
+        const rows = yield* sql<
+          {
+            n: number
+            identifier: string
+            source: string
+            origin_source: string
+            origin_identifier: string
+            affected: string
+            modified: string
+          }
+        >`
         SELECT q.n::int AS n, p.identifier, p.source, p.origin_source, p.origin_identifier, p.affected, o.modified
-        FROM unnest(${names.map((p) => p.base)}::text[], ${names.map((p) => p.name)}::text[]) WITH ORDINALITY AS q(ecosystem, name, n)
+        FROM unnest(${names.map((p) => p.base)}::text[], ${
+          names.map((p) => p.name)
+        }::text[]) WITH ORDINALITY AS q(ecosystem, name, n)
         JOIN vuln_packages p ON p.ecosystem = q.ecosystem COLLATE "C" AND p.name = q.name COLLATE "C"
         JOIN vuln_osv o ON o.origin_source = p.origin_source AND o.origin_identifier = p.origin_identifier
           AND o.source = p.source AND o.identifier = p.identifier`.pipe(Effect.orDie)
-      // Per package and identifier, the newest record (by origin), with all of that record's entries for the package.
-      const best = names.map(() => new Map<string, Best>())
-      for (const row of rows) {
-        const byId = best[row.n - 1]!
-        const current = byId.get(row.identifier)
-        const entry = JSON.parse(row.affected) as IndexedEntry
-        if (
-          current !== undefined && current.key.source === row.source && current.key.originSource === row.origin_source &&
-          current.key.originIdentifier === row.origin_identifier
-        ) {
-          current.entries.push(entry)
-          continue
+        // Per package and identifier, the newest record (by origin), with all of that record's entries for the package.
+        const best = names.map(() => new Map<string, Best>())
+        for (const row of rows) {
+          const byId = best[row.n - 1]!
+          const current = byId.get(row.identifier)
+          const entry = JSON.parse(row.affected) as IndexedEntry
+          if (
+            current !== undefined && current.key.source === row.source &&
+            current.key.originSource === row.origin_source &&
+            current.key.originIdentifier === row.origin_identifier
+          ) {
+            current.entries.push(entry)
+            continue
+          }
+          const candidate: Best = {
+            modified: row.modified,
+            source: row.source,
+            key: {
+              source: row.source,
+              identifier: row.identifier,
+              originSource: row.origin_source,
+              originIdentifier: row.origin_identifier
+            },
+            entries: [entry]
+          }
+          if (current === undefined || newer(candidate, current)) byId.set(row.identifier, candidate)
         }
-        const candidate: Best = {
-          modified: row.modified,
-          source: row.source,
-          key: { source: row.source, identifier: row.identifier, originSource: row.origin_source, originIdentifier: row.origin_identifier },
-          entries: [entry]
-        }
-        if (current === undefined || newer(candidate, current)) byId.set(row.identifier, candidate)
-      }
-      return best.map((byId) =>
-        [...byId.entries()]
-          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-          .map(([id, r]): PackageRecord => ({
-            id,
-            modified: r.modified,
-            brief: `{"id":${JSON.stringify(id)},"modified":${JSON.stringify(r.modified)}}`,
-            key: r.key,
-            entries: r.entries
-          }))
-      )
-    })
+        return best.map((byId) =>
+          [...byId.entries()]
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([id, r]): PackageRecord => ({
+              id,
+              modified: r.modified,
+              brief: `{"id":${JSON.stringify(id)},"modified":${JSON.stringify(r.modified)}}`,
+              key: r.key,
+              entries: r.entries
+            }))
+        )
+      })
 
-    const texts = Effect.fn("PackageIndex.texts")(function*(keys: ReadonlyArray<OsvKey>) {
-      if (keys.length === 0) return []
-      const rows = yield* sql<{ n: number; osv: string }>`
+      const texts = Effect.fn("PackageIndex.texts")(function*(keys: ReadonlyArray<OsvKey>) {
+        if (keys.length === 0) return []
+        const rows = yield* sql<{ n: number; osv: string }>`
         SELECT q.n::int AS n, o.osv
         FROM unnest(${keys.map((k) => k.originSource)}::text[], ${keys.map((k) => k.originIdentifier)}::text[],
           ${keys.map((k) => k.source)}::text[], ${keys.map((k) => k.identifier)}::text[])
           WITH ORDINALITY AS q(origin_source, origin_identifier, source, identifier, n)
         JOIN vuln_osv o ON o.origin_source = q.origin_source COLLATE "C" AND o.origin_identifier = q.origin_identifier COLLATE "C"
           AND o.source = q.source COLLATE "C" AND o.identifier = q.identifier COLLATE "C"`.pipe(Effect.orDie)
-      const out = keys.map(() => "")
-      for (const row of rows) out[row.n - 1] = row.osv
-      return out
-    })
+        const out = keys.map(() => "")
+        for (const row of rows) out[row.n - 1] = row.osv
+        return out
+      })
 
-    const record = Effect.fn("PackageIndex.record")(function*(identifier: string) {
-      const rows = yield* sql<{ source: string; modified: string; osv: string }>`
+      const record = Effect.fn("PackageIndex.record")(function*(identifier: string) {
+        const rows = yield* sql<{ source: string; modified: string; osv: string }>`
         SELECT source, modified, osv FROM vuln_osv WHERE identifier = ${identifier}`.pipe(Effect.orDie)
-      let best: (typeof rows)[number] | undefined
-      for (const row of rows) if (best === undefined || newer(row, best)) best = row
-      return best?.osv
-    })
+        let best: (typeof rows)[number] | undefined
+        for (const row of rows) if (best === undefined || newer(row, best)) best = row
+        return best?.osv
+      })
 
-    const changes = Effect.fn("PackageIndex.changes")(function*(cursor: bigint, limit: number) {
-      // Ordered by the bigint column, not its text (under another name, or "10" would sort before "9").
-      const rows = yield* sql<{ identifier: string; modified: string; position: string }>`
+      const changes = Effect.fn("PackageIndex.changes")(function*(cursor: bigint, limit: number) {
+        // Ordered by the bigint column, not its text (under another name, or "10" would sort before "9").
+        const rows = yield* sql<{ identifier: string; modified: string; position: string }>`
         SELECT identifier, modified, changed::text AS position FROM vuln_osv
         WHERE changed > ${cursor.toString()}::bigint ORDER BY vuln_osv.changed LIMIT ${limit}`.pipe(Effect.orDie)
-      return rows.map((r): Change => ({ id: r.identifier, modified: r.modified, cursor: r.position }))
-    })
+        return rows.map((r): Change => ({ id: r.identifier, modified: r.modified, cursor: r.position }))
+      })
 
-    return PackageIndex.of({ packages, texts, record, changes })
-  }))
+      return PackageIndex.of({ packages, texts, record, changes })
+    })
+  )
 }

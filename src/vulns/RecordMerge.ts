@@ -1,8 +1,8 @@
 import type { RecordCounts } from "../../schema/Source.ts"
 import { isOurs } from "./EnrichmentContainer.ts"
-import { countRecord } from "./RecordCounts.ts"
-import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 import { isCve } from "./Epss.ts"
+import { asArray, distinct, isRecord } from "./JsonShapes.ts"
+import { countRecord } from "./RecordCounts.ts"
 
 /**
  * What `/vuln` makes of the records one source holds for a query

@@ -1,5 +1,5 @@
-import type { EpssScore } from "./EpssScore.ts"
 import { isOurs, withEpss } from "./EnrichmentContainer.ts"
+import type { EpssScore } from "./EpssScore.ts"
 import { asArray, distinct, isRecord } from "./JsonShapes.ts"
 
 /**
@@ -51,7 +51,10 @@ export const recordText = (record: Record<string, unknown>): RecordText => {
   if (ours.length > 1 || inner.collected === undefined || !Array.isArray(own.x_dataCollected)) {
     return { text: JSON.stringify(record), splice: null }
   }
-  const outline = JSON.stringify({ ...record, containers: { ...containers, adp: adp.map((c) => c === own ? SENTINEL : c) } })
+  const outline = JSON.stringify({
+    ...record,
+    containers: { ...containers, adp: adp.map((c) => c === own ? SENTINEL : c) }
+  })
   const marker = JSON.stringify(SENTINEL)
   const at = outline.indexOf(marker)
   if (at < 0 || outline.indexOf(marker, at + 1) >= 0) return { text: JSON.stringify(record), splice: null }
@@ -65,7 +68,12 @@ export const recordText = (record: Record<string, unknown>): RecordText => {
 export const textWithEpss = (stored: RecordText, score: EpssScore | undefined): string => {
   const { splice, text } = stored
   if (score === undefined || (splice !== null && splice.length === 0)) return text
-  const x_epss = JSON.stringify({ score: score.score, percentile: score.percentile, date: score.date, modelVersion: score.modelVersion })
+  const x_epss = JSON.stringify({
+    score: score.score,
+    percentile: score.percentile,
+    date: score.date,
+    modelVersion: score.modelVersion
+  })
   if (splice === null || splice.length !== 4) return JSON.stringify(withEpss(JSON.parse(text), score))
   const [cs, ce, es, ee] = splice as [number, number, number, number]
   const collected = JSON.stringify(distinct([...(JSON.parse(text.slice(cs, ce)) as Array<string>).map(String), "epss"]))

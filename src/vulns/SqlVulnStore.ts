@@ -1,12 +1,12 @@
 import { Effect, PubSub, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import { Invalidation } from "../db/Invalidation.ts"
 import type { SourceName } from "../../schema/Source.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { type EpssEntry, isCve } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
-import { pendingRawSql, putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { assemble, exploitKeys, type FoundRecord, type ProcessingItem } from "./LookupAssembly.ts"
 import { aliasWalk, lookupStatement, parseSplice, recordsStatement } from "./SqlVulnReads.ts"
+import { pendingRawSql, putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { toRows } from "./StoreRows.ts"
 import { publishTouched } from "./TouchedRecords.ts"
 import type {
@@ -50,7 +50,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
 
   const lookup = Effect.fnUntraced(function*(identifier: string, options?: LookupOptions) {
     const recordsOnly = options?.recordsOnly ?? false
-    const rows = yield* (recordsOnly ? recordsStatement(sql, identifier) : lookupStatement(sql, identifier, options?.bodies ?? true))
+    const rows = yield* (recordsOnly
+      ? recordsStatement(sql, identifier)
+      : lookupStatement(sql, identifier, options?.bodies ?? true))
     const ids: Array<string> = []
     const records: Array<FoundRecord> = []
     const processing: Array<ProcessingItem> = []
@@ -85,7 +87,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
       }
     }
     // Without identifier rows, the CVEs the query reaches that matter (for the EPSS fallback) are those with a score.
-    if (recordsOnly) return { aliases: [], records: assemble(identifier, [...scores.keys()], records, processing, scores).records }
+    if (recordsOnly) {
+      return { aliases: [], records: assemble(identifier, [...scores.keys()], records, processing, scores).records }
+    }
     return assemble(identifier, ids, records, processing, scores)
   }, Effect.orDie)
 
@@ -161,7 +165,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
   }, Effect.orDie)
 
   const failed = Effect.fn("VulnStore.failed")(function*() {
-    const rows = yield* sql<{ source: string; identifier: string; content_hash: string; position: string; reason: string; failed_at: Date }>`
+    const rows = yield* sql<
+      { source: string; identifier: string; content_hash: string; position: string; reason: string; failed_at: Date }
+    >`
       SELECT source, identifier, content_hash, position, reason, failed_at FROM vuln_failed ORDER BY source, identifier`
     return rows.map((r): FailedItem => ({
       source: r.source,
@@ -183,10 +189,13 @@ export const makeSqlVulnStore = Effect.gen(function*() {
   // 200,000-row table, and still tells the planner the tables are not empty, which is what the lookups
   // need. PostgreSQL analyses in its own process and keeps the default sample.
   const embedded = yield* Effect.cached(
-    sql<{ readonly embedded: boolean }>`SELECT version() LIKE '%PGlite%' AS embedded`.pipe(Effect.map((rows) => rows[0]?.embedded === true))
+    sql<{ readonly embedded: boolean }>`SELECT version() LIKE '%PGlite%' AS embedded`.pipe(
+      Effect.map((rows) => rows[0]?.embedded === true)
+    )
   )
   const refreshStatistics = Effect.fn("VulnStore.refreshStatistics")(function*() {
-    const analyze = sql`ANALYZE vuln_raw, vuln_normalised, vuln_records, vuln_aliases, vuln_epss, vuln_exploits, vuln_failed`
+    const analyze =
+      sql`ANALYZE vuln_raw, vuln_normalised, vuln_records, vuln_aliases, vuln_epss, vuln_exploits, vuln_failed`
     if (!(yield* embedded)) return yield* analyze
     yield* sql.withTransaction(Effect.andThen(sql`SET LOCAL default_statistics_target = 10`, analyze))
   }, Effect.orDie)

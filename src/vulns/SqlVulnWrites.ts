@@ -53,7 +53,9 @@ const phaseTwoTurn = (sql: SqlClient.SqlClient) => sql`SELECT pg_advisory_xact_l
 export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem>) =>
   Effect.gen(function*() {
     if (items.length === 0) return [] as ReadonlyArray<RawResult>
-    const existing = yield* sql<{ source: string; identifier: string; content_hash: string; normalised_hash: string | null }>`
+    const existing = yield* sql<
+      { source: string; identifier: string; content_hash: string; normalised_hash: string | null }
+    >`
       SELECT vuln_raw.source, vuln_raw.identifier, vuln_raw.content_hash, n.content_hash AS normalised_hash
       FROM vuln_raw LEFT JOIN vuln_normalised n ON n.source = vuln_raw.source AND n.identifier = vuln_raw.identifier
       WHERE ${byKeys(sql, "vuln_raw", "source", "identifier", items)}`
@@ -133,7 +135,9 @@ export const putNormalisedSql = (
           yield* sql`DELETE FROM ${sql(table)} WHERE ${where}`
           continue
         }
-        const gone = yield* sql<Record<string, string>>`DELETE FROM ${sql(table)} WHERE ${where} RETURNING ${sql.csv(about.map((column) => sql`${sql(column)}`))}`
+        const gone = yield* sql<Record<string, string>>`DELETE FROM ${sql(table)} WHERE ${where} RETURNING ${
+          sql.csv(about.map((column) => sql`${sql(column)}`))
+        }`
         for (const row of gone) for (const column of about) previously.add(row[column]!)
       }
     }
@@ -211,7 +215,9 @@ export const putNormalisedSql = (
     }
     if (done.length > 0) {
       const retried = done.filter((d) => d.fresh !== true)
-      if (retried.length > 0) yield* sql`DELETE FROM vuln_failed WHERE ${byKeys(sql, "vuln_failed", "source", "identifier", retried)}`
+      if (retried.length > 0) {
+        yield* sql`DELETE FROM vuln_failed WHERE ${byKeys(sql, "vuln_failed", "source", "identifier", retried)}`
+      }
       // The hash phase 2 actually worked from: a newer fetch that raced this
       // batch differs from it and so stays pending.
       yield* sql`INSERT INTO vuln_normalised (source, identifier, content_hash)
@@ -239,13 +245,20 @@ const putOsvSql = (sql: SqlClient.SqlClient, records: Rows["records"]) =>
     yield* sql`
       INSERT INTO vuln_packages (ecosystem, name, source, identifier, origin_source, origin_identifier, package_key, affected)
       SELECT * FROM unnest(${packages.map(({ p }) => p.base)}::text[], ${packages.map(({ p }) => p.name)}::text[],
-        ${packages.map(({ record }) => record.source)}::text[], ${packages.map(({ record }) => record.identifier)}::text[],
-        ${packages.map(({ record }) => record.origin.source)}::text[], ${packages.map(({ record }) => record.origin.identifier)}::text[],
+        ${packages.map(({ record }) => record.source)}::text[], ${
+      packages.map(({ record }) => record.identifier)
+    }::text[],
+        ${packages.map(({ record }) => record.origin.source)}::text[], ${
+      packages.map(({ record }) => record.origin.identifier)
+    }::text[],
         ${packages.map(({ p }) => p.key)}::text[],
-        ${packages.map(({ p }) => JSON.stringify({ ecosystem: p.ecosystem, ranges: p.ranges, versions: p.versions }))}::text[])`
+        ${
+      packages.map(({ p }) => JSON.stringify({ ecosystem: p.ecosystem, ranges: p.ranges, versions: p.versions }))
+    }::text[])`
   })
 
-const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) => `${item.source}\u0000${item.identifier}`
+const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) =>
+  `${item.source}\u0000${item.identifier}`
 
 /** The items whose stored raw content is no longer the version they were normalised from. */
 const supersededSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawKey>) =>
@@ -281,7 +294,12 @@ export const pendingRawSql = (
       ${after === undefined ? sql`` : sql`AND (r.source, r.identifier) > (${after.source}, ${after.identifier})`}
     ORDER BY r.source, r.identifier
     LIMIT ${limit}`.pipe(
-      Effect.map((rows) =>
-        rows.map((r): RawItem => ({ source: r.source, identifier: r.identifier, content: r.content, hash: r.content_hash }))
-      )
+    Effect.map((rows) =>
+      rows.map((r): RawItem => ({
+        source: r.source,
+        identifier: r.identifier,
+        content: r.content,
+        hash: r.content_hash
+      }))
     )
+  )

@@ -1,7 +1,7 @@
 import { Predicate } from "effect"
 import type { ExploitSummaryKey, RecordCounts, SourceName } from "../../schema/Source.ts"
-import type { KnownExploited } from "./Normalised.ts"
 import { splitContent, summaryKeyOf } from "./ExploitSummary.ts"
+import type { KnownExploited } from "./Normalised.ts"
 import { type OsvForm, osvFormOf } from "./OsvForm.ts"
 import { type RecordText, recordText } from "./RecordText.ts"
 import type { NormalisedItem, RawKey } from "./VulnStoreShapes.ts"
@@ -129,7 +129,11 @@ export const toRows = (items: ReadonlyArray<NormalisedItem>): Rows => {
           for (const alias of out.aliases) {
             if (alias === out.identifier) continue
             // One row per pair: readers walk the alias graph both ways (migration 0560).
-            aliases.set(`${out.identifier}\u0000${alias}\u0000${originKey}`, { identifier: out.identifier, alias, origin })
+            aliases.set(`${out.identifier}\u0000${alias}\u0000${originKey}`, {
+              identifier: out.identifier,
+              alias,
+              origin
+            })
             touched.add(alias)
           }
           break

@@ -13,13 +13,25 @@ const sourceLink = (source: SourceName, id: string): SummaryLink => {
     case "mitre":
       return { type: source, format: "cvelistV5", url: `https://cveawg.mitre.org/api/cve/${enc(id)}` }
     case "nist-nvd":
-      return { type: source, format: "nvd-json-2.0", url: `https://services.nvd.nist.gov/rest/json/cves/2.0?cveId=${enc(id)}` }
+      return {
+        type: source,
+        format: "nvd-json-2.0",
+        url: `https://services.nvd.nist.gov/rest/json/cves/2.0?cveId=${enc(id)}`
+      }
     case "vulncheck-nvd":
-      return { type: source, format: "nvd-json-2.0", url: `https://api.vulncheck.com/v3/index/nist-nvd2?cve=${enc(id)}` }
+      return {
+        type: source,
+        format: "nvd-json-2.0",
+        url: `https://api.vulncheck.com/v3/index/nist-nvd2?cve=${enc(id)}`
+      }
     case "vulncheck-kev":
       return { type: source, format: "http", url: `https://api.vulncheck.com/v3/index/vulncheck-kev?cve=${enc(id)}` }
     case "cisa-kev":
-      return { type: source, format: "http", url: `https://www.cisa.gov/known-exploited-vulnerabilities-catalog?search_api_fulltext=${enc(id)}` }
+      return {
+        type: source,
+        format: "http",
+        url: `https://www.cisa.gov/known-exploited-vulnerabilities-catalog?search_api_fulltext=${enc(id)}`
+      }
     case "ghsa":
       return { type: source, format: "osv", url: `https://api.osv.dev/v1/vulns/${enc(id)}` }
     case "osv":

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, existsSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import {
@@ -6,8 +6,8 @@ import {
   hashHex,
   signatureOf,
   signedHeaderNames,
-  stringToSign,
-  type SigV4Request
+  type SigV4Request,
+  stringToSign
 } from "../../src/auth/SigV4.ts"
 import { signTokenRequest, verifyTokenRequest } from "../../src/auth/SigV4Token.ts"
 
@@ -93,7 +93,9 @@ describe("AWS4-HMAC-SHA512 token request", () => {
   it("signs only x-amz-date with SHA-512 everywhere", () => {
     expect(signed.amzDate).toBe("20260115T120000Z")
     expect(signed.authorization).toMatch(
-      new RegExp(`^AWS4-HMAC-SHA512 Credential=${org}/20260115/us-east-1/vdb/aws4_request, SignedHeaders=x-amz-date, Signature=[0-9a-f]{128}$`)
+      new RegExp(
+        `^AWS4-HMAC-SHA512 Credential=${org}/20260115/us-east-1/vdb/aws4_request, SignedHeaders=x-amz-date, Signature=[0-9a-f]{128}$`
+      )
     )
   })
 
@@ -124,13 +126,15 @@ describe("AWS4-HMAC-SHA512 token request", () => {
   it("rejects a credential date that disagrees with X-Amz-Date, wrong scope or signed headers", () => {
     const other = signTokenRequest({ orgUuid: org, secret, path: "/v1/auth/token", now: now - 86_400_000 })
     expect(verify({ authorization: other.authorization })._tag).toBe("Rejected")
-    for (const [from, to] of [
-      ["us-east-1", "eu-west-1"],
-      ["/vdb/", "/s3/"],
-      ["aws4_request", "aws4_requesx"],
-      ["SignedHeaders=x-amz-date", "SignedHeaders=host;x-amz-date"],
-      ["AWS4-HMAC-SHA512", "AWS4-HMAC-SHA256"]
-    ] as const) {
+    for (
+      const [from, to] of [
+        ["us-east-1", "eu-west-1"],
+        ["/vdb/", "/s3/"],
+        ["aws4_request", "aws4_requesx"],
+        ["SignedHeaders=x-amz-date", "SignedHeaders=host;x-amz-date"],
+        ["AWS4-HMAC-SHA512", "AWS4-HMAC-SHA256"]
+      ] as const
+    ) {
       expect(verify({ authorization: signed.authorization.replace(from, to) })._tag).toBe("Rejected")
     }
     expect(verify({ amzDate: "2026-01-15T12:00:00Z" })._tag).toBe("Rejected")

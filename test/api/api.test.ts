@@ -16,16 +16,41 @@ const store = fixtureStore({
   lookups: {
     "CVE-2021-44228": {
       aliases: ["GHSA-jfh8-c2jp-5v3q"],
-      records: [record("mitre", "CVE-2021-44228"), record("nist-nvd", "CVE-2021-44228"), record("ghsa", "GHSA-jfh8-c2jp-5v3q")]
+      records: [
+        record("mitre", "CVE-2021-44228"),
+        record("nist-nvd", "CVE-2021-44228"),
+        record("ghsa", "GHSA-jfh8-c2jp-5v3q")
+      ]
     },
     "GHSA-jfh8-c2jp-5v3q": { aliases: ["CVE-2021-44228"], records: [record("ghsa", "GHSA-jfh8-c2jp-5v3q")] },
     "CVE-2024-0001": { aliases: [], records: [record("euvd", "EUVD-2024-1", true)] }
   },
   exploits: {
     "CVE-2021-44228": [
-      { uuid: "e1", cveId: "CVE-2021-44228", source: "exploit-db", type: "exploit", createdAt: 100, details: { exploitDb: { id: "50592", rawContent: "#!/bin/sh" } } },
-      { uuid: "e2", cveId: "CVE-2021-44228", source: "metasploit", type: "exploit", createdAt: 300, details: { metasploit: { modulePath: "x", moduleContent: "ruby" } } },
-      { uuid: "e3", cveId: "CVE-2021-44228", source: "nuclei", type: "poc", createdAt: 200, details: { nuclei: { path: "cves/x.yaml" } } }
+      {
+        uuid: "e1",
+        cveId: "CVE-2021-44228",
+        source: "exploit-db",
+        type: "exploit",
+        createdAt: 100,
+        details: { exploitDb: { id: "50592", rawContent: "#!/bin/sh" } }
+      },
+      {
+        uuid: "e2",
+        cveId: "CVE-2021-44228",
+        source: "metasploit",
+        type: "exploit",
+        createdAt: 300,
+        details: { metasploit: { modulePath: "x", moduleContent: "ruby" } }
+      },
+      {
+        uuid: "e3",
+        cveId: "CVE-2021-44228",
+        source: "nuclei",
+        type: "poc",
+        createdAt: 200,
+        details: { nuclei: { path: "cves/x.yaml" } }
+      }
     ]
   }
 })
@@ -103,7 +128,8 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual((withContent.exploits[0]!.exploitDb as any).rawContent, "#!/bin/sh")
         const noneKnown = yield* client.vulns.exploits({ params: { identifier: "CVE-2024-0001" }, query: {} })
         assert.strictEqual(noneKnown.count, 0)
-        const exploitsUnknown = yield* client.vulns.exploits({ params: { identifier: "CVE-1999-0001" }, query: {} }).pipe(Effect.flip)
+        const exploitsUnknown = yield* client.vulns.exploits({ params: { identifier: "CVE-1999-0001" }, query: {} })
+          .pipe(Effect.flip)
         assert.strictEqual(exploitsUnknown._tag, "NotFound")
       })))
 
@@ -130,7 +156,11 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.deepStrictEqual(Object.keys(noAuth.body).sort(), ["error", "success"])
         for (const path of ["/info/CVE-2000-0500", "/vuln/CVE-2000-0500", "/exploits/CVE-2000-0500"]) {
           const boom = yield* raw(`${base}${path}`, { headers })
-          assert.deepStrictEqual([boom.status, boom.body], [500, { success: false, error: "internal server error" }], path)
+          assert.deepStrictEqual(
+            [boom.status, boom.body],
+            [500, { success: false, error: "internal server error" }],
+            path
+          )
         }
         const openapi = yield* raw(`${base}/openapi.json`)
         assert.strictEqual(openapi.status, 200)
@@ -159,12 +189,16 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
 
         const now = Date.now()
         const signed = signTokenRequest({ orgUuid: org.uuid, secret: org.secret, path: "/v1/auth/token", now })
-        const token = yield* raw(`${base}/auth/token`, { headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate } })
+        const token = yield* raw(`${base}/auth/token`, {
+          headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
+        })
         assert.strictEqual(token.status, 200)
         assert.strictEqual(token.body.iss, "urn:vendor:vdb")
         assert.strictEqual(token.body.sub, `urn:uuid:${org.uuid}`)
         assert.approximately(token.body.exp, Math.floor(now / 1000) + 900, 5)
-        const ok = yield* raw(`${base}/vuln/CVE-2021-44228`, { headers: { authorization: `Bearer ${token.body.token}` } })
+        const ok = yield* raw(`${base}/vuln/CVE-2021-44228`, {
+          headers: { authorization: `Bearer ${token.body.token}` }
+        })
         assert.strictEqual(ok.status, 200)
 
         const key = Redacted.value((yield* SecretBox).derive("jwt-signing"))
@@ -194,13 +228,21 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         }
 
         // Skew, scope and signed-header violations of the sign-in request.
-        const skewed = signTokenRequest({ orgUuid: org.uuid, secret: org.secret, path: "/v1/auth/token", now: now - 6 * 60_000 })
+        const skewed = signTokenRequest({
+          orgUuid: org.uuid,
+          secret: org.secret,
+          path: "/v1/auth/token",
+          now: now - 6 * 60_000
+        })
         const wrongSecret = signTokenRequest({ orgUuid: org.uuid, secret: "f".repeat(64), path: "/v1/auth/token", now })
         for (
           const headers of [
             { authorization: skewed.authorization, "x-amz-date": skewed.amzDate },
             { authorization: wrongSecret.authorization, "x-amz-date": wrongSecret.amzDate },
-            { authorization: signed.authorization.replace("x-amz-date", "host;x-amz-date"), "x-amz-date": signed.amzDate },
+            {
+              authorization: signed.authorization.replace("x-amz-date", "host;x-amz-date"),
+              "x-amz-date": signed.amzDate
+            },
             { authorization: signed.authorization.replace("us-east-1", "eu-west-1"), "x-amz-date": signed.amzDate },
             { authorization: signed.authorization, "x-amz-date": formatAmzDate(now + 86_400_000) },
             { authorization: signed.authorization },
@@ -225,8 +267,15 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual((yield* raw(url, { headers: { authorization: org.apiKey } })).status, 401)
         assert.strictEqual((yield* raw(url, { headers: { authorization: rotated.apiKey } })).status, 200)
 
-        const signed = signTokenRequest({ orgUuid: org.uuid, secret: rotated.secret, path: "/v1/auth/token", now: Date.now() })
-        const token = yield* raw(`${base}/auth/token`, { headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate } })
+        const signed = signTokenRequest({
+          orgUuid: org.uuid,
+          secret: rotated.secret,
+          path: "/v1/auth/token",
+          now: Date.now()
+        })
+        const token = yield* raw(`${base}/auth/token`, {
+          headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
+        })
         assert.strictEqual(token.status, 200)
 
         yield* orgs.setActive(org.uuid, false)
@@ -234,9 +283,16 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.deepStrictEqual([viaKey.status, viaKey.body], [403, { success: false, error: "organization inactive" }])
         assert.strictEqual(viaKey.headers.get("x-ratelimit-limit-minute"), "0")
         assert.strictEqual((yield* raw(url, { headers: { authorization: `Bearer ${token.body.token}` } })).status, 403)
-        const again = signTokenRequest({ orgUuid: org.uuid, secret: rotated.secret, path: "/v1/auth/token", now: Date.now() })
+        const again = signTokenRequest({
+          orgUuid: org.uuid,
+          secret: rotated.secret,
+          path: "/v1/auth/token",
+          now: Date.now()
+        })
         assert.strictEqual(
-          (yield* raw(`${base}/auth/token`, { headers: { authorization: again.authorization, "x-amz-date": again.amzDate } })).status,
+          (yield* raw(`${base}/auth/token`, {
+            headers: { authorization: again.authorization, "x-amz-date": again.amzDate }
+          })).status,
           403
         )
         yield* orgs.setActive(org.uuid, true)
@@ -250,8 +306,15 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         if (second > 50) yield* Effect.sleep(`${61 - second} seconds`)
         const base = yield* startServer
         const org = yield* newOrg({ perMinute: 5, perWeek: 1000 })
-        const signed = signTokenRequest({ orgUuid: org.uuid, secret: org.secret, path: "/v1/auth/token", now: Date.now() })
-        const token = yield* raw(`${base}/auth/token`, { headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate } })
+        const signed = signTokenRequest({
+          orgUuid: org.uuid,
+          secret: org.secret,
+          path: "/v1/auth/token",
+          now: Date.now()
+        })
+        const token = yield* raw(`${base}/auth/token`, {
+          headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
+        })
         assert.strictEqual(token.status, 200)
         assert.strictEqual(token.headers.get("ratelimit-remaining"), "4")
         const statuses: Array<number> = []
@@ -308,4 +371,3 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
       })))
   })
 })
-

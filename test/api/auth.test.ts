@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { randomUUID } from "node:crypto"
 import { signTokenRequest } from "../../src/auth/SigV4Token.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { PostgresTest } from "../support/database.ts"
@@ -8,9 +8,21 @@ import { SecretBoxTest } from "../support/secrets.ts"
 import { fixtureStore, record, serveWithOrg } from "./harness.ts"
 
 const store = fixtureStore({
-  lookups: { "CVE-2021-44228": { aliases: [], records: [record("mitre", "CVE-2021-44228"), record("nist-nvd", "CVE-2021-44228")] } },
+  lookups: {
+    "CVE-2021-44228": {
+      aliases: [],
+      records: [record("mitre", "CVE-2021-44228"), record("nist-nvd", "CVE-2021-44228")]
+    }
+  },
   exploits: {
-    "CVE-2021-44228": [{ uuid: "e1", cveId: "CVE-2021-44228", source: "nuclei", type: "poc", createdAt: 1, details: { nuclei: { path: "x.yaml" } } }]
+    "CVE-2021-44228": [{
+      uuid: "e1",
+      cveId: "CVE-2021-44228",
+      source: "nuclei",
+      type: "poc",
+      createdAt: 1,
+      details: { nuclei: { path: "x.yaml" } }
+    }]
   }
 })
 
@@ -52,21 +64,34 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
       Effect.scoped(Effect.gen(function*() {
         const { base, orgs, org } = yield* serveWithOrg("rotated", { perMinute: 0, perWeek: 0 })
         // /vuln twice: the first fills the response cache, the second is the fast path's.
-        const paths = ["/info/CVE-2021-44228", "/vuln/CVE-2021-44228", "/vuln/CVE-2021-44228", "/exploits/CVE-2021-44228"]
+        const paths = [
+          "/info/CVE-2021-44228",
+          "/vuln/CVE-2021-44228",
+          "/vuln/CVE-2021-44228",
+          "/exploits/CVE-2021-44228"
+        ]
         const old = yield* signIn(base, org)
-        for (const path of paths) assert.strictEqual((yield* send(base + path, { headers: bearer(old) })).status, 200, path)
+        for (const path of paths) {
+          assert.strictEqual((yield* send(base + path, { headers: bearer(old) })).status, 200, path)
+        }
 
         const rotated = yield* orgs.rotateSecret(org.uuid)
         // The token verified (and was remembered) before the rotation; the cached /vuln answer is still there.
         for (const path of paths) {
           const refused = yield* send(base + path, { headers: bearer(old) })
-          assert.deepStrictEqual([refused.status, refused.body], [401, { success: false, error: "invalid token" }], path)
+          assert.deepStrictEqual(
+            [refused.status, refused.body],
+            [401, { success: false, error: "invalid token" }],
+            path
+          )
           assert.strictEqual(refused.headers.get("www-authenticate"), `ApiKey realm="vdb", Bearer realm="vdb"`)
         }
         // Signing in again with the old secret is refused; with the new one it works, on both paths.
         assert.strictEqual((yield* send(`${base}/auth/token`, { headers: signedHeaders(org) })).status, 401)
         const fresh = yield* signIn(base, rotated)
-        for (const path of paths) assert.strictEqual((yield* send(base + path, { headers: bearer(fresh) })).status, 200, path)
+        for (const path of paths) {
+          assert.strictEqual((yield* send(base + path, { headers: bearer(fresh) })).status, 200, path)
+        }
         // And that one is revoked by the next rotation in turn.
         yield* orgs.rotateSecret(org.uuid)
         assert.strictEqual((yield* send(`${base}/vuln/CVE-2021-44228`, { headers: bearer(fresh) })).status, 401)
@@ -90,7 +115,11 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         for (const path of ["/info/CVE-2021-44228", "/vuln/CVE-2021-44228", "/vuln/CVE-2021-44228"]) {
           assert.strictEqual((yield* send(base + path, { headers: bearer(token) })).status, 200, path)
           const refused = yield* send(base + path, { headers: bearer(malleated) })
-          assert.deepStrictEqual([refused.status, refused.body], [401, { success: false, error: "invalid token" }], path)
+          assert.deepStrictEqual(
+            [refused.status, refused.body],
+            [401, { success: false, error: "invalid token" }],
+            path
+          )
         }
       })))
 
@@ -98,8 +127,12 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
       Effect.scoped(Effect.gen(function*() {
         const { base, org } = yield* serveWithOrg("oracle", { perMinute: 0, perWeek: 0 })
         const otherSecret = "f".repeat(64)
-        const unknown = yield* send(`${base}/auth/token`, { headers: signedHeaders({ uuid: randomUUID(), secret: otherSecret }) })
-        const wrong = yield* send(`${base}/auth/token`, { headers: signedHeaders({ uuid: org.uuid, secret: otherSecret }) })
+        const unknown = yield* send(`${base}/auth/token`, {
+          headers: signedHeaders({ uuid: randomUUID(), secret: otherSecret })
+        })
+        const wrong = yield* send(`${base}/auth/token`, {
+          headers: signedHeaders({ uuid: org.uuid, secret: otherSecret })
+        })
         assert.deepStrictEqual([unknown.status, unknown.body], [401, { success: false, error: "invalid credentials" }])
         assert.deepStrictEqual([wrong.status, wrong.body], [401, unknown.body])
         assert.strictEqual(wrong.headers.get("www-authenticate"), unknown.headers.get("www-authenticate"))
@@ -128,14 +161,24 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual(minted.status, 200)
         assert.strictEqual(minted.headers.get("x-ratelimit-remaining-week"), "99")
         isToken(minted, "token")
-        isToken(yield* send(`${base}/auth/token`, { headers: signedHeaders({ uuid: org.uuid, secret: "0".repeat(64) }) }), "401")
+        isToken(
+          yield* send(`${base}/auth/token`, { headers: signedHeaders({ uuid: org.uuid, secret: "0".repeat(64) }) }),
+          "401"
+        )
         const post = yield* send(`${base}/auth/token`, { method: "POST" })
         assert.strictEqual(post.status, 400)
         assert.strictEqual(post.headers.get("x-content-type-options"), "nosniff")
 
         for (const authorization of [org.apiKey, `Bearer ${minted.body.token}`]) {
           const auth = { authorization }
-          for (const path of ["/info/CVE-2021-44228", "/exploits/CVE-2021-44228", "/vuln/CVE-2021-44228", "/vuln/CVE-2021-44228"]) {
+          for (
+            const path of [
+              "/info/CVE-2021-44228",
+              "/exploits/CVE-2021-44228",
+              "/vuln/CVE-2021-44228",
+              "/vuln/CVE-2021-44228"
+            ]
+          ) {
             const answer = yield* send(base + path, { headers: auth })
             assert.strictEqual(answer.status, 200, path)
             isData(answer, path)
@@ -146,7 +189,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           }
           // The fast path in every coding it sends.
           for (const coding of ["gzip", "br", "identity"]) {
-            isData(yield* send(`${base}/vuln/CVE-2021-44228`, { headers: { ...auth, "accept-encoding": coding } }), coding)
+            isData(
+              yield* send(`${base}/vuln/CVE-2021-44228`, { headers: { ...auth, "accept-encoding": coding } }),
+              coding
+            )
           }
           const missing = yield* send(`${base}/vuln/CVE-1999-0001`, { headers: auth })
           assert.strictEqual(missing.status, 404)

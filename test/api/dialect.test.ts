@@ -1,7 +1,7 @@
-import { request as httpRequest } from "node:http"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { request as httpRequest } from "node:http"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
 import type { VulnStore } from "../../src/vulns/VulnStore.ts"
@@ -34,7 +34,11 @@ const send = (base: string, method: string, path: string, headers: Record<string
         res.setEncoding("utf8")
         res.on("data", (chunk: string) => (text += chunk))
         res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text === "" ? undefined : JSON.parse(text) }))
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: text === "" ? undefined : JSON.parse(text)
+          }))
       })
       req.on("error", reject)
       req.end()
@@ -66,7 +70,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
 
         // A malformed percent-encoding outside an identifier is no route either (inside one, the handler's 400: routing.test.ts).
         // `/` is the pointer to /docs (docs.test.ts).
-        for (const path of ["/v1/nothing", "/v2/vuln/CVE-2021-44228", "/v1/vuln/CVE-2021-44228/extra", "/v1/nothing/%ff"]) {
+        for (
+          const path of ["/v1/nothing", "/v2/vuln/CVE-2021-44228", "/v1/vuln/CVE-2021-44228/extra", "/v1/nothing/%ff"]
+        ) {
           const answer = yield* send(base, "GET", path, auth)
           assert.strictEqual(answer.status, 404, path)
           isErrorBody(answer)
@@ -101,7 +107,13 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           isErrorBody(answer)
         }
         // A segment longer than the router reads (2,048 characters) is 414, not a 405 naming the method asked.
-        for (const path of ["/v1/vuln/" + "A".repeat(3000), "/v1/info/" + "%41".repeat(2049), "/v1/exploits/" + "A".repeat(2049) + "?x=1"]) {
+        for (
+          const path of [
+            "/v1/vuln/" + "A".repeat(3000),
+            "/v1/info/" + "%41".repeat(2049),
+            "/v1/exploits/" + "A".repeat(2049) + "?x=1"
+          ]
+        ) {
           const answer = yield* send(base, "GET", path, auth)
           assert.strictEqual(answer.status, 414, path.slice(0, 20))
           assert.strictEqual(answer.body.error, "a path segment is longer than 2048 characters")
@@ -117,7 +129,14 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const { apiKey } = yield* newOrg
         const auth = { authorization: apiKey }
         for (const endpoint of ["info", "vuln", "exploits"]) {
-          for (const identifier of ["CVE-2021-" + "4".repeat(92), "X".repeat(1500), "CVE-2021-44228%00", "CVE-2021-44228%0a"]) {
+          for (
+            const identifier of [
+              "CVE-2021-" + "4".repeat(92),
+              "X".repeat(1500),
+              "CVE-2021-44228%00",
+              "CVE-2021-44228%0a"
+            ]
+          ) {
             const path = `/v1/${endpoint}/${identifier}`
             const anonymous = yield* send(base, "GET", path)
             assert.strictEqual(anonymous.status, 401, path)

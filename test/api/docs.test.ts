@@ -10,9 +10,14 @@ import { get, json } from "./cache/http.ts"
 import { clientFor, fixtureStore, record, serveWithOrg } from "./harness.ts"
 
 /** What a new user meets on `/docs` and `/` (issue 33). */
-const store = fixtureStore({ lookups: { "CVE-2021-44228": { aliases: [], records: [record("mitre", "CVE-2021-44228")] } }, exploits: {} })
+const store = fixtureStore({
+  lookups: { "CVE-2021-44228": { aliases: [], records: [record("mitre", "CVE-2021-44228")] } },
+  exploits: {}
+})
 
-const Deps = Layer.mergeAll(Organizations.layer, store).pipe(Layer.provideMerge(Layer.mergeAll(PostgresTest, SecretBoxTest)))
+const Deps = Layer.mergeAll(Organizations.layer, store).pipe(
+  Layer.provideMerge(Layer.mergeAll(PostgresTest, SecretBoxTest))
+)
 
 const serve = Effect.map(serveWithOrg("docs", { perMinute: 0, perWeek: 0 }), ({ base, org }) => ({
   base,
@@ -42,7 +47,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual(page.status, 200)
         assert.match(String(page.headers["content-type"]), /^text\/html/)
         const html = text(page)
-        const foreign = [...html.matchAll(/https?:\/\/[^\s"'<>)]+/g)].map((m) => m[0]).filter((url) => !url.startsWith(origin))
+        const foreign = [...html.matchAll(/https?:\/\/[^\s"'<>)]+/g)].map((m) => m[0]).filter((url) =>
+          !url.startsWith(origin)
+        )
         assert.deepStrictEqual(foreign, [])
         // Scalar fetches its fonts from its own host unless told not to, and mounts a second reference,
         // with its defaults, on an element of id "api-reference" (seen in Chromium's network log).
@@ -80,7 +87,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.include(html, `"preferredSecurityScheme":"apiKey"`)
         // The typed client and the middleware still speak the HTTP scheme.
         const client = yield* clientFor(base, org.uuid, org.secret, "apiKey")
-        assert.strictEqual((yield* client.vulns.info({ params: { identifier: "CVE-2021-44228" } }))._identifier, "CVE-2021-44228")
+        assert.strictEqual(
+          (yield* client.vulns.info({ params: { identifier: "CVE-2021-44228" } }))._identifier,
+          "CVE-2021-44228"
+        )
       }))
 
     it.effect("keeps every `<placeholder>` of a description in a code span, where Markdown cannot take it for a tag", () =>
@@ -111,10 +121,16 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           assert.notDeepEqual(example, {}, path)
           assert.notDeepEqual(example, [{}], path)
         }
-        const [summary] = spec.paths["/v1/info/{identifier}"].get.responses["200"].content["application/json"].schema.examples
+        const [summary] =
+          spec.paths["/v1/info/{identifier}"].get.responses["200"].content["application/json"].schema.examples
         assert.strictEqual(summary._identifier, "CVE-2021-44228")
-        const [exploits] = spec.paths["/v1/exploits/{identifier}"].get.responses["200"].content["application/json"].schema.examples
-        assert.deepStrictEqual(exploits.exploits.map((e: { source: string }) => e.source), ["exploit-db", "metasploit", "nuclei"])
+        const [exploits] =
+          spec.paths["/v1/exploits/{identifier}"].get.responses["200"].content["application/json"].schema.examples
+        assert.deepStrictEqual(exploits.exploits.map((e: { source: string }) => e.source), [
+          "exploit-db",
+          "metasploit",
+          "nuclei"
+        ])
       }))
 
     it.effect("`GET /` points to /docs: a 302 with a JSON body naming the reference and the document", () =>

@@ -1,14 +1,14 @@
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, PubSub, Redacted, Stream } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
+import { createServer } from "node:http"
 import { ApiClient, type CredentialMode } from "../../src/api/ApiClient.ts"
 import { ApiRoutesWith } from "../../src/api/ApiRoutes.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
-import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
+import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { ExploitRecord, Lookup, SourceRecord } from "../../src/vulns/VulnStore.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
@@ -39,47 +39,53 @@ export const fixtureStore = (data: {
   readonly lookups: Record<string, Lookup>
   readonly exploits: Record<string, ReadonlyArray<ExploitRecord>>
 }) =>
-  Layer.effect(VulnStore, Effect.gen(function*() {
-    const touched = yield* PubSub.unbounded<ReadonlyArray<string>>()
-    const calls = { lookup: 0 }
-    return Object.assign(
-      VulnStore.of({
-        lookup: (id) =>
-          id === "CVE-2000-0500" ? Effect.die(new Error("store exploded")) : Effect.sync(() => {
-            calls.lookup++
-            return data.lookups[id] ?? { aliases: [], records: [] }
-          }),
-        exploits: (id, page) =>
-          Effect.sync(() => {
-            const all = [...(data.exploits[id] ?? [])].sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))
-            const summary: Record<string, number> = {}
-            for (const e of all) {
-              const key = Object.keys(e.details)[0] ?? "other"
-              summary[key] = (summary[key] ?? 0) + 1
-            }
-            return {
-              count: all.length,
-              summary,
-              exploits: all.slice(page.offset, page.offset + page.limit).map((e) =>
-                page.includeContent ? e : {
-                  ...e,
-                  details: Object.fromEntries(
-                    Object.entries(e.details).map(([k, v]) => [k, Object.fromEntries(Object.entries(v).filter(([f]) => !/Content$/.test(f)))])
-                  )
-                }
-              )
-            }
-          }),
-        touched: Stream.fromPubSub(touched),
-        putRaw: () => Effect.die("not in fixture"),
-        putNormalised: () => Effect.die("not in fixture"),
-        failed: () => Effect.succeed([]),
-        pendingRaw: () => Effect.succeed([]),
-        refreshStatistics: () => Effect.void
-      }),
-      { publishTouched: (ids: ReadonlyArray<string>) => PubSub.publish(touched, ids), calls }
-    )
-  }))
+  Layer.effect(
+    VulnStore,
+    Effect.gen(function*() {
+      const touched = yield* PubSub.unbounded<ReadonlyArray<string>>()
+      const calls = { lookup: 0 }
+      return Object.assign(
+        VulnStore.of({
+          lookup: (id) =>
+            id === "CVE-2000-0500" ? Effect.die(new Error("store exploded")) : Effect.sync(() => {
+              calls.lookup++
+              return data.lookups[id] ?? { aliases: [], records: [] }
+            }),
+          exploits: (id, page) =>
+            Effect.sync(() => {
+              const all = [...(data.exploits[id] ?? [])].sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))
+              const summary: Record<string, number> = {}
+              for (const e of all) {
+                const key = Object.keys(e.details)[0] ?? "other"
+                summary[key] = (summary[key] ?? 0) + 1
+              }
+              return {
+                count: all.length,
+                summary,
+                exploits: all.slice(page.offset, page.offset + page.limit).map((e) =>
+                  page.includeContent ? e : {
+                    ...e,
+                    details: Object.fromEntries(
+                      Object.entries(e.details).map(([k, v]) => [
+                        k,
+                        Object.fromEntries(Object.entries(v).filter(([f]) => !/Content$/.test(f)))
+                      ])
+                    )
+                  }
+                )
+              }
+            }),
+          touched: Stream.fromPubSub(touched),
+          putRaw: () => Effect.die("not in fixture"),
+          putNormalised: () => Effect.die("not in fixture"),
+          failed: () => Effect.succeed([]),
+          pendingRaw: () => Effect.succeed([]),
+          refreshStatistics: () => Effect.void
+        }),
+        { publishTouched: (ids: ReadonlyArray<string>) => PubSub.publish(touched, ids), calls }
+      )
+    })
+  )
 
 /**
  * The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`).
@@ -94,7 +100,11 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
       rateLimiter: options?.memoryCounters ? RateLimiter.layerMemory : RateLimiter.layer,
       usageLog: UsageLog.layer
     })
-    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
+    const server = HttpRouter.serve(routes, {
+      disableLogger: true,
+      disableListenLog: true,
+      routerConfig: ROUTER_CONFIG
+    }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provide(deps)
     )

@@ -1,8 +1,8 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer, Stream } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { gunzipSync } from "node:zlib"
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { PostgresTest } from "../support/database.ts"
@@ -36,7 +36,9 @@ for (const record of RECORDS) {
     const same = affected.filter((a) => a.package.ecosystem === pkg.ecosystem && a.package.name === pkg.name)
     const versions: Array<string> = entry.versions ?? []
     // The first and last two of each list, every one of them in full runs (OSV_CORPUS_FULL=1): about 1 s a 1,000 queries here.
-    const asked = process.env.OSV_CORPUS_FULL === "1" || versions.length <= 4 ? versions : [...versions.slice(0, 2), ...versions.slice(-2)]
+    const asked = process.env.OSV_CORPUS_FULL === "1" || versions.length <= 4
+      ? versions
+      : [...versions.slice(0, 2), ...versions.slice(-2)]
     for (const version of asked) checks.push({ id: record.id, query: { package: pkg, version }, expected: true })
     for (const range of entry.ranges ?? []) {
       if (range.type === "GIT") continue
@@ -45,7 +47,9 @@ for (const record of RECORDS) {
         const listed = same.some((a) => (a.versions ?? []).includes(event.fixed))
         const otherRange = same.some((a) => (a.ranges ?? []).some((r: any) => r !== range && r.type !== "GIT"))
         const reopened = range.events.some((e: any) => e.introduced === event.fixed)
-        if (!listed && !otherRange && !reopened) checks.push({ id: record.id, query: { package: pkg, version: event.fixed }, expected: false })
+        if (!listed && !otherRange && !reopened) {
+          checks.push({ id: record.id, query: { package: pkg, version: event.fixed }, expected: false })
+        }
       }
     }
   }
@@ -55,27 +59,40 @@ const BATCH = 1000
 
 describe("OSV corpus through /v1/querybatch (PostgreSQL)", () => {
   layer(osvDeps(PostgresTest), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.effect(`every enumerated version returns its record and every fixed version does not (${RECORDS.length} records)`, () =>
-      Effect.scoped(Effect.gen(function*() {
-        const base = yield* serveApi(Layer.succeedContext(yield* Effect.context<any>()))
-        const org = yield* Effect.flatMap(Organizations, (orgs) => orgs.create({ name: "corpus", perMinute: 0, perWeek: 0 }))
-        // One worker: the path production ingests take (records' OSV forms made on the worker).
-        yield* ingest({ paths: FILES, source: "osv" }, { workers: 1 }).pipe(Stream.runDrain)
-        const wrong: Array<string> = []
-        for (let start = 0; start < checks.length; start += BATCH) {
-          const slice = checks.slice(start, start + BATCH)
-          const answer = yield* post(base, org, "/querybatch", { queries: slice.map((c) => c.query) })
-          assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
-          slice.forEach((check, n) => {
-            const result = answer.body.results[n]
-            const found = result.vulns.some((v: { id: string }) => v.id === check.id)
-            // A page holds 1,000 identifiers: no package of the corpus has that many records.
-            assert.isUndefined(result.next_page_token)
-            if (found !== check.expected) wrong.push(`${check.id} ${check.query.package.ecosystem}/${check.query.package.name}@${check.query.version}`)
-          })
-        }
-        assert.isAbove(checks.length, 20_000)
-        assert.deepStrictEqual(wrong.slice(0, 20), [], `${wrong.length} of ${checks.length} wrong`)
-      })), 300_000)
+    it.effect(
+      `every enumerated version returns its record and every fixed version does not (${RECORDS.length} records)`,
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const base = yield* serveApi(Layer.succeedContext(yield* Effect.context<any>()))
+          const org = yield* Effect.flatMap(Organizations, (orgs) =>
+            orgs.create({ name: "corpus", perMinute: 0, perWeek: 0 }))
+          // One worker: the path production ingests take (records' OSV forms made on the worker).
+          yield* ingest({ paths: FILES, source: "osv" }, { workers: 1 }).pipe(Stream.runDrain)
+          const wrong: Array<string> = []
+          for (let start = 0; start < checks.length; start += BATCH) {
+            const slice = checks.slice(start, start + BATCH)
+            const answer = yield* post(base, org, "/querybatch", {
+              queries: slice.map((c) =>
+                c.query
+              )
+            })
+            assert.strictEqual(answer.status, 200, JSON.stringify(answer.body))
+            slice.forEach((check, n) => {
+              const result = answer.body.results[n]
+              const found = result.vulns.some((v: { id: string }) => v.id === check.id)
+              // A page holds 1,000 identifiers: no package of the corpus has that many records.
+              assert.isUndefined(result.next_page_token)
+              if (found !== check.expected) {
+                wrong.push(
+                  `${check.id} ${check.query.package.ecosystem}/${check.query.package.name}@${check.query.version}`
+                )
+              }
+            })
+          }
+          assert.isAbove(checks.length, 20_000)
+          assert.deepStrictEqual(wrong.slice(0, 20), [], `${wrong.length} of ${checks.length} wrong`)
+        })),
+      300_000
+    )
   })
 })

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
+import { readdirSync, readFileSync } from "node:fs"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
 import type { VulnStore } from "../../src/vulns/VulnStore.ts"
@@ -37,7 +37,10 @@ const cveRecord = (fixed: string) => ({
         collectionURL: "https://pypi.org/",
         packageName: "Vdb_Demo.Pkg",
         defaultStatus: "unaffected",
-        versions: [{ version: "1.0", status: "affected", lessThan: fixed, versionType: "python" }, { version: "0.9.1", status: "affected" }]
+        versions: [{ version: "1.0", status: "affected", lessThan: fixed, versionType: "python" }, {
+          version: "0.9.1",
+          status: "affected"
+        }]
       }],
       references: [{ url: "https://example.com/advisory" }]
     }
@@ -80,9 +83,12 @@ describe.each(SqlBackends)("OSV-compatible package queries ($name)", ({ layer: b
                 if (event.fixed === undefined) continue
                 // Covered by another range or listed of this record: allowed to match.
                 const listed = (record.affected ?? []).some((a: any) =>
-                  a.package.name === pkg.name && (a.versions ?? []).includes(event.fixed))
+                  a.package.name === pkg.name && (a.versions ?? []).includes(event.fixed)
+                )
                 const reopened = (record.affected ?? []).some((a: any) =>
-                  a.package.name === pkg.name && (a.ranges ?? []).some((r: any) => r.events.some((e: any) => e.introduced === event.fixed)))
+                  a.package.name === pkg.name &&
+                  (a.ranges ?? []).some((r: any) => r.events.some((e: any) => e.introduced === event.fixed))
+                )
                 if (listed || reopened) continue
                 const answer = yield* client.osv.query({ payload: { package: pkg, version: event.fixed } })
                 assert.notInclude(ids(answer.vulns), record.id, `${record.id} ${pkg.name} fixed ${event.fixed}`)
@@ -93,11 +99,17 @@ describe.each(SqlBackends)("OSV-compatible package queries ($name)", ({ layer: b
         }
         assert.isAbove(checked, 20)
         // Log4Shell through a purl, and without a version: every record of the package.
-        const log4j = yield* client.osv.query({ payload: { package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1" } } })
+        const log4j = yield* client.osv.query({
+          payload: { package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1" } }
+        })
         assert.include(ids(log4j.vulns), "GHSA-jfh8-c2jp-5v3q")
-        const patched = yield* client.osv.query({ payload: { package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.17.1" } } })
+        const patched = yield* client.osv.query({
+          payload: { package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.17.1" } }
+        })
         assert.notInclude(ids(patched.vulns), "GHSA-jfh8-c2jp-5v3q")
-        const all = yield* client.osv.query({ payload: { package: { ecosystem: "maven", name: "org.apache.logging.log4j:log4j-core" } } })
+        const all = yield* client.osv.query({
+          payload: { package: { ecosystem: "maven", name: "org.apache.logging.log4j:log4j-core" } }
+        })
         assert.include(ids(all.vulns), "GHSA-jfh8-c2jp-5v3q")
         // The record itself, by any form /vuln accepts, with an entity tag.
         const one = yield* get(base, org, "/vulns/ghsa-JFH8-c2jp-5v3q")
@@ -109,7 +121,12 @@ describe.each(SqlBackends)("OSV-compatible package queries ($name)", ({ layer: b
         assert.strictEqual((yield* get(base, org, "/vulns/CVE-1999-0001")).status, 404)
         // Batch: {id, modified} per query, in order.
         const batch = yield* client.osv.querybatch({
-          payload: { queries: [{ package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1" } }, { package: { ecosystem: "PyPI", name: "no-such-package" }, version: "1.0" }] }
+          payload: {
+            queries: [{ package: { purl: "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1" } }, {
+              package: { ecosystem: "PyPI", name: "no-such-package" },
+              version: "1.0"
+            }]
+          }
         })
         assert.strictEqual(batch.results.length, 2)
         assert.include(batch.results[0]!.vulns.map((v) => v.id), "GHSA-jfh8-c2jp-5v3q")
@@ -120,22 +137,33 @@ describe.each(SqlBackends)("OSV-compatible package queries ($name)", ({ layer: b
       Effect.scoped(Effect.gen(function*() {
         const { base, org } = yield* setUp
         const commit = yield* post(base, org, "/query", { commit: "6879efc2c1596d11a6a6ad296f80063b558d5e0f" })
-        assert.deepStrictEqual(commit.body, { success: false, error: "commit queries are not supported; query by package and version" })
+        assert.deepStrictEqual(commit.body, {
+          success: false,
+          error: "commit queries are not supported; query by package and version"
+        })
         assert.strictEqual(commit.status, 400)
         const unknown = yield* post(base, org, "/query", { package: { ecosystem: "Nowhere", name: "x" }, version: "1" })
         assert.strictEqual(unknown.status, 400)
         assert.match(unknown.body.error, /ecosystem "Nowhere" is not supported/)
-        const unordered = yield* post(base, org, "/query", { package: { ecosystem: "GitHub Actions", name: "a/b" }, version: "1" })
+        const unordered = yield* post(base, org, "/query", {
+          package: { ecosystem: "GitHub Actions", name: "a/b" },
+          version: "1"
+        })
         assert.strictEqual(unordered.status, 400)
         assert.match(unordered.body.error, /not supported for version ordering/)
         const badPurl = yield* post(base, org, "/query", { package: { purl: "npm/left-pad" } })
         assert.strictEqual(badPurl.status, 400)
         assert.match(badPurl.body.error, /invalid purl/)
-        const tooMany = yield* post(base, org, "/querybatch", { queries: Array.from({ length: 1001 }, () => ({ package: { ecosystem: "PyPI", name: "x" } })) })
+        const tooMany = yield* post(base, org, "/querybatch", {
+          queries: Array.from({ length: 1001 }, () => ({ package: { ecosystem: "PyPI", name: "x" } }))
+        })
         assert.deepStrictEqual(tooMany.body, { success: false, error: "too many queries: 1001, at most 1000 a batch" })
         const big = yield* post(base, org, "/query", { package: { ecosystem: "PyPI", name: "x".repeat(70_000) } })
         assert.deepStrictEqual([big.status, big.body], [413, { success: false, error: "request body over 64 KiB" }])
-        const badToken = yield* post(base, org, "/query", { package: { ecosystem: "PyPI", name: "x" }, page_token: "zzz" })
+        const badToken = yield* post(base, org, "/query", {
+          package: { ecosystem: "PyPI", name: "x" },
+          page_token: "zzz"
+        })
         assert.deepStrictEqual(badToken.body, { success: false, error: "invalid page_token" })
         const notJson = yield* post(base, org, "/query", "{")
         assert.strictEqual(notJson.status, 400)
@@ -165,7 +193,9 @@ describe.each(SqlBackends)("OSV-compatible package queries ($name)", ({ layer: b
           ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "1.0" }, { fixed: "1.5" }] }],
           versions: ["0.9.1"]
         }])
-        assert.deepStrictEqual(ids((yield* client.osv.query({ payload: { ...query, version: "0.9.1" } })).vulns), ["CVE-2031-0001"])
+        assert.deepStrictEqual(ids((yield* client.osv.query({ payload: { ...query, version: "0.9.1" } })).vulns), [
+          "CVE-2031-0001"
+        ])
         // The fix moves to 2.0: the very next answer says 1.6 is affected.
         yield* ingestText("mitre", "CVE-2031-0001.json", JSON.stringify(cveRecord("2.0")))
         assert.deepStrictEqual(ids((yield* client.osv.query({ payload: query })).vulns), ["CVE-2031-0001"])

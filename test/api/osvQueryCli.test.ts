@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
@@ -19,7 +19,10 @@ const record = (id: string, fixed: string, summary: string) =>
     modified: "2032-01-01T00:00:00Z",
     aliases: [`CVE-2032-${id.slice(-4)}`],
     summary,
-    affected: [{ package: { ecosystem: "PyPI", name: "Cli_Query.Demo" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed }] }] }]
+    affected: [{
+      package: { ecosystem: "PyPI", name: "Cli_Query.Demo" },
+      ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed }] }]
+    }]
   })
 
 const ok = async (args: ReadonlyArray<string>, input?: string) => {
@@ -39,15 +42,25 @@ const refusal = (run: Run) => {
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
+  env = {
+    DATABASE_URL: db.url,
+    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
+    VDB_DATA_DIR: tempDataDir(),
+    VDB_LOG_LEVEL: "Warn"
+  }
   server = await startServer(env, ["api"])
   as = {}
-  const org = JSON.parse((await ok(["org", "create", "--name", "cli-query", "--per-minute", "0", "--per-week", "0", "--json"])).stdout) as {
+  const org = JSON.parse(
+    (await ok(["org", "create", "--name", "cli-query", "--per-minute", "0", "--per-week", "0", "--json"])).stdout
+  ) as {
     uuid: string
     secret: string
   }
   as = { VDB_ORG_UUID: org.uuid, VDB_ORG_SECRET: org.secret, VDB_API_URL: `http://127.0.0.1:${server.ports.api}/v1` }
-  await ok(["ingest", "osv", "-", "--json"], `${record("PYSEC-2032-1001", "1.5", "Early flaw")}\n${record("PYSEC-2032-1002", "2.0", "Later flaw")}\n`)
+  await ok(
+    ["ingest", "osv", "-", "--json"],
+    `${record("PYSEC-2032-1001", "1.5", "Early flaw")}\n${record("PYSEC-2032-1002", "2.0", "Later flaw")}\n`
+  )
 }, 120_000)
 
 afterAll(async () => {
@@ -75,7 +88,9 @@ describe("bin/vdb query against a running server (PostgreSQL)", () => {
   })
 
   it("says an ecosystem is not supported, and refuses a package given two ways", async () => {
-    expect(refusal(await runVdb(["query", "--ecosystem", "Nowhere", "--name", "x", "--version", "1"], { ...env, ...as })))
+    expect(
+      refusal(await runVdb(["query", "--ecosystem", "Nowhere", "--name", "x", "--version", "1"], { ...env, ...as }))
+    )
       .toMatch(/^vdb: .*ecosystem "Nowhere" is not supported/)
     expect(refusal(await runVdb(["query", "--purl", "pkg:pypi/x@1", "--ecosystem", "PyPI"], { ...env, ...as })))
       .toBe("vdb: give --purl, or --ecosystem and --name, not both")

@@ -1,9 +1,9 @@
+import addFormats from "ajv-formats"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import { Effect, Layer, Stream } from "effect"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer, Stream } from "effect"
-import { Ajv2020 } from "ajv/dist/2020.js"
-import addFormats from "ajv-formats"
 import { formatApiKey } from "../../src/auth/ApiKey.ts"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
@@ -33,7 +33,12 @@ export const ingestText = (source: string, name: string, text: string, workers =
   })
 
 /** POSTs JSON (or text) with the organization's API key; the status and parsed body. */
-export const post = (base: string, org: { readonly uuid: string; readonly secret: string }, path: string, body: unknown) =>
+export const post = (
+  base: string,
+  org: { readonly uuid: string; readonly secret: string },
+  path: string,
+  body: unknown
+) =>
   Effect.promise(async () => {
     const response = await fetch(`${base}${path}`, {
       method: "POST",
@@ -44,9 +49,16 @@ export const post = (base: string, org: { readonly uuid: string; readonly secret
     return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) }
   })
 
-export const get = (base: string, org: { readonly uuid: string; readonly secret: string }, path: string, headers: Record<string, string> = {}) =>
+export const get = (
+  base: string,
+  org: { readonly uuid: string; readonly secret: string },
+  path: string,
+  headers: Record<string, string> = {}
+) =>
   Effect.promise(async () => {
-    const response = await fetch(`${base}${path}`, { headers: { authorization: formatApiKey(org.uuid, org.secret), ...headers } })
+    const response = await fetch(`${base}${path}`, {
+      headers: { authorization: formatApiKey(org.uuid, org.secret), ...headers }
+    })
     const text = await response.text()
     return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) }
   })

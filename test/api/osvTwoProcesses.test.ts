@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 /**
  * Two `bin/vdb serve api` processes on one PostgreSQL: B has a package's answer cached, A ingests
@@ -16,7 +16,11 @@ describe("package queries across processes (PostgreSQL)", () => {
 
   beforeAll(async () => {
     const database = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-    const shared = { DATABASE_URL: database.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_LOG_LEVEL: "Warn" }
+    const shared = {
+      DATABASE_URL: database.url,
+      VDB_MASTER_KEY: randomBytes(32).toString("base64"),
+      VDB_LOG_LEVEL: "Warn"
+    }
     envA = { ...shared, VDB_DATA_DIR: tempDataDir() }
     a = await startServer(envA, ["api"])
     b = await startServer({ ...shared, VDB_DATA_DIR: tempDataDir() }, ["api"])
@@ -37,7 +41,10 @@ describe("package queries across processes (PostgreSQL)", () => {
     JSON.stringify({
       id,
       modified: `2032-01-0${fixed === "1.5" ? 1 : 2}T00:00:00Z`,
-      affected: [{ package: { ecosystem: "PyPI", name: "two-process-demo" }, ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed }] }] }]
+      affected: [{
+        package: { ecosystem: "PyPI", name: "two-process-demo" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed }] }]
+      }]
     }) + "\n"
 
   const queryB = async (apiKey: string, version: string) => {
@@ -51,7 +58,9 @@ describe("package queries across processes (PostgreSQL)", () => {
   }
 
   it("an ingest on A that moves a fix or adds a record: B's next /v1/query answers by it", async () => {
-    const org = JSON.parse(await onA(["org", "create", "--name", "osv", "--per-minute", "0", "--per-week", "0", "--json"])) as { apiKey: string }
+    const org = JSON.parse(
+      await onA(["org", "create", "--name", "osv", "--per-minute", "0", "--per-week", "0", "--json"])
+    ) as { apiKey: string }
     await onA(["ingest", "osv", "-", "--json"], record("1.5"))
     expect(await queryB(org.apiKey, "1.6")).toEqual([])
     expect(await queryB(org.apiKey, "1.6")).toEqual([])

@@ -69,14 +69,29 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
       Effect.scoped(Effect.gen(function*() {
         const { auth, base } = yield* serveRecord("encoding", "CVE-2035-0002")
         for (const endpoint of ["vuln", "info", "exploits"]) {
-          for (const identifier of ["%zz", "%", "CVE-2035-0002%", "%FF", "%C3%28", "%ED%A0%80", "%C0%AE%C0%AE", "CVE-2035-0002%2D%FF"]) {
+          for (
+            const identifier of [
+              "%zz",
+              "%",
+              "CVE-2035-0002%",
+              "%FF",
+              "%C3%28",
+              "%ED%A0%80",
+              "%C0%AE%C0%AE",
+              "CVE-2035-0002%2D%FF"
+            ]
+          ) {
             const path = `/${endpoint}/${identifier}`
             const anonymous = yield* get(`${base}${path}`, {})
             assert.strictEqual(anonymous.status, 401, path)
             assert.strictEqual(anonymous.headers["www-authenticate"], `ApiKey realm="vdb", Bearer realm="vdb"`, path)
             const answer = yield* get(`${base}${path}`, auth)
             assert.strictEqual(answer.status, 400, path)
-            assert.strictEqual(isErrorBody(answer, path), `malformed identifier: malformed percent-encoding ("%" is not allowed)`, path)
+            assert.strictEqual(
+              isErrorBody(answer, path),
+              `malformed identifier: malformed percent-encoding ("%" is not allowed)`,
+              path
+            )
           }
         }
         // Valid encodings still decode; a malformed one elsewhere in the path is still no route.

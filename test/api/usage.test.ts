@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
-import { type IncomingHttpHeaders, request } from "node:http"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { type IncomingHttpHeaders, request } from "node:http"
 import { formatApiKey } from "../../src/auth/ApiKey.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
@@ -121,7 +121,13 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual((yield* get(`${base}/vuln/CVE-2021-44228;DROP`, headers)).status, 400)
         assert.strictEqual((yield* get(`${base}/exploits/%zz`, headers)).status, 400)
         assert.deepStrictEqual(yield* entriesOf(userAgent, 2), [
-          { org_uuid: org.uuid, method: "GET", route: "/v1/vuln/:identifier", identifier: "CVE-2021-44228;DROP", status: 400 },
+          {
+            org_uuid: org.uuid,
+            method: "GET",
+            route: "/v1/vuln/:identifier",
+            identifier: "CVE-2021-44228;DROP",
+            status: 400
+          },
           { org_uuid: org.uuid, method: "GET", route: "/v1/exploits/:identifier", identifier: "%zz", status: 400 }
         ])
       })))
@@ -155,7 +161,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
             [other.uuid, "unmatched", 414]
           ].sort()
         )
-        const dropped = yield* Effect.flatMap(UsageLog, (usage) => usage.summary({})).pipe(Effect.provide(UsageLog.layer))
+        const dropped = yield* Effect.flatMap(UsageLog, (usage) => usage.summary({})).pipe(
+          Effect.provide(UsageLog.layer)
+        )
         assert.strictEqual(dropped.dropped, 0)
       })))
   })

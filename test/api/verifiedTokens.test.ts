@@ -12,16 +12,19 @@ const ORG = "1d2c3b4a-5e6f-4a1b-8c2d-3e4f5a6b7c8d"
 
 const counting = () => {
   const calls: Array<string> = []
-  const layer = VerifiedTokens.layer.pipe(Layer.provide(Layer.succeed(Jwt, Jwt.of({
-    issue: () => Effect.die("not used"),
-    verify: (token) =>
-      Effect.suspend(() => {
-        calls.push(token)
-        return token === "good"
-          ? Effect.succeed({ orgUuid: ORG, secretBinding: "b", exp: 2_000 })
-          : Effect.fail(new JwtInvalid({ reason: token === "old" ? "expired" : "invalid" }))
-      })
-  }))))
+  const layer = VerifiedTokens.layer.pipe(Layer.provide(Layer.succeed(
+    Jwt,
+    Jwt.of({
+      issue: () => Effect.die("not used"),
+      verify: (token) =>
+        Effect.suspend(() => {
+          calls.push(token)
+          return token === "good"
+            ? Effect.succeed({ orgUuid: ORG, secretBinding: "b", exp: 2_000 })
+            : Effect.fail(new JwtInvalid({ reason: token === "old" ? "expired" : "invalid" }))
+        })
+    })
+  )))
   return { calls, layer }
 }
 

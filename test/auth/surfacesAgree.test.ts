@@ -35,7 +35,12 @@ const answered = async (response: Response): Promise<Outcome> => {
   return { status: response.status, headers: response.headers }
 }
 
-const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "agree", version: "1" } } }
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "agree", version: "1" } }
+}
 
 /** The same credential on the three surfaces, one after the other. */
 const onEverySurface = async (authorization: string) => ({
@@ -44,7 +49,8 @@ const onEverySurface = async (authorization: string) => ({
   mcp: await answered(await postMcp(running!.mcpUrl, authorization, initialize))
 })
 
-const statuses = (outcomes: Record<string, Outcome>) => Object.fromEntries(Object.entries(outcomes).map(([surface, o]) => [surface, o.status]))
+const statuses = (outcomes: Record<string, Outcome>) =>
+  Object.fromEntries(Object.entries(outcomes).map(([surface, o]) => [surface, o.status]))
 
 beforeAll(async () => {
   running = await startMcpServer({}, ["api", "mcp"])
@@ -58,35 +64,49 @@ afterAll(async () => {
 })
 
 describe("API-key sign-in: the /v1/vuln fast path, another /v1 route and MCP agree", () => {
-  it("a valid key of an active organization is let in everywhere; a wrong secret, an unknown organization and a malformed key are 401 everywhere", async () => {
-    const org = await newOrg("agree-keys")
-    // The first answer fills the response cache, so the next `/vuln` requests meet the fast path.
-    expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
-    expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
+  it(
+    "a valid key of an active organization is let in everywhere; a wrong secret, an unknown organization and a malformed key are 401 everywhere",
+    async () => {
+      const org = await newOrg("agree-keys")
+      // The first answer fills the response cache, so the next `/vuln` requests meet the fast path.
+      expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
+      expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
 
-    const refused = [
-      `ApiKey ${org.uuid}:${randomBytes(32).toString("hex")}`,
-      `ApiKey ${randomUUID()}:${randomBytes(32).toString("hex")}`,
-      `ApiKey ${org.uuid}`
-    ]
-    for (const authorization of refused) {
-      const outcomes = await onEverySurface(authorization)
-      expect(statuses(outcomes), authorization).toEqual({ fastPath: 401, httpApi: 401, mcp: 401 })
-      for (const outcome of Object.values(outcomes)) expect(outcome.headers.get("www-authenticate")).toMatch(/^ApiKey realm=/)
-    }
-  }, 60_000)
+      const refused = [
+        `ApiKey ${org.uuid}:${randomBytes(32).toString("hex")}`,
+        `ApiKey ${randomUUID()}:${randomBytes(32).toString("hex")}`,
+        `ApiKey ${org.uuid}`
+      ]
+      for (const authorization of refused) {
+        const outcomes = await onEverySurface(authorization)
+        expect(statuses(outcomes), authorization).toEqual({ fastPath: 401, httpApi: 401, mcp: 401 })
+        for (const outcome of Object.values(outcomes)) {
+          expect(outcome.headers.get("www-authenticate")).toMatch(/^ApiKey realm=/)
+        }
+      }
+    },
+    60_000
+  )
 
-  it("a deactivated organization is 403 everywhere, with its counters; active again, it is let in everywhere", async () => {
-    const org = await newOrg("agree-inactive", 100)
-    expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
-    await vdb(["org", "deactivate", org.uuid])
-    const outcomes = await onEverySurface(org.apiKey)
-    expect(statuses(outcomes)).toEqual({ fastPath: 403, httpApi: 403, mcp: 403 })
-    // Not counted: the three admitted requests above, nothing since.
-    for (const outcome of Object.values(outcomes)) expect(outcome.headers.get("x-ratelimit-remaining-week")).toBe("97")
-    await vdb(["org", "activate", org.uuid])
-    expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
-  }, 60_000)
+  it(
+    "a deactivated organization is 403 everywhere, with its counters; active again, it is let in everywhere",
+    async () => {
+      const org = await newOrg("agree-inactive", 100)
+      expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
+      await vdb(["org", "deactivate", org.uuid])
+      const outcomes = await onEverySurface(org.apiKey)
+      expect(statuses(outcomes)).toEqual({ fastPath: 403, httpApi: 403, mcp: 403 })
+      // Not counted: the three admitted requests above, nothing since.
+      for (const outcome of Object.values(outcomes)) {
+        expect(outcome.headers.get("x-ratelimit-remaining-week")).toBe(
+          "97"
+        )
+      }
+      await vdb(["org", "activate", org.uuid])
+      expect(statuses(await onEverySurface(org.apiKey))).toEqual({ fastPath: 200, httpApi: 200, mcp: 200 })
+    },
+    60_000
+  )
 
   it("an exhausted limit is 429 with Retry-After everywhere, and the refusals are not counted", async () => {
     const org = await newOrg("agree-limited", 3)

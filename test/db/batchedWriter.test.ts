@@ -2,8 +2,8 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as BatchedWriter from "../../src/db/BatchedWriter.ts"
-import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { UsageEntry } from "../../src/usage/UsageEntry.ts"
+import { UsageLog } from "../../src/usage/UsageLog.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const ORG_A = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e51"
@@ -38,7 +38,9 @@ describe("BatchedWriter without a database", () => {
         write: () =>
           Effect.suspend(() => {
             attempts++
-            return Effect.fail(new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("ECONNREFUSED") }) }))
+            return Effect.fail(
+              new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("ECONNREFUSED") }) })
+            )
           })
       }).pipe(Scope.provide(scope))
       for (let i = 0; i < 20; i++) writer.offer(i)
@@ -84,7 +86,9 @@ describe.each(SqlBackends)("BatchedWriter on $name", ({ layer: backend }) => {
         assert.deepStrictEqual([small.offer("x"), small.offer("y"), small.offer("z")], [true, true, false])
         assert.strictEqual(yield* small.dropped, 1)
         yield* Scope.close(scope, Exit.void)
-        const after = yield* sql<{ v: string }>`SELECT v FROM batched_writer_probe WHERE v IN ('x', 'y', 'z') ORDER BY v`
+        const after = yield* sql<
+          { v: string }
+        >`SELECT v FROM batched_writer_probe WHERE v IN ('x', 'y', 'z') ORDER BY v`
         assert.deepStrictEqual(after.map((r) => r.v), ["x", "y"])
       }))
 
@@ -123,7 +127,9 @@ describe.each(SqlBackends)("BatchedWriter on $name", ({ layer: backend }) => {
             for (let i = 0; i < 1200; i++) log.record(usage(ORG_B, `CVE-2020-${10000 + i}`))
           })
         )
-        const [row] = yield* sql<{ n: string | number }>`SELECT count(*) AS n FROM usage_log WHERE identifier LIKE 'CVE-2020-%'`
+        const [row] = yield* sql<
+          { n: string | number }
+        >`SELECT count(*) AS n FROM usage_log WHERE identifier LIKE 'CVE-2020-%'`
         assert.strictEqual(Number(row!.n), 1200)
       }))
   })

@@ -1,7 +1,7 @@
+import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
 import { afterEach, assert, describe, it } from "vitest"
 import { ensureTemplate, openPglite, templateDir } from "../../src/db/PgliteTemplate.ts"
 
@@ -49,7 +49,10 @@ describe("new embedded databases start as a copy of an empty cluster", { timeout
     assert.deepStrictEqual((await reopened.query("SELECT to_regclass('in_b')::text AS t")).rows, [{ t: "in_b" }])
     // The copy itself was never written to.
     const pristine = await openPglite(create, join(root, "c"), {}, template)
-    assert.deepStrictEqual((await pristine.query("SELECT to_regclass('only_in_a') AS a, to_regclass('in_b') AS b")).rows, [{ a: null, b: null }])
+    assert.deepStrictEqual(
+      (await pristine.query("SELECT to_regclass('only_in_a') AS a, to_regclass('in_b') AS b")).rows,
+      [{ a: null, b: null }]
+    )
   })
 
   it("a copy a killed process left half-made beside the directory is removed, and the directory filled whole", async () => {

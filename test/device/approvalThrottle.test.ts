@@ -16,9 +16,12 @@ describe("ApprovalThrottle.guard", () => {
     Effect.gen(function*() {
       const throttle = yield* ApprovalThrottle
       const runs = yield* Ref.make(0)
-      const counted = <A>(attempt: Effect.Effect<A, DeviceError>) => Effect.andThen(Ref.update(runs, (n) => n + 1), attempt)
+      const counted = <A>(attempt: Effect.Effect<A, DeviceError>) =>
+        Effect.andThen(Ref.update(runs, (n) => n + 1), attempt)
       // Expired and used codes are real codes: they cost nothing.
-      for (const reason of [new ExpiredUserCode(), new UsedUserCode()]) yield* Effect.flip(throttle.guard("m", failWith(reason)))
+      for (const reason of [new ExpiredUserCode(), new UsedUserCode()]) {
+        yield* Effect.flip(throttle.guard("m", failWith(reason)))
+      }
       for (let i = 0; i < WRONG_CODES; i++) {
         const error = yield* Effect.flip(throttle.guard("m", counted(failWith(new UnknownUserCode()))))
         assert.strictEqual(error.reason._tag, "UnknownUserCode")

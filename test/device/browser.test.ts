@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Browser, chromium } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { ROOT, runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
+import { ROOT, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 import { startLogin } from "./http.ts"
 
 /**
@@ -27,10 +27,27 @@ describe.skipIf(!available)("device sign-in in Chromium", () => {
     const launching = chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run"
+      ]
     })
     server = await startServer({ VDB_DATA_DIR: tempDataDir(), VDB_DEVICE_POLL_INTERVAL: "1 second" }, ["api", "site"])
-    const created = await runVdb(["org", "create", "--name", "browser", "--per-minute", "0", "--per-week", "0", "--json"], server.env)
+    const created = await runVdb([
+      "org",
+      "create",
+      "--name",
+      "browser",
+      "--per-minute",
+      "0",
+      "--per-week",
+      "0",
+      "--json"
+    ], server.env)
     assert.strictEqual(created.code, 0, created.stderr)
     org = JSON.parse(created.stdout)
     const member = await runVdb(["member", "create", "--org", org.uuid, "--email", EMAIL], server.env, `${PASSWORD}\n`)

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { randomUUID } from "node:crypto"
 import { deviceCodeHash } from "../../src/device/DeviceGrant.ts"
 import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
 import { normalizeUserCode, USER_CODE_ALPHABET } from "../../src/device/UserCode.ts"
@@ -150,7 +150,10 @@ describe.each(backends)("DeviceGrants ($name)", ({ layer: backend, name }) => {
         assert.isUndefined(yield* grants.decisionBy(approved.userCode, approver))
         yield* grants.approve(approved.userCode, approver)
         yield* grants.deny(denied.userCode, denier)
-        assert.strictEqual(yield* grants.decisionBy(approved.userCode.replace("-", "").toLowerCase(), approver), "approved")
+        assert.strictEqual(
+          yield* grants.decisionBy(approved.userCode.replace("-", "").toLowerCase(), approver),
+          "approved"
+        )
         assert.strictEqual(yield* grants.decisionBy(denied.userCode, denier), "denied")
         assert.isUndefined(yield* grants.decisionBy(approved.userCode, denier))
         yield* grants.poll(Redacted.value(approved.deviceCode))
@@ -174,19 +177,25 @@ describe.each(backends)("DeviceGrants ($name)", ({ layer: backend, name }) => {
           const sql = Option.getOrThrow(yield* Effect.serviceOption(SqlClient.SqlClient))
           const issued = yield* grants.authorize(client)
           const code = Redacted.value(issued.deviceCode)
-          const before = yield* sql<Record<string, unknown>>`SELECT * FROM device_grants WHERE user_code = ${issued.userCode}`
+          const before = yield* sql<
+            Record<string, unknown>
+          >`SELECT * FROM device_grants WHERE user_code = ${issued.userCode}`
           assert.strictEqual(before.length, 1)
           assert.strictEqual(before[0]!.device_code_hash, deviceCodeHash(code))
           assert.isNull(before[0]!.member_uuid)
           assert.notInclude(JSON.stringify(before), code)
           // Looking at the approval page claims the grant; the member stays null until a decision.
           yield* grants.claim(issued.userCode)
-          const claimed = yield* sql<Record<string, unknown>>`SELECT member_uuid, claimed_at FROM device_grants WHERE user_code = ${issued.userCode}`
+          const claimed = yield* sql<
+            Record<string, unknown>
+          >`SELECT member_uuid, claimed_at FROM device_grants WHERE user_code = ${issued.userCode}`
           assert.isNull(claimed[0]!.member_uuid)
           assert.isNotNull(claimed[0]!.claimed_at)
           const member = randomUUID()
           yield* grants.approve(issued.userCode, member)
-          const after = yield* sql<Record<string, unknown>>`SELECT member_uuid::text AS member_uuid, claimed_at, approved_at
+          const after = yield* sql<
+            Record<string, unknown>
+          >`SELECT member_uuid::text AS member_uuid, claimed_at, approved_at
             FROM device_grants WHERE user_code = ${issued.userCode}`
           assert.strictEqual(after[0]!.member_uuid, member)
           assert.isNotNull(after[0]!.claimed_at)

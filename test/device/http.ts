@@ -68,14 +68,24 @@ export const endlessBody = (
     req.write("x".repeat(bytes))
   })
 
-export const postJson = (port: number, path: string, body: unknown, options: { headers?: Record<string, string>; from?: string } = {}) =>
+export const postJson = (
+  port: number,
+  path: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; from?: string } = {}
+) =>
   http(port, "POST", path, {
     headers: { "content-type": "application/json", ...options.headers },
     body: JSON.stringify(body),
     ...(options.from !== undefined && { from: options.from })
   })
 
-export const postForm = (port: number, path: string, form: Record<string, string>, options: { headers?: Record<string, string>; from?: string } = {}) =>
+export const postForm = (
+  port: number,
+  path: string,
+  form: Record<string, string>,
+  options: { headers?: Record<string, string>; from?: string } = {}
+) =>
   http(port, "POST", path, {
     headers: { "content-type": "application/x-www-form-urlencoded", ...options.headers },
     body: new URLSearchParams(form).toString(),
@@ -112,7 +122,9 @@ export const startLogin = (args: ReadonlyArray<string>, env: Record<string, stri
     for (;;) {
       const match = /one-time code: ([A-Z]{3}-[A-Z]{3})/.exec(stdout)
       if (match !== null) return match[1]!
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no code from auth login: ${stdout} ${stderr}`)
+      if (child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`no code from auth login: ${stdout} ${stderr}`)
+      }
       await new Promise((r) => setTimeout(r, 100))
     }
   }

@@ -16,10 +16,12 @@ const App = siteApp(ORIGIN)
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
-    client.execute(HttpClientRequest.post(path).pipe(
-      HttpClientRequest.setHeaders(headers),
-      HttpClientRequest.bodyJsonUnsafe(body)
-    )))
+    client.execute(
+      HttpClientRequest.post(path).pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.bodyJsonUnsafe(body)
+      )
+    ))
 
 describe("site behind https", () => {
   layer(App, { excludeTestServices: true })((it) => {
@@ -32,7 +34,9 @@ describe("site behind https", () => {
         const body = (yield* grant.json) as { verification_uri: string; user_code: string }
         assert.strictEqual(body.verification_uri, `${ORIGIN}/device`)
 
-        const signedIn = yield* post("/api/site/v1/session", { email: "h@example.test", password: "correct horse" }, { origin: ORIGIN })
+        const signedIn = yield* post("/api/site/v1/session", { email: "h@example.test", password: "correct horse" }, {
+          origin: ORIGIN
+        })
         assert.strictEqual(signedIn.status, 200)
         // Both cookies a sign-in sets (the session, and the renewed sign-in form token) are Secure.
         for (const name of ["vdb_session", "vdb_csrf"]) {
@@ -46,7 +50,10 @@ describe("site behind https", () => {
           origin: "http://127.0.0.1"
         })
         assert.strictEqual(local.status, 403)
-        const approved = yield* post("/api/site/v1/cli/device/approve", { user_code: body.user_code }, { cookie: session, origin: ORIGIN })
+        const approved = yield* post("/api/site/v1/cli/device/approve", { user_code: body.user_code }, {
+          cookie: session,
+          origin: ORIGIN
+        })
         assert.strictEqual(approved.status, 200)
       }))
   })

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { randomUUID } from "node:crypto"
 import { Members } from "../../src/members/Members.ts"
 import { SESSION_LIFETIME_MILLIS, Sessions } from "../../src/members/Sessions.ts"
 import { ACCOUNT_FAILURES, ADDRESS_FAILURES, MAX_WINDOWS, SignInThrottle } from "../../src/members/SignInThrottle.ts"
@@ -41,7 +41,9 @@ describe.each(backends)("Members and Sessions ($name)", ({ layer: backend, name 
         assert.strictEqual(short.reason._tag, "MemberInvalid")
         if (name !== "memory") {
           const sql = Option.getOrThrow(yield* Effect.serviceOption(SqlClient.SqlClient))
-          const rows = yield* sql<{ password_hash: string }>`SELECT password_hash FROM members WHERE uuid = ${created.uuid}::uuid`
+          const rows = yield* sql<
+            { password_hash: string }
+          >`SELECT password_hash FROM members WHERE uuid = ${created.uuid}::uuid`
           assert.match(rows[0]!.password_hash, /^scrypt\$15\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/)
           assert.notInclude(rows[0]!.password_hash, "correct horse")
         }
@@ -52,7 +54,9 @@ describe.each(backends)("Members and Sessions ($name)", ({ layer: backend, name 
         const members = yield* Members
         for (let trial = 0; trial < 10; trial++) {
           const member = yield* members.create({ orgUuid: randomUUID(), email: unique(), password: "correct horse" })
-          const removals = yield* Effect.all([0, 1].map(() => Effect.exit(members.remove(member.uuid))), { concurrency: "unbounded" })
+          const removals = yield* Effect.all([0, 1].map(() => Effect.exit(members.remove(member.uuid))), {
+            concurrency: "unbounded"
+          })
           assert.deepStrictEqual(removals.map((exit) => exit._tag).sort(), ["Failure", "Success"])
         }
       }))
@@ -107,7 +111,9 @@ describe("SignInThrottle", () => {
         const throttle = yield* SignInThrottle
         yield* TestClock.adjust("1 hour")
         const before = yield* throttle.size
-        for (let i = 0; i < 1000; i++) assert.isUndefined(yield* throttle.check(`${i}-${"x".repeat(1000)}@z.test`, `198.51.100.${i % 250}`))
+        for (let i = 0; i < 1000; i++) {
+          assert.isUndefined(yield* throttle.check(`${i}-${"x".repeat(1000)}@z.test`, `198.51.100.${i % 250}`))
+        }
         assert.strictEqual(yield* throttle.size, before)
         // No member's email is longer than 320 characters: longer ones are throttled by their start.
         const long = "y".repeat(400)

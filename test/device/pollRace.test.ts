@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, layer, type Vitest } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
 import { PostgresTest } from "../support/database.ts"
 

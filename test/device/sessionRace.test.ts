@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { Members } from "../../src/members/Members.ts"
 import { Sessions } from "../../src/members/Sessions.ts"
 import { SignInThrottle } from "../../src/members/SignInThrottle.ts"
@@ -25,15 +25,20 @@ const PASSWORD = "correct horse battery"
 const unique = () => `race-${randomUUID().slice(0, 8)}@example.test`
 
 /** Members whose `verify` removes the member right after accepting the password: the race's interleaving, every time. */
-const removedAfterVerify = Layer.effect(Members, Effect.gen(function*() {
-  const members = yield* Members
-  return Members.of({
-    ...members,
-    verify: (email, password) =>
-      Effect.tap(members.verify(email, password), (member) =>
-        member === undefined ? Effect.void : Effect.asVoid(Effect.orDie(members.remove(member.uuid))))
+const removedAfterVerify = Layer.effect(
+  Members,
+  Effect.gen(function*() {
+    const members = yield* Members
+    return Members.of({
+      ...members,
+      verify: (email, password) =>
+        Effect.tap(
+          members.verify(email, password),
+          (member) => member === undefined ? Effect.void : Effect.asVoid(Effect.orDie(members.remove(member.uuid)))
+        )
+    })
   })
-}))
+)
 
 describe.each(backends)("sign-in racing member removal ($name)", ({ layer: backend, name }) => {
   layer(backend, { excludeTestServices: true })((it) => {
@@ -88,7 +93,9 @@ describe.each(backends)("sign-in racing member removal ($name)", ({ layer: backe
         for (let round = 0; round < 5; round++) {
           const member = yield* members.create({ orgUuid: randomUUID(), email: unique(), password: PASSWORD })
           const [opens, removed] = yield* Effect.all([
-            Effect.all(Array.from({ length: 12 }, () => Effect.exit(sessions.open(member))), { concurrency: "unbounded" }),
+            Effect.all(Array.from({ length: 12 }, () => Effect.exit(sessions.open(member))), {
+              concurrency: "unbounded"
+            }),
             Effect.exit(members.remove(member.uuid))
           ], { concurrency: "unbounded" })
           assert.isTrue(Exit.isSuccess(removed), `removal: ${String(removed)}`)

@@ -2,8 +2,19 @@ import { mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
-import { cookiesOf, declaredBody, DEVICE_GRANT, endlessBody, http, postForm, postJson, type Reply, setCookieHeaders, startLogin } from "./http.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
+import {
+  cookiesOf,
+  declaredBody,
+  DEVICE_GRANT,
+  endlessBody,
+  http,
+  postForm,
+  postJson,
+  type Reply,
+  setCookieHeaders,
+  startLogin
+} from "./http.ts"
 
 /**
  * The device grant over the real `bin/vdb serve` (site + api): every row of
@@ -44,7 +55,14 @@ const freshAddress = () => `127.0.0.${nextAddress++}`
 const authorize = async (from = freshAddress(), body: unknown = {}) => {
   const reply = await postJson(site, AUTHORIZE, body, { from, headers: { "user-agent": "test-cli/9.8.7" } })
   assert.strictEqual(reply.status, 200, reply.text)
-  return reply.json as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number }
+  return reply.json as {
+    device_code: string
+    user_code: string
+    verification_uri: string
+    verification_uri_complete: string
+    expires_in: number
+    interval: number
+  }
 }
 
 const pollForm = (deviceCode: string) => postForm(site, TOKEN, { grant_type: DEVICE_GRANT, device_code: deviceCode })
@@ -60,7 +78,17 @@ beforeAll(async () => {
   server = await startServer(env, ["api", "site"])
   env = server.env
   site = server.ports.site
-  const created = await runVdb(["org", "create", "--name", "device-test", "--per-minute", "0", "--per-week", "0", "--json"], env)
+  const created = await runVdb([
+    "org",
+    "create",
+    "--name",
+    "device-test",
+    "--per-minute",
+    "0",
+    "--per-week",
+    "0",
+    "--json"
+  ], env)
   assert.strictEqual(created.code, 0, created.stderr)
   org = JSON.parse(created.stdout)
   member.uuid = (await createMember(member.email)).uuid
@@ -78,9 +106,17 @@ describe("authorize", () => {
     assert.strictEqual(grant.verification_uri, `http://127.0.0.1:${site}/device`)
     assert.strictEqual(grant.verification_uri_complete, `http://127.0.0.1:${site}/device?code=${grant.user_code}`)
     assert.deepStrictEqual([grant.expires_in, grant.interval], [LIFETIME_SECONDS, 2])
-    const notJson = await http(site, "POST", AUTHORIZE, { headers: { "content-type": "application/json" }, body: "nope", from: freshAddress() })
+    const notJson = await http(site, "POST", AUTHORIZE, {
+      headers: { "content-type": "application/json" },
+      body: "nope",
+      from: freshAddress()
+    })
     assert.strictEqual(errorOf(notJson), "400 invalid_request")
-    const wrongType = await http(site, "POST", AUTHORIZE, { headers: { "content-type": "text/plain" }, body: "{}", from: freshAddress() })
+    const wrongType = await http(site, "POST", AUTHORIZE, {
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+      from: freshAddress()
+    })
     assert.strictEqual(wrongType.status, 400)
   })
 
@@ -105,7 +141,9 @@ describe("state table", () => {
     assert.strictEqual(errorOf(await pollForm(grant.device_code)), "400 authorization_pending")
     assert.strictEqual(errorOf(await pollForm(grant.device_code)), "400 slow_down")
     const cookie = await signIn(member.email)
-    const approved = await postJson(site, APPROVE, { user_code: grant.user_code.replace("-", "").toLowerCase() }, { headers: { cookie } })
+    const approved = await postJson(site, APPROVE, { user_code: grant.user_code.replace("-", "").toLowerCase() }, {
+      headers: { cookie }
+    })
     assert.strictEqual(approved.status, 200, approved.text)
     assert.deepStrictEqual(approved.json, { status: "approved", user_code: grant.user_code })
     const redeemed = await pollJson(grant.device_code)
@@ -116,7 +154,9 @@ describe("state table", () => {
     assert.strictEqual(redeemed.json.api_key, org.apiKey)
     assert.strictEqual(redeemed.headers["cache-control"], "no-store")
     // The credential works against the vulnerability API.
-    const api = await http(server.ports.api, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: redeemed.json.api_key } })
+    const api = await http(server.ports.api, "GET", "/v1/info/CVE-2021-44228", {
+      headers: { authorization: redeemed.json.api_key }
+    })
     assert.include([200, 404], api.status)
     assert.strictEqual(errorOf(await pollJson(grant.device_code)), "400 access_denied")
     assert.strictEqual(errorOf(await pollForm(grant.device_code)), "400 access_denied")
@@ -127,7 +167,10 @@ describe("state table", () => {
   it("50 concurrent polls after approval yield exactly one credential", async () => {
     const grant = await authorize()
     const cookie = await signIn(member.email)
-    assert.strictEqual((await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })).status, 200)
+    assert.strictEqual(
+      (await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })).status,
+      200
+    )
     const replies = await Promise.all(Array.from({ length: 50 }, () => pollForm(grant.device_code)))
     assert.strictEqual(replies.filter((r) => r.status === 200).length, 1)
     assert.isTrue(replies.every((r) => r.status === 200 || r.json.error === "access_denied"))
@@ -143,13 +186,22 @@ describe("state table", () => {
 
   it("token errors: unknown device code, wrong grant_type, missing device_code, not JSON/form", async () => {
     assert.strictEqual(errorOf(await pollForm("x".repeat(43))), "400 invalid_grant")
-    assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: "password", device_code: "x" })), "400 unsupported_grant_type")
+    assert.strictEqual(
+      errorOf(await postForm(site, TOKEN, { grant_type: "password", device_code: "x" })),
+      "400 unsupported_grant_type"
+    )
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { grant_type: DEVICE_GRANT })), "400 invalid_request")
-    assert.strictEqual(errorOf(await http(site, "POST", TOKEN, { headers: { "content-type": "text/plain" }, body: "x" })), "400 invalid_request")
+    assert.strictEqual(
+      errorOf(await http(site, "POST", TOKEN, { headers: { "content-type": "text/plain" }, body: "x" })),
+      "400 invalid_request"
+    )
     // RFC 6749: a missing grant_type and a parameter sent twice are malformed requests.
     assert.strictEqual(errorOf(await postForm(site, TOKEN, { device_code: "x".repeat(43) })), "400 invalid_request")
     const form = { "content-type": "application/x-www-form-urlencoded" }
-    const twice = await http(site, "POST", TOKEN, { headers: form, body: `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=a&device_code=b` })
+    const twice = await http(site, "POST", TOKEN, {
+      headers: form,
+      body: `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=a&device_code=b`
+    })
     assert.strictEqual(errorOf(twice), "400 invalid_request")
   })
 
@@ -159,9 +211,15 @@ describe("state table", () => {
     const tooBig = await endlessBody(site, TOKEN, "application/x-www-form-urlencoded", 64 * 1024)
     assert.strictEqual(errorOf(tooBig), "400 invalid_request")
     assert.include(tooBig.json.error_description, "16 KiB")
-    assert.strictEqual(errorOf(await endlessBody(site, AUTHORIZE, "application/json", 64 * 1024, freshAddress())), "400 invalid_request")
+    assert.strictEqual(
+      errorOf(await endlessBody(site, AUTHORIZE, "application/json", 64 * 1024, freshAddress())),
+      "400 invalid_request"
+    )
     // One declared over the cap is refused before any of it is read.
-    assert.strictEqual(errorOf(await declaredBody(site, TOKEN, "application/x-www-form-urlencoded", 100 * 1024 * 1024)), "400 invalid_request")
+    assert.strictEqual(
+      errorOf(await declaredBody(site, TOKEN, "application/x-www-form-urlencoded", 100 * 1024 * 1024)),
+      "400 invalid_request"
+    )
   })
 
   it("expiry: expired_token after expires_in; the CLI stops with a clear message; approval is refused", async () => {
@@ -174,7 +232,10 @@ describe("state table", () => {
     assert.include(login.output().stderr, "expired")
     assert.strictEqual(errorOf(await pollForm(grant.device_code)), "400 expired_token")
     const cookie = await signIn(member.email)
-    assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })), "410 expired_token")
+    assert.strictEqual(
+      errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })),
+      "410 expired_token"
+    )
     assert.throws(() => statSync(join(xdg, "vdb", "credentials.json")))
   }, 60_000)
 })
@@ -184,30 +245,49 @@ describe("approve and sessions", () => {
     const grant = await authorize()
     assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code })), "401 unauthenticated")
     assert.strictEqual(errorOf(await postJson(site, DENY, { user_code: grant.user_code })), "401 unauthenticated")
-    assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie: "vdb_session=forged" } })), "401 unauthenticated")
+    assert.strictEqual(
+      errorOf(
+        await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie: "vdb_session=forged" } })
+      ),
+      "401 unauthenticated"
+    )
     // Without a session the answer is the 401 whatever the body is: none, or a form.
     for (const path of [APPROVE, DENY]) {
       assert.strictEqual(errorOf(await http(site, "POST", path)), "401 unauthenticated", path)
-      const form = await http(site, "POST", path, { headers: { "content-type": "application/x-www-form-urlencoded" }, body: `user_code=${grant.user_code}` })
+      const form = await http(site, "POST", path, {
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `user_code=${grant.user_code}`
+      })
       assert.strictEqual(errorOf(form), "401 unauthenticated", path)
     }
     const guesser = await createMember("guesser@example.test")
     const cookie = await signIn(guesser.email)
     const statuses: Array<string> = []
-    for (let i = 0; i < 11; i++) statuses.push(errorOf(await postJson(site, APPROVE, { user_code: "BCD-FGH" }, { headers: { cookie } })))
+    for (let i = 0; i < 11; i++) {
+      statuses.push(errorOf(await postJson(site, APPROVE, { user_code: "BCD-FGH" }, { headers: { cookie } })))
+    }
     assert.deepStrictEqual(statuses, [...Array(10).fill("404 invalid_user_code"), "429 too_many_attempts"])
   })
 
   it("JSON endpoints need application/json and a same-origin Origin", async () => {
     const grant = await authorize()
     const cookie = await signIn(member.email)
-    const crossSite = await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie, origin: "https://evil.example" } })
+    const crossSite = await postJson(site, APPROVE, { user_code: grant.user_code }, {
+      headers: { cookie, origin: "https://evil.example" }
+    })
     assert.strictEqual(errorOf(crossSite), "403 invalid_origin")
-    const formBody = await http(site, "POST", APPROVE, { headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: `user_code=${grant.user_code}` })
+    const formBody = await http(site, "POST", APPROVE, {
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: `user_code=${grant.user_code}`
+    })
     assert.strictEqual(errorOf(formBody), "400 invalid_request")
-    const sameSite = await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie, origin: `http://127.0.0.1:${site}` } })
+    const sameSite = await postJson(site, APPROVE, { user_code: grant.user_code }, {
+      headers: { cookie, origin: `http://127.0.0.1:${site}` }
+    })
     assert.strictEqual(sameSite.status, 200)
-    const crossSignIn = await postJson(site, SESSION, { email: member.email, password: PASSWORD }, { headers: { origin: "http://evil.example" } })
+    const crossSignIn = await postJson(site, SESSION, { email: member.email, password: PASSWORD }, {
+      headers: { origin: "http://evil.example" }
+    })
     assert.strictEqual(crossSignIn.status, 403)
   })
 
@@ -222,14 +302,21 @@ describe("approve and sessions", () => {
     const grant = await authorize()
     const out = await http(site, "DELETE", SESSION, { headers: { cookie } })
     assert.strictEqual(out.status, 204)
-    assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })), "401 unauthenticated")
+    assert.strictEqual(
+      errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })),
+      "401 unauthenticated"
+    )
   })
 
   it("throttles wrong passwords per account: the 6th try is 429 even with the right password", async () => {
     const target = await createMember("target@example.test")
     const from = freshAddress()
     const statuses: Array<number> = []
-    for (let i = 0; i < 5; i++) statuses.push((await postJson(site, SESSION, { email: target.email, password: "wrong password" }, { from })).status)
+    for (let i = 0; i < 5; i++) {
+      statuses.push(
+        (await postJson(site, SESSION, { email: target.email, password: "wrong password" }, { from })).status
+      )
+    }
     const locked = await postJson(site, SESSION, { email: target.email, password: PASSWORD }, { from: freshAddress() })
     assert.deepStrictEqual(statuses, [401, 401, 401, 401, 401])
     assert.strictEqual(errorOf(locked), "429 too_many_attempts")
@@ -238,10 +325,20 @@ describe("approve and sessions", () => {
 
   it("throttles wrong passwords per address across accounts", async () => {
     const from = freshAddress()
-    await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      postJson(site, SESSION, { email: `nobody${i}@example.test`, password: "x" }, { from })))
-    assert.strictEqual((await postJson(site, SESSION, { email: member.email, password: PASSWORD }, { from })).status, 429)
-    assert.strictEqual((await postJson(site, SESSION, { email: member.email, password: PASSWORD }, { from: freshAddress() })).status, 200)
+    await Promise.all(
+      Array.from(
+        { length: 20 },
+        (_, i) => postJson(site, SESSION, { email: `nobody${i}@example.test`, password: "x" }, { from })
+      )
+    )
+    assert.strictEqual(
+      (await postJson(site, SESSION, { email: member.email, password: PASSWORD }, { from })).status,
+      429
+    )
+    assert.strictEqual(
+      (await postJson(site, SESSION, { email: member.email, password: PASSWORD }, { from: freshAddress() })).status,
+      200
+    )
   })
 })
 
@@ -261,11 +358,20 @@ describe("pages", () => {
     pageCookies(login, jar)
     assert.strictEqual(login.status, 200)
     const csrf = csrfIn(login.text)
-    const noToken = await postForm(site, "/login", { email: member.email, password: PASSWORD, next: "/device" }, { headers: { cookie: header(jar) } })
+    const noToken = await postForm(site, "/login", { email: member.email, password: PASSWORD, next: "/device" }, {
+      headers: { cookie: header(jar) }
+    })
     assert.strictEqual(noToken.status, 403)
-    const wrong = await postForm(site, "/login", { csrf, email: member.email, password: "nope", next: "/device" }, { headers: { cookie: header(jar) } })
+    const wrong = await postForm(site, "/login", { csrf, email: member.email, password: "nope", next: "/device" }, {
+      headers: { cookie: header(jar) }
+    })
     assert.strictEqual(wrong.status, 401)
-    const signedIn = await postForm(site, "/login", { csrf, email: member.email, password: PASSWORD, next: `/device?code=${grant.user_code}` }, { headers: { cookie: header(jar) } })
+    const signedIn = await postForm(site, "/login", {
+      csrf,
+      email: member.email,
+      password: PASSWORD,
+      next: `/device?code=${grant.user_code}`
+    }, { headers: { cookie: header(jar) } })
     assert.strictEqual(signedIn.status, 303)
     assert.strictEqual(signedIn.headers.location, `/device?code=${grant.user_code}`)
     pageCookies(signedIn, jar)
@@ -276,19 +382,40 @@ describe("pages", () => {
     // Signed in, the forms carry the session's token, not the sign-in form's.
     assert.notStrictEqual(csrfIn(entry.text), csrf)
     const sessionCsrf = csrfIn(entry.text)
-    const approval = await postForm(site, "/device", { csrf: sessionCsrf, code: grant.user_code.toLowerCase() }, { headers: { cookie: header(jar) } })
+    const approval = await postForm(site, "/device", { csrf: sessionCsrf, code: grant.user_code.toLowerCase() }, {
+      headers: { cookie: header(jar) }
+    })
     assert.strictEqual(approval.status, 200)
-    for (const shown of ["vdb-cli", "1.2.3", "127.0.0.", grant.user_code, "Approve", "Deny"]) assert.include(approval.text, shown)
-    for (const hidden of [org.uuid, org.apiKey, org.secret, org.apiKey.split(":")[1]!]) assert.notInclude(approval.text, hidden)
+    for (const shown of ["vdb-cli", "1.2.3", "127.0.0.", grant.user_code, "Approve", "Deny"]) {
+      assert.include(approval.text, shown)
+    }
+    for (const hidden of [org.uuid, org.apiKey, org.secret, org.apiKey.split(":")[1]!]) {
+      assert.notInclude(approval.text, hidden)
+    }
     assert.include(String(approval.headers["content-security-policy"]), "default-src 'none'")
 
-    const forged = await postForm(site, "/device/decision", { csrf: "forged", code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
+    const forged = await postForm(site, "/device/decision", {
+      csrf: "forged",
+      code: grant.user_code,
+      decision: "approve"
+    }, { headers: { cookie: header(jar) } })
     assert.strictEqual(forged.status, 403)
-    const crossOrigin = await postForm(site, "/device/decision", { csrf: sessionCsrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar), origin: "https://evil.example" } })
+    const crossOrigin = await postForm(site, "/device/decision", {
+      csrf: sessionCsrf,
+      code: grant.user_code,
+      decision: "approve"
+    }, { headers: { cookie: header(jar), origin: "https://evil.example" } })
     assert.strictEqual(crossOrigin.status, 403)
-    const done = await postForm(site, "/device/decision", { csrf: sessionCsrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
+    const done = await postForm(site, "/device/decision", {
+      csrf: sessionCsrf,
+      code: grant.user_code,
+      decision: "approve"
+    }, { headers: { cookie: header(jar) } })
     assert.strictEqual(`${done.status} ${done.headers.location}`, `303 /device/decision?code=${grant.user_code}`)
-    assert.include((await http(site, "GET", String(done.headers.location), { headers: { cookie: header(jar) } })).text, "Device approved")
+    assert.include(
+      (await http(site, "GET", String(done.headers.location), { headers: { cookie: header(jar) } })).text,
+      "Device approved"
+    )
     assert.strictEqual((await pollForm(grant.device_code)).status, 200)
   })
 
@@ -302,29 +429,51 @@ describe("pages", () => {
     const statuses: Array<number> = []
     for (let i = 0; i < 11; i++) {
       const decision = i % 2 === 0 ? "approve" : "deny"
-      statuses.push((await postForm(site, "/device/decision", { csrf, code: "BCD-FGH", decision }, { headers: { cookie: header(jar) } })).status)
+      statuses.push(
+        (await postForm(site, "/device/decision", { csrf, code: "BCD-FGH", decision }, {
+          headers: { cookie: header(jar) }
+        })).status
+      )
     }
     assert.deepStrictEqual(statuses, [...Array(10).fill(400), 429])
     // Throttled there, the member cannot decide a live code through any path, the form included.
     const grant = await authorize()
-    const live = await postForm(site, "/device/decision", { csrf, code: grant.user_code, decision: "approve" }, { headers: { cookie: header(jar) } })
+    const live = await postForm(site, "/device/decision", { csrf, code: grant.user_code, decision: "approve" }, {
+      headers: { cookie: header(jar) }
+    })
     assert.strictEqual(live.status, 429)
     assert.include(live.text, "Too many wrong codes")
-    assert.strictEqual(errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })), "429 too_many_attempts")
+    assert.strictEqual(
+      errorOf(await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })),
+      "429 too_many_attempts"
+    )
     assert.strictEqual(errorOf(await pollJson(grant.device_code)), "400 authorization_pending")
   })
 
   it("after sign-in only a same-site path is followed: tabs, newlines and other characters a browser drops or a header refuses fall back to /device", async () => {
     const cookie = await signIn(member.email)
-    for (const next of ["/\t/evil.example", "/\n/evil.example", "/\r\n/x", "/ /evil.example", "/\u2014", "//evil.example", "/\\evil.example", "https://evil.example/"]) {
+    for (
+      const next of [
+        "/\t/evil.example",
+        "/\n/evil.example",
+        "/\r\n/x",
+        "/ /evil.example",
+        "/\u2014",
+        "//evil.example",
+        "/\\evil.example",
+        "https://evil.example/"
+      ]
+    ) {
       const reply = await http(site, "GET", `/login?next=${encodeURIComponent(next)}`, { headers: { cookie } })
       assert.strictEqual(`${reply.status} ${reply.headers.location}`, "303 /device", JSON.stringify(next))
     }
-    const kept = await http(site, "GET", `/login?next=${encodeURIComponent("/device?code=BCD-FGH")}`, { headers: { cookie } })
+    const kept = await http(site, "GET", `/login?next=${encodeURIComponent("/device?code=BCD-FGH")}`, {
+      headers: { cookie }
+    })
     assert.strictEqual(`${kept.status} ${kept.headers.location}`, "303 /device?code=BCD-FGH")
     // Signed out, the same value ends up in the form's hidden field as the fallback.
     const page = await http(site, "GET", `/login?next=${encodeURIComponent("/\t/evil.example")}`)
-    assert.include(page.text, 'name="next" value="/device"')
+    assert.include(page.text, "name=\"next\" value=\"/device\"")
   })
 
   it("an unknown code is shown as an error on the code page", async () => {
@@ -332,7 +481,9 @@ describe("pages", () => {
     const jar = { vdb_session: cookie.split("=")[1]! }
     const entry = await http(site, "GET", "/device", { headers: { cookie: header(jar) } })
     pageCookies(entry, jar)
-    const reply = await postForm(site, "/device", { csrf: csrfIn(entry.text), code: "ZZZ-ZZZ" }, { headers: { cookie: header(jar) } })
+    const reply = await postForm(site, "/device", { csrf: csrfIn(entry.text), code: "ZZZ-ZZZ" }, {
+      headers: { cookie: header(jar) }
+    })
     assert.strictEqual(reply.status, 400)
     assert.include(reply.text, "no sign-in request has this code")
   })
@@ -350,7 +501,10 @@ describe("other routes", () => {
     const wrongMethod = await http(site, "GET", AUTHORIZE)
     assert.strictEqual(wrongMethod.status, 405)
     assert.strictEqual(wrongMethod.headers.allow, "POST")
-    assert.deepStrictEqual(wrongMethod.json, { error: "method_not_allowed", error_description: "method GET not allowed: use POST" })
+    assert.deepStrictEqual(wrongMethod.json, {
+      error: "method_not_allowed",
+      error_description: "method GET not allowed: use POST"
+    })
     const unknown = await http(site, "GET", "/api/site/v1/nope")
     assert.strictEqual(unknown.status, 404)
     assert.strictEqual(unknown.json.error, "not_found")
@@ -403,34 +557,45 @@ describe("CLI", () => {
     assert.include(after.stderr, "not signed in")
   }, 60_000)
 
-  it("without VDB_SITE_URL or VDB_API_URL the CLI finds the server by its ports, and info uses the API a sign-in stored", async () => {
-    const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
-    // The ports `bin/vdb serve` was started with in this shell, no URL: before, login went to 8082 and info to 8080.
-    const cliEnv = { XDG_CONFIG_HOME: xdg, VDB_SITE_PORT: String(site), VDB_API_PORT: String(server.ports.api) }
-    const login = startLogin([], cliEnv)
-    const userCode = await login.userCode()
-    assert.include(login.output().stdout, `http://127.0.0.1:${site}/device?code=${userCode}`)
-    const cookie = await signIn(member.email)
-    assert.strictEqual((await postJson(site, APPROVE, { user_code: userCode }, { headers: { cookie } })).status, 200)
-    assert.strictEqual(await login.exited, 0, login.output().stderr)
-    assert.strictEqual(JSON.parse(readFileSync(join(xdg, "vdb", "credentials.json"), "utf8")).api, `http://127.0.0.1:${server.ports.api}/v1`)
-    // Another VDB_API_PORT now (a server elsewhere in this shell): the stored API is the one the credential is for.
-    const info = await runVdb(["info", "CVE-1999-0001"], { XDG_CONFIG_HOME: xdg, VDB_API_PORT: "1" })
-    assert.include(info.stderr, "is not known")
-  }, 60_000)
+  it(
+    "without VDB_SITE_URL or VDB_API_URL the CLI finds the server by its ports, and info uses the API a sign-in stored",
+    async () => {
+      const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+      // The ports `bin/vdb serve` was started with in this shell, no URL: before, login went to 8082 and info to 8080.
+      const cliEnv = { XDG_CONFIG_HOME: xdg, VDB_SITE_PORT: String(site), VDB_API_PORT: String(server.ports.api) }
+      const login = startLogin([], cliEnv)
+      const userCode = await login.userCode()
+      assert.include(login.output().stdout, `http://127.0.0.1:${site}/device?code=${userCode}`)
+      const cookie = await signIn(member.email)
+      assert.strictEqual((await postJson(site, APPROVE, { user_code: userCode }, { headers: { cookie } })).status, 200)
+      assert.strictEqual(await login.exited, 0, login.output().stderr)
+      assert.strictEqual(
+        JSON.parse(readFileSync(join(xdg, "vdb", "credentials.json"), "utf8")).api,
+        `http://127.0.0.1:${server.ports.api}/v1`
+      )
+      // Another VDB_API_PORT now (a server elsewhere in this shell): the stored API is the one the credential is for.
+      const info = await runVdb(["info", "CVE-1999-0001"], { XDG_CONFIG_HOME: xdg, VDB_API_PORT: "1" })
+      assert.include(info.stderr, "is not known")
+    },
+    60_000
+  )
 
   it("auth verify fails with a clear message when the key was rotated", async () => {
     const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
     const other = JSON.parse((await runVdb(["org", "create", "--name", "rotated", "--json"], env)).stdout)
     const { mkdirSync, writeFileSync } = await import("node:fs")
     mkdirSync(join(xdg, "vdb"))
-    writeFileSync(join(xdg, "vdb", "credentials.json"), JSON.stringify({
-      type: "apikey",
-      orgUuid: other.uuid,
-      apiKey: other.apiKey,
-      site: "",
-      api: `http://127.0.0.1:${server.ports.api}/v1`
-    }), { mode: 0o600 })
+    writeFileSync(
+      join(xdg, "vdb", "credentials.json"),
+      JSON.stringify({
+        type: "apikey",
+        orgUuid: other.uuid,
+        apiKey: other.apiKey,
+        site: "",
+        api: `http://127.0.0.1:${server.ports.api}/v1`
+      }),
+      { mode: 0o600 }
+    )
     assert.strictEqual((await runVdb(["org", "rotate-secret", other.uuid], env)).code, 0)
     const verify = await runVdb(["auth", "verify"], { ...env, XDG_CONFIG_HOME: xdg })
     assert.strictEqual(verify.code, 1)
@@ -446,53 +611,74 @@ describe("CLI", () => {
     const cliEnv = { XDG_CONFIG_HOME: xdg }
     const status = await runVdb(["auth", "status", "--json"], cliEnv)
     assert.strictEqual(status.code, 1)
-    assert.deepStrictEqual(JSON.parse(status.stdout), { signedIn: false, orgUuid: org.uuid, credential: "organization secret", file: path })
+    assert.deepStrictEqual(JSON.parse(status.stdout), {
+      signedIn: false,
+      orgUuid: org.uuid,
+      credential: "organization secret",
+      file: path
+    })
     assert.include(status.stderr, `holds organization ${org.uuid}'s secret, written by hand`)
     assert.notInclude(status.stdout + status.stderr, org.secret)
     const logout = await runVdb(["auth", "logout"], cliEnv)
     assert.strictEqual(logout.code, 1)
     assert.include(logout.stderr, "it was left in place")
     assert.isTrue(existsSync(path))
-    const nothing = await runVdb(["auth", "status", "--json"], { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "vdb-xdg-")) })
+    const nothing = await runVdb(["auth", "status", "--json"], {
+      XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+    })
     assert.strictEqual(nothing.code, 1)
     assert.strictEqual(JSON.parse(nothing.stdout).signedIn, false)
   })
 
-  it("auth login shows and stores nothing a hostile site sends: escape sequences and a malformed credential are refused", async () => {
-    const { createServer } = await import("node:http")
-    let answer: "code" | "credential" = "code"
-    const fake = createServer((req, res) => {
-      req.resume()
-      req.on("end", () => {
-        res.setHeader("content-type", "application/json")
-        if (req.url!.endsWith("/authorize")) {
-          const code = answer === "code" ? "\u001b[2J\u001b]0;PWNED\u0007FAKE-CODE" : "BCD-FGH"
-          res.end(JSON.stringify({ device_code: "d", user_code: code, verification_uri: "http://127.0.0.1/device", expires_in: 60, interval: 1 }))
-        } else {
-          res.end(JSON.stringify({ type: "apikey", orgUuid: "\u001b[32morg\u001b[0m", api_key: "ApiKey x:y" }))
-        }
+  it(
+    "auth login shows and stores nothing a hostile site sends: escape sequences and a malformed credential are refused",
+    async () => {
+      const { createServer } = await import("node:http")
+      let answer: "code" | "credential" = "code"
+      const fake = createServer((req, res) => {
+        req.resume()
+        req.on("end", () => {
+          res.setHeader("content-type", "application/json")
+          if (req.url!.endsWith("/authorize")) {
+            const code = answer === "code" ? "\u001b[2J\u001b]0;PWNED\u0007FAKE-CODE" : "BCD-FGH"
+            res.end(
+              JSON.stringify({
+                device_code: "d",
+                user_code: code,
+                verification_uri: "http://127.0.0.1/device",
+                expires_in: 60,
+                interval: 1
+              })
+            )
+          } else {
+            res.end(JSON.stringify({ type: "apikey", orgUuid: "\u001b[32morg\u001b[0m", api_key: "ApiKey x:y" }))
+          }
+        })
       })
-    })
-    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve))
-    try {
-      const port = (fake.address() as { port: number }).port
-      const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
-      const escaped = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], { XDG_CONFIG_HOME: xdg })
-      assert.strictEqual(escaped.code, 1)
-      assert.include(escaped.stderr, "malformed user code")
-      assert.notInclude(escaped.stdout + escaped.stderr, "\u001b")
-      answer = "credential"
-      const malformed = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], { XDG_CONFIG_HOME: xdg })
-      assert.strictEqual(malformed.code, 1)
-      assert.include(malformed.stderr, "malformed credential; nothing was stored")
-      assert.include(malformed.stdout, "expires in 60 seconds")
-      assert.notInclude(malformed.stdout + malformed.stderr, "\u001b")
-      const { existsSync } = await import("node:fs")
-      assert.isFalse(existsSync(join(xdg, "vdb", "credentials.json")))
-    } finally {
-      fake.close()
-    }
-  }, 30_000)
+      await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve))
+      try {
+        const port = (fake.address() as { port: number }).port
+        const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
+        const escaped = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], { XDG_CONFIG_HOME: xdg })
+        assert.strictEqual(escaped.code, 1)
+        assert.include(escaped.stderr, "malformed user code")
+        assert.notInclude(escaped.stdout + escaped.stderr, "\u001b")
+        answer = "credential"
+        const malformed = await runVdb(["auth", "login", "--site", `http://127.0.0.1:${port}`], {
+          XDG_CONFIG_HOME: xdg
+        })
+        assert.strictEqual(malformed.code, 1)
+        assert.include(malformed.stderr, "malformed credential; nothing was stored")
+        assert.include(malformed.stdout, "expires in 60 seconds")
+        assert.notInclude(malformed.stdout + malformed.stderr, "\u001b")
+        const { existsSync } = await import("node:fs")
+        assert.isFalse(existsSync(join(xdg, "vdb", "credentials.json")))
+      } finally {
+        fake.close()
+      }
+    },
+    30_000
+  )
 
   it("member list and remove; a removed member cannot sign in", async () => {
     const leaving = await createMember("leaving@example.test")
@@ -502,8 +688,15 @@ describe("CLI", () => {
     assert.strictEqual((await runVdb(["member", "remove", leaving.uuid], env)).code, 0)
     assert.strictEqual((await postJson(site, SESSION, { email: leaving.email, password: PASSWORD })).status, 401)
     const grant = await authorize()
-    assert.strictEqual((await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })).status, 401)
-    const unknownOrg = await runVdb(["member", "create", "--org", "00000000-0000-4000-8000-000000000000", "--email", "x@y.test"], env, "password123\n")
+    assert.strictEqual(
+      (await postJson(site, APPROVE, { user_code: grant.user_code }, { headers: { cookie } })).status,
+      401
+    )
+    const unknownOrg = await runVdb(
+      ["member", "create", "--org", "00000000-0000-4000-8000-000000000000", "--email", "x@y.test"],
+      env,
+      "password123\n"
+    )
     assert.strictEqual(unknownOrg.code, 1)
     assert.include(unknownOrg.stderr, "does not exist")
   })

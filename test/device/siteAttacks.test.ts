@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 import { cookieHeader, cookiesOf, csrfIn, DEVICE_GRANT, http, postForm, postJson, setCookieHeaders } from "./http.ts"
 
 /**
@@ -18,11 +18,17 @@ let nextAddress = 10
 const authorize = async (body: unknown = {}) => {
   const reply = await postJson(site, AUTHORIZE, body, { from: `127.0.1.${nextAddress++}` })
   assert.strictEqual(reply.status, 200, reply.text)
-  return reply.json as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string }
+  return reply.json as {
+    device_code: string
+    user_code: string
+    verification_uri: string
+    verification_uri_complete: string
+  }
 }
 
 const poll = async (deviceCode: string) =>
-  (await postForm(site, "/api/site/v1/cli/device/token", { grant_type: DEVICE_GRANT, device_code: deviceCode })).json?.error ?? "issued"
+  (await postForm(site, "/api/site/v1/cli/device/token", { grant_type: DEVICE_GRANT, device_code: deviceCode })).json
+    ?.error ?? "issued"
 
 let members = 0
 /** A new member signed in through the JSON endpoint: the jar holds their session cookie. */
@@ -85,7 +91,12 @@ describe("the forms' CSRF token belongs to the session", () => {
     const login = await http(site, "GET", "/login")
     const jar = cookiesOf(login)
     const before = jar["vdb_csrf"]!
-    const signedIn = await postForm(site, "/login", { csrf: csrfIn(login.text), email, password: PASSWORD, next: "/device" }, {
+    const signedIn = await postForm(site, "/login", {
+      csrf: csrfIn(login.text),
+      email,
+      password: PASSWORD,
+      next: "/device"
+    }, {
       headers: { cookie: cookieHeader(jar) }
     })
     assert.strictEqual(signedIn.status, 303)
@@ -93,7 +104,9 @@ describe("the forms' CSRF token belongs to the session", () => {
     assert.isDefined(renewed, "no new vdb_csrf at sign-in")
     assert.include(renewed!, "HttpOnly")
     assert.notStrictEqual(cookiesOf(signedIn)["vdb_csrf"], before)
-    const json = await postJson(site, "/api/site/v1/session", { email, password: PASSWORD }, { headers: { cookie: `vdb_csrf=${before}` } })
+    const json = await postJson(site, "/api/site/v1/session", { email, password: PASSWORD }, {
+      headers: { cookie: `vdb_csrf=${before}` }
+    })
     assert.notStrictEqual(cookiesOf(json)["vdb_csrf"] ?? before, before)
   })
 
@@ -127,14 +140,18 @@ describe("the decision", () => {
       assert.strictEqual(`${posted.status} ${posted.headers.location}`, `303 /device/decision?code=${grant.user_code}`)
       const heading = decision === "approve" ? "Device approved" : "Request denied"
       for (let load = 0; load < 2; load++) {
-        const result = await http(site, "GET", String(posted.headers.location), { headers: { cookie: cookieHeader(jar) } })
+        const result = await http(site, "GET", String(posted.headers.location), {
+          headers: { cookie: cookieHeader(jar) }
+        })
         assert.strictEqual(result.status, 200)
         assert.include(result.text, heading)
       }
       assert.strictEqual(await poll(grant.device_code), decision === "approve" ? "issued" : "access_denied")
       // Someone else's result is not shown; signed out, the page asks for a sign-in first.
       const stranger = await signedInMember()
-      const theirs = await http(site, "GET", String(posted.headers.location), { headers: { cookie: cookieHeader(stranger.jar) } })
+      const theirs = await http(site, "GET", String(posted.headers.location), {
+        headers: { cookie: cookieHeader(stranger.jar) }
+      })
       assert.strictEqual(theirs.status, 404)
       assert.notInclude(theirs.text, heading)
       const anonymous = await http(site, "GET", String(posted.headers.location))
@@ -162,9 +179,16 @@ describe("the wrong-code throttle", () => {
     const csrf = await pageCsrf(jar)
     const cookie = cookieHeader(jar)
     const statuses: Array<number> = []
-    for (let i = 0; i < 4; i++) statuses.push((await postJson(site, "/api/site/v1/cli/device/approve", { user_code: "BCD-FGH" }, { headers: { cookie } })).status)
+    for (let i = 0; i < 4; i++) {
+      statuses.push(
+        (await postJson(site, "/api/site/v1/cli/device/approve", { user_code: "BCD-FGH" }, { headers: { cookie } }))
+          .status
+      )
+    }
     for (let i = 0; i < 3; i++) statuses.push((await postPage("/device", { csrf, code: "BCD-FGH" }, jar)).status)
-    for (let i = 0; i < 3; i++) statuses.push((await postPage("/device/decision", { csrf, code: "BCD-FGH", decision: "deny" }, jar)).status)
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await postPage("/device/decision", { csrf, code: "BCD-FGH", decision: "deny" }, jar)).status)
+    }
     assert.deepStrictEqual(statuses, [404, 404, 404, 404, 400, 400, 400, 400, 400, 400])
     const grant = await authorize()
     const throttled = await postPage("/device", { csrf, code: grant.user_code }, jar)
@@ -172,7 +196,9 @@ describe("the wrong-code throttle", () => {
     assert.include(throttled.text, "Too many wrong codes")
     const wait = Number(throttled.headers["retry-after"])
     assert.isTrue(wait > 800 && wait <= 900, String(throttled.headers["retry-after"]))
-    const json = await postJson(site, "/api/site/v1/cli/device/approve", { user_code: grant.user_code }, { headers: { cookie } })
+    const json = await postJson(site, "/api/site/v1/cli/device/approve", { user_code: grant.user_code }, {
+      headers: { cookie }
+    })
     assert.strictEqual(`${json.status} ${json.json.error}`, "429 too_many_attempts")
     assert.strictEqual(await poll(grant.device_code), "authorization_pending")
   })

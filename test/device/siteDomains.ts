@@ -13,7 +13,13 @@ import { SiteRoutes } from "../../src/site/SiteRoutes.ts"
 
 /** What the site's routes need, on the memory layers; a test may swap the sessions. */
 export const siteDomains = (sessions: Layer.Layer<Sessions, never, Members> = Sessions.layerMemory) =>
-  Layer.mergeAll(sessions, DeviceGrants.layerMemory, AuthorizeLimiter.layerMemory, ApprovalThrottle.layerMemory, SignInThrottle.layerMemory).pipe(
+  Layer.mergeAll(
+    sessions,
+    DeviceGrants.layerMemory,
+    AuthorizeLimiter.layerMemory,
+    ApprovalThrottle.layerMemory,
+    SignInThrottle.layerMemory
+  ).pipe(
     Layer.provideMerge(Members.layerMemory),
     Layer.provideMerge(Organizations.layerMemory),
     Layer.provideMerge(Invalidation.layerMemory)

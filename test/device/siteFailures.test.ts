@@ -14,10 +14,17 @@ import { siteApp, siteDomains } from "./siteDomains.ts"
 const ORIGIN = "http://vdb.example"
 const CAUSE = "connection to member_sessions lost: secret-detail-1234"
 
-const BrokenSessions = Layer.effect(Sessions, Effect.gen(function*() {
-  const sessions = yield* Sessions
-  return Sessions.of({ ...sessions, open: () => Effect.die(new Error(CAUSE)), resolve: () => Effect.die(new Error(CAUSE)) })
-})).pipe(Layer.provide(Sessions.layerMemory))
+const BrokenSessions = Layer.effect(
+  Sessions,
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    return Sessions.of({
+      ...sessions,
+      open: () => Effect.die(new Error(CAUSE)),
+      resolve: () => Effect.die(new Error(CAUSE))
+    })
+  })
+).pipe(Layer.provide(Sessions.layerMemory))
 
 const logged: Array<string> = []
 const App = siteApp(ORIGIN, siteDomains(BrokenSessions)).pipe(
@@ -32,17 +39,24 @@ describe("a defect on the site", () => {
         yield* (yield* Members).create({ orgUuid: org.uuid, email: "b@example.test", password: "correct horse" })
         const client = yield* HttpClient.HttpClient
 
-        const signIn = yield* client.execute(HttpClientRequest.post("/api/site/v1/session").pipe(
-          HttpClientRequest.setHeaders({ origin: ORIGIN }),
-          HttpClientRequest.bodyJsonUnsafe({ email: "b@example.test", password: "correct horse" })
-        ))
+        const signIn = yield* client.execute(
+          HttpClientRequest.post("/api/site/v1/session").pipe(
+            HttpClientRequest.setHeaders({ origin: ORIGIN }),
+            HttpClientRequest.bodyJsonUnsafe({ email: "b@example.test", password: "correct horse" })
+          )
+        )
         assert.strictEqual(signIn.status, 500)
         const body = yield* signIn.text
-        assert.deepStrictEqual(JSON.parse(body), { error: "server_error", error_description: "the server failed to answer; try again" })
+        assert.deepStrictEqual(JSON.parse(body), {
+          error: "server_error",
+          error_description: "the server failed to answer; try again"
+        })
 
-        const page = yield* client.execute(HttpClientRequest.get("/device").pipe(
-          HttpClientRequest.setHeaders({ cookie: "vdb_session=abc" })
-        ))
+        const page = yield* client.execute(
+          HttpClientRequest.get("/device").pipe(
+            HttpClientRequest.setHeaders({ cookie: "vdb_session=abc" })
+          )
+        )
         assert.strictEqual(page.status, 500)
         assert.match(page.headers["content-type"] ?? "", /text\/html/)
         const html = yield* page.text
@@ -51,7 +65,10 @@ describe("a defect on the site", () => {
         for (const text of [body, html, JSON.stringify(signIn.headers), JSON.stringify(page.headers)]) {
           assert.notInclude(text, "secret-detail")
         }
-        assert.isAtLeast(logged.filter((line) => line.includes("site request failed") && line.includes("secret-detail")).length, 2)
+        assert.isAtLeast(
+          logged.filter((line) => line.includes("site request failed") && line.includes("secret-detail")).length,
+          2
+        )
       }))
   })
 })

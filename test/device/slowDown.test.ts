@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
@@ -35,7 +35,10 @@ describe("slow_down raises the interval on every process (PostgreSQL)", () => {
   })
 
   const poll = async (server: RunningServer, deviceCode: string) => {
-    const reply = await postForm(server.ports.site, "/api/site/v1/cli/device/token", { grant_type: DEVICE_GRANT, device_code: deviceCode })
+    const reply = await postForm(server.ports.site, "/api/site/v1/cli/device/token", {
+      grant_type: DEVICE_GRANT,
+      device_code: deviceCode
+    })
     return String(reply.json?.error)
   }
   const sleep = (millis: number) => new Promise((r) => setTimeout(r, millis))

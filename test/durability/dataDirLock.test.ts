@@ -1,8 +1,8 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Option } from "effect"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Option } from "effect"
 import { lockDataDir } from "../../src/db/DataDirLock.ts"
 
 const lockPath = () => join(mkdtempSync(join(tmpdir(), "vdb-lock-")), "pglite.lock")

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
@@ -26,11 +26,13 @@ const FIXTURE = fixture(LOG4SHELL)
  * covers the store on both).
  */
 const storeRawOnly = (url: string, identifier: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: 1 })
-    const content = JSON.stringify(JSON.parse(readFileSync(fixture(identifier), "utf8")))
-    yield* sql`INSERT INTO vuln_raw (source, identifier, content, content_hash) VALUES ('mitre', ${identifier}, ${content}, 'raw-only')`
-  })).pipe(Effect.provide(Reactivity.layer), Effect.orDie))
+  Effect.runPromise(
+    Effect.scoped(Effect.gen(function*() {
+      const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: 1 })
+      const content = JSON.stringify(JSON.parse(readFileSync(fixture(identifier), "utf8")))
+      yield* sql`INSERT INTO vuln_raw (source, identifier, content, content_hash) VALUES ('mitre', ${identifier}, ${content}, 'raw-only')`
+    })).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  )
 
 const eventually = async (probe: () => Promise<number>, wanted: number) => {
   const deadline = Date.now() + 15_000
@@ -51,7 +53,11 @@ const backends = [
     name: "postgresql",
     env: async () => {
       const database = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-      return { VDB_DATA_DIR: tempDataDir(), DATABASE_URL: database.url, VDB_MASTER_KEY: randomBytes(32).toString("base64") }
+      return {
+        VDB_DATA_DIR: tempDataDir(),
+        DATABASE_URL: database.url,
+        VDB_MASTER_KEY: randomBytes(32).toString("base64")
+      }
     }
   }
 ]
@@ -81,13 +87,25 @@ describe("acknowledged admin writes survive SIGKILL of the server", () => {
       if (process.env.VDB_TEST_TIMING) console.error(`restart: ${Date.now() - started} ms`)
     }
     const api = (path: string, key: string) =>
-      fetch(`http://127.0.0.1:${server.ports.api}/v1/${path}`, { headers: { authorization: key } }).then((r) => r.status)
+      fetch(`http://127.0.0.1:${server.ports.api}/v1/${path}`, { headers: { authorization: key } }).then((r) =>
+        r.status
+      )
     const records = (id: string, key: string) =>
       fetch(`http://127.0.0.1:${server.ports.api}/v1/vuln/${id}`, { headers: { authorization: key } }).then(async (r) =>
         r.status === 200 ? ((await r.json()) as ReadonlyArray<unknown>).length : -r.status
       )
     try {
-      const org = await json<Credentials>(["org", "create", "--name", "durable", "--per-minute", "0", "--per-week", "0", "--json"], env)
+      const org = await json<Credentials>([
+        "org",
+        "create",
+        "--name",
+        "durable",
+        "--per-minute",
+        "0",
+        "--per-week",
+        "0",
+        "--json"
+      ], env)
       await crash()
       expect(await api(`info/${LOG4SHELL}`, org.apiKey)).toBe(404) // known organization, unknown CVE
 
@@ -107,17 +125,31 @@ describe("acknowledged admin writes survive SIGKILL of the server", () => {
         expect(await eventually(() => records(ETERNALBLUE, rotated.apiKey), 1), server.output().stderr).toBe(1)
       }
 
-      const { key } = await json<{ key: string }>(["gateway", "service-key", "create", "--org", org.uuid, "--json"], env)
+      const { key } = await json<{ key: string }>(
+        ["gateway", "service-key", "create", "--org", org.uuid, "--json"],
+        env
+      )
       await crash()
       const models = await fetch(`http://127.0.0.1:${server.ports.gateway}/openai/${org.uuid}/v1/models`, {
         headers: { authorization: `Bearer ${key}` }
       })
       expect(models.status).toBe(200)
 
-      const set = await runVdb(["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"], env, "sk-test-durable")
+      const set = await runVdb(
+        ["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"],
+        env,
+        "sk-test-durable"
+      )
       expect(set.code, set.stderr).toBe(0)
       await crash()
-      const keys = await json<ReadonlyArray<{ provider: string }>>(["gateway", "provider-key", "list", "--org", org.uuid, "--json"], env)
+      const keys = await json<ReadonlyArray<{ provider: string }>>([
+        "gateway",
+        "provider-key",
+        "list",
+        "--org",
+        org.uuid,
+        "--json"
+      ], env)
       expect(keys.map((k) => k.provider)).toEqual(["openai"])
 
       const deactivated = await runVdb(["org", "deactivate", org.uuid], env)

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MCP_HEADERS } from "../mcp/mcpServer.ts"
 import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 import { startThrowawayCluster, type ThrowawayCluster } from "../support/throwawayCluster.ts"
-import { MCP_HEADERS } from "../mcp/mcpServer.ts"
 
 /**
  * Issue 35's fault suite: the database stops for 10 s under load, then starts again. Meanwhile
@@ -59,7 +59,12 @@ interface Answer {
 const answer = async (service: string, url: string, init: RequestInit): Promise<Answer> => {
   // No hang: every request is answered well inside 5 s, database or not.
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) })
-  const answered = { service, status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.text() }
+  const answered = {
+    service,
+    status: response.status,
+    retryAfter: response.headers.get("retry-after"),
+    body: await response.text()
+  }
   everyAnswer.push(answered)
   return answered
 }
@@ -149,62 +154,72 @@ afterAll(async () => {
 }, 60_000)
 
 describe("the database stopped for 10 s under load, then started", () => {
-  it("answers 503 in each dialect meanwhile, never hangs or crashes, recovers within 5 s, loses nothing silently", async () => {
-    // Warm: the first organization's keys are in every process cache.
-    for (const a of await Promise.all(needsDatabase(warm))) expect([200, 404], `${a.service}: ${a.body}`).toContain(a.status)
+  it(
+    "answers 503 in each dialect meanwhile, never hangs or crashes, recovers within 5 s, loses nothing silently",
+    async () => {
+      // Warm: the first organization's keys are in every process cache.
+      for (const a of await Promise.all(needsDatabase(warm))) {
+        expect([200, 404], `${a.service}: ${a.body}`).toContain(
+          a.status
+        )
+      }
 
-    cluster.stop()
-    const outageEnds = Date.now() + 10_000
-    const during: Array<Answer> = []
-    while (Date.now() < outageEnds) {
-      // Load: the warm organization (cached keys) and the cold one (keys never read: the database is needed).
-      during.push(...await Promise.all([...needsDatabase(warm), ...needsDatabase(cold)]))
-      expect(server.child.exitCode, "the server exited during the outage").toBeNull()
-    }
-    // An admin write during the outage is refused, not acknowledged.
-    const write = await runVdb(["org", "create", "--name", "during-outage", "--json"], env)
-    expect(write.code).not.toBe(0)
-    expect(write.stderr).toMatch(/unavailable|database/i)
+      cluster.stop()
+      const outageEnds = Date.now() + 10_000
+      const during: Array<Answer> = []
+      while (Date.now() < outageEnds) {
+        // Load: the warm organization (cached keys) and the cold one (keys never read: the database is needed).
+        during.push(...await Promise.all([...needsDatabase(warm), ...needsDatabase(cold)]))
+        expect(server.child.exitCode, "the server exited during the outage").toBeNull()
+      }
+      // An admin write during the outage is refused, not acknowledged.
+      const write = await runVdb(["org", "create", "--name", "during-outage", "--json"], env)
+      expect(write.code).not.toBe(0)
+      expect(write.stderr).toMatch(/unavailable|database/i)
 
-    for (const a of during) {
-      expect([200, 404, 503], `${a.service} answered ${a.status}: ${a.body}`).toContain(a.status)
-      if (a.status === 503) inDialect(a)
-    }
-    for (const service of ["api", "gateway", "mcp", "site"]) {
-      expect(during.some((a) => a.service === service && a.status === 503), `${service} never needed the database`).toBe(true)
-    }
+      for (const a of during) {
+        expect([200, 404, 503], `${a.service} answered ${a.status}: ${a.body}`).toContain(a.status)
+        if (a.status === 503) inDialect(a)
+      }
+      for (const service of ["api", "gateway", "mcp", "site"]) {
+        expect(during.some((a) => a.service === service && a.status === 503), `${service} never needed the database`)
+          .toBe(true)
+      }
 
-    cluster.start()
-    const back = Date.now()
-    let recovered = false
-    while (!recovered && Date.now() - back < 5_000) {
-      const answers = await Promise.all(needsDatabase(cold))
-      recovered = answers.every((a) => a.status === 200 || a.status === 404)
-      if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(recovered, "a service still failed 5 s after the database came back").toBe(true)
+      cluster.start()
+      const back = Date.now()
+      let recovered = false
+      while (!recovered && Date.now() - back < 5_000) {
+        const answers = await Promise.all(needsDatabase(cold))
+        recovered = answers.every((a) => a.status === 200 || a.status === 404)
+        if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      expect(recovered, "a service still failed 5 s after the database came back").toBe(true)
 
-    // Nothing acknowledged is lost silently: the organization written before the outage is there,
-    // and every API request and every relayed completion is a stored row or counted as dropped.
-    expect(await vdb(["org", "list", "--json"])).toContain(warm.uuid)
-    const apiRequests = everyAnswer.filter((a) => a.service === "api").length
-    const relayed = everyAnswer.filter((a) => a.service === "gateway" && a.status === 200).length
-    const orgs = `'${warm.uuid}', '${cold.uuid}'`
-    const account = () => ({
-      usage: Number(sql(cluster, `SELECT count(*) FROM usage_log WHERE route LIKE '/v1/vuln/%'`)),
-      usageDropped: Number(sql(cluster, "SELECT coalesce(sum(dropped), 0) FROM usage_dropped")),
-      inference: Number(sql(cluster, `SELECT count(*) FROM gateway_inference_log WHERE org_uuid IN (${orgs})`))
-    })
-    // The batch writers flush on their own: wait (bounded) until the rows or their counts are in.
-    const settleBy = Date.now() + 15_000
-    let accounted = account()
-    while (Date.now() < settleBy && accounted.usage + accounted.usageDropped < apiRequests) {
-      await new Promise((resolve) => setTimeout(resolve, 250))
-      accounted = account()
-    }
-    expect(accounted.usage).toBeLessThanOrEqual(apiRequests)
-    expect(accounted.usage + accounted.usageDropped, JSON.stringify(accounted)).toBeGreaterThanOrEqual(apiRequests)
-    const inferenceDropped = dropped(server.output().stderr, "inference log")
-    expect(accounted.inference + inferenceDropped, JSON.stringify({ ...accounted, inferenceDropped, relayed })).toBeGreaterThanOrEqual(relayed)
-  }, 120_000)
+      // Nothing acknowledged is lost silently: the organization written before the outage is there,
+      // and every API request and every relayed completion is a stored row or counted as dropped.
+      expect(await vdb(["org", "list", "--json"])).toContain(warm.uuid)
+      const apiRequests = everyAnswer.filter((a) => a.service === "api").length
+      const relayed = everyAnswer.filter((a) => a.service === "gateway" && a.status === 200).length
+      const orgs = `'${warm.uuid}', '${cold.uuid}'`
+      const account = () => ({
+        usage: Number(sql(cluster, `SELECT count(*) FROM usage_log WHERE route LIKE '/v1/vuln/%'`)),
+        usageDropped: Number(sql(cluster, "SELECT coalesce(sum(dropped), 0) FROM usage_dropped")),
+        inference: Number(sql(cluster, `SELECT count(*) FROM gateway_inference_log WHERE org_uuid IN (${orgs})`))
+      })
+      // The batch writers flush on their own: wait (bounded) until the rows or their counts are in.
+      const settleBy = Date.now() + 15_000
+      let accounted = account()
+      while (Date.now() < settleBy && accounted.usage + accounted.usageDropped < apiRequests) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        accounted = account()
+      }
+      expect(accounted.usage).toBeLessThanOrEqual(apiRequests)
+      expect(accounted.usage + accounted.usageDropped, JSON.stringify(accounted)).toBeGreaterThanOrEqual(apiRequests)
+      const inferenceDropped = dropped(server.output().stderr, "inference log")
+      expect(accounted.inference + inferenceDropped, JSON.stringify({ ...accounted, inferenceDropped, relayed }))
+        .toBeGreaterThanOrEqual(relayed)
+    },
+    120_000
+  )
 })

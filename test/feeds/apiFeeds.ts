@@ -13,11 +13,23 @@ export const apiFeedsApp = Layer.mergeAll(VulnStore.layer, FeedCursors.layer).pi
 )
 
 /** A minute a run (a Retry-After of an hour ends it), short waits, no request gaps, inline normalisation, small pages (so paging is exercised on a few records). */
-export const FAST: FeedOptions = { timeoutMs: 60_000, attempts: 2, backoffBaseMs: 10, requestGapMs: 0, pageSize: 2, ingest: { workers: 0 } }
+export const FAST: FeedOptions = {
+  timeoutMs: 60_000,
+  attempts: 2,
+  backoffBaseMs: 10,
+  requestGapMs: 0,
+  pageSize: 2,
+  ingest: { workers: 0 }
+}
 
 /** Runs `body` with every feed pointed at a fresh mirror, plus `extra` configuration. */
-export const onMirror = <A, E, R>(body: (mirror: FeedMirror) => Effect.Effect<A, E, R>, extra: Record<string, string> = {}) =>
+export const onMirror = <A, E, R>(
+  body: (mirror: FeedMirror) => Effect.Effect<A, E, R>,
+  extra: Record<string, string> = {}
+) =>
   Effect.scoped(Effect.gen(function*() {
     const mirror = yield* feedMirror
-    return yield* body(mirror).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...mirrorConfig(mirror), ...extra }))))
+    return yield* body(mirror).pipe(
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...mirrorConfig(mirror), ...extra })))
+    )
   }))

@@ -1,10 +1,10 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { buildSummary } from "../../src/vulns/Summary.ts"
 import type { SyncOptions } from "../../src/feeds/CatalogueSync.ts"
 import { FeedCursors } from "../../src/feeds/FeedCursors.ts"
 import { syncSources } from "../../src/feeds/FeedSync.ts"
+import { buildSummary } from "../../src/vulns/Summary.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { SqlBackends } from "../support/database.ts"
 import { type FeedMirror, feedMirror, kevCatalogue, mirrorConfig } from "../support/feedMirror.ts"
@@ -23,7 +23,8 @@ const onMirror = <A, E, R>(body: (mirror: FeedMirror) => Effect.Effect<A, E, R>)
     return yield* body(mirror).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(config))))
   }))
 
-const byName = <T extends { readonly source: string }>(rows: ReadonlyArray<T>) => Object.fromEntries(rows.map((r) => [r.source, r]))
+const byName = <T extends { readonly source: string }>(rows: ReadonlyArray<T>) =>
+  Object.fromEntries(rows.map((r) => [r.source, r]))
 
 describe.each(SqlBackends)("live catalogue feeds on the mirror ($name)", ({ layer: database }) => {
   const app = Layer.mergeAll(VulnStore.layer, FeedCursors.layer).pipe(
@@ -31,130 +32,158 @@ describe.each(SqlBackends)("live catalogue feeds on the mirror ($name)", ({ laye
     Layer.merge(NodeHttpClient.layerUndici)
   )
   layer(app, { excludeTestServices: true })((it) => {
-    it.effect("first sync stores every catalogue; a second asks conditionally and changes nothing; a change is picked up", () =>
-      onMirror((mirror) =>
-        Effect.gen(function*() {
-          const store = yield* VulnStore
-          const cursors = yield* FeedCursors
-          const first = byName(yield* syncSources(FEEDS, OPTIONS))
-          for (const source of FEEDS) assert.strictEqual(first[source]!.status, "updated", `${source}: ${JSON.stringify(first[source])}`)
-          assert.strictEqual(first["cisa-kev"]!.changed, 44)
-          assert.strictEqual(first["epss"]!.failed, 0)
-          assert.ok(mirror.requests.every((r) => !r.conditional && r.userAgent?.startsWith("vdb/") === true))
-
-          const log4shell = yield* store.lookup("CVE-2021-44228", { bodies: false })
-          assert.ok(log4shell.records.some((r) => r.source === "cisa-kev"))
-          const summary = buildSummary("CVE-2021-44228", log4shell)!
-          assert.ok(Math.abs(summary.lastFetchedAt! - Date.now() / 1000) < 120, "lastFetchedAt is the sync's time")
-          assert.ok((yield* store.exploits("CVE-2021-44228", { limit: 100, offset: 0, includeContent: false })).count > 0)
-          const kevState = (yield* cursors.get("cisa-kev"))!
-          assert.ok(kevState.cursor.etag !== undefined && kevState.lastUrl === mirror.url(KEV))
-          assert.strictEqual(kevState.recordsChanged, 44)
-
-          mirror.requests.length = 0
-          const second = byName(yield* syncSources(FEEDS, OPTIONS))
-          for (const source of FEEDS) assert.strictEqual(second[source]!.status, "unchanged")
-          assert.deepStrictEqual(mirror.requests.map((r) => [r.conditional, r.status]), FEEDS.map(() => [true, 304]))
-
-          // The publisher changes one entry and adds a malformed one: one record changes, one fails, the rest go on.
-          const catalogue = JSON.parse(kevCatalogue()) as { vulnerabilities: Array<Record<string, unknown>> }
-          catalogue.vulnerabilities[0] = { ...catalogue.vulnerabilities[0], notes: "updated upstream" }
-          catalogue.vulnerabilities.push({ cveID: "CVE-20X1-BAD", dateAdded: "2025-01-01" })
-          mirror.publish(KEV, JSON.stringify(catalogue), "application/json")
-          const third = byName(yield* syncSources(["cisa-kev"], OPTIONS))
-          assert.deepStrictEqual([third["cisa-kev"]!.status, third["cisa-kev"]!.changed, third["cisa-kev"]!.failed], ["updated", 1, 1])
-          assert.notStrictEqual((yield* cursors.get("cisa-kev"))!.cursor.etag, kevState.cursor.etag)
-        })
-      ), { timeout: 60_000 })
-
-    it.effect("each fault gives a clear status, leaves the cursor where it was, and the next run recovers", () =>
-      onMirror((mirror) =>
-        Effect.gen(function*() {
-          const cursors = yield* FeedCursors
-          // Start from a known cursor: a full fetch of every catalogue from this mirror.
-          yield* syncSources(FEEDS, { ...OPTIONS, full: true })
-          const faults = [
-            [KEV, { kind: "status", status: 429, retryAfter: "3600" }, "RateLimited"],
-            [KEV, { kind: "status", status: 503, retryAfter: "3600" }, "RateLimited"],
-            [KEV, { kind: "stopHalfway" }, "Truncated"],
-            [KEV, { kind: "lyingLength" }, "LengthMismatch"],
-            [KEV, { kind: "wrongType" }, "WrongContentType"],
-            [EPSS, { kind: "truncatedGzip" }, "Truncated"],
-            [EPSS, { kind: "bomb" }, "CompressionBomb"]
-          ] as const
-          for (const [path, fault, kind] of faults) {
-            const source = path.split("/")[1]!
-            const before = (yield* cursors.get(source))!
-            mirror.fault(path, fault)
-            const [failed] = yield* syncSources([source], { ...OPTIONS, full: true })
-            assert.strictEqual(failed!.status, "failed", `${fault.kind}: ${JSON.stringify(failed)}`)
-            assert.strictEqual(failed!.error?.kind, kind, `${fault.kind}: ${failed!.error?.message}`)
-            const after = (yield* cursors.get(source))!
-            assert.deepStrictEqual(after.cursor, before.cursor, `${fault.kind} moved the cursor`)
-            assert.strictEqual(after.lastErrorKind, kind)
-            assert.strictEqual(after.lastSuccessAt?.getTime(), before.lastSuccessAt?.getTime())
-            if (fault.kind === "status") {
-              // Retry-After beyond the run's deadline: no retry now, the next run is scheduled then.
-              assert.ok(failed!.nextRunAt.getTime() >= Date.now() + 3500 * 1000)
+    it.effect(
+      "first sync stores every catalogue; a second asks conditionally and changes nothing; a change is picked up",
+      () =>
+        onMirror((mirror) =>
+          Effect.gen(function*() {
+            const store = yield* VulnStore
+            const cursors = yield* FeedCursors
+            const first = byName(yield* syncSources(FEEDS, OPTIONS))
+            for (const source of FEEDS) {
+              assert.strictEqual(first[source]!.status, "updated", `${source}: ${JSON.stringify(first[source])}`)
             }
-            mirror.fault(path, undefined)
-            const [recovered] = yield* syncSources([source], { ...OPTIONS, full: true })
-            assert.strictEqual(recovered!.status, "updated", `${fault.kind} recovery: ${JSON.stringify(recovered)}`)
-            const healed = (yield* cursors.get(source))!
-            assert.strictEqual(healed.lastError, undefined)
-            assert.strictEqual(healed.failures, 0)
-          }
+            assert.strictEqual(first["cisa-kev"]!.changed, 44)
+            assert.strictEqual(first["epss"]!.failed, 0)
+            assert.ok(mirror.requests.every((r) => !r.conditional && r.userAgent?.startsWith("vdb/") === true))
 
-          // Redirects: followed within the loopback mirror, refused to plain http elsewhere (no request is sent there).
-          mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "redirect", location: "/cisa-kev/copy.json" } })
-          mirror.publish("/cisa-kev/copy.json", kevCatalogue(), "application/json")
-          assert.strictEqual((yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true }))[0]!.status, "updated")
-          assert.strictEqual((yield* cursors.get("cisa-kev"))!.lastUrl, mirror.url("/cisa-kev/copy.json"))
-          mirror.fault(KEV, { kind: "redirect", location: "http://example.com/kev.json" })
-          const [bounced] = yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true })
-          assert.strictEqual(bounced!.error?.kind, "InsecureRedirect")
-          mirror.fault(KEV, undefined)
+            const log4shell = yield* store.lookup("CVE-2021-44228", { bodies: false })
+            assert.ok(log4shell.records.some((r) => r.source === "cisa-kev"))
+            const summary = buildSummary("CVE-2021-44228", log4shell)!
+            assert.ok(Math.abs(summary.lastFetchedAt! - Date.now() / 1000) < 120, "lastFetchedAt is the sync's time")
+            assert.ok(
+              (yield* store.exploits("CVE-2021-44228", { limit: 100, offset: 0, includeContent: false })).count > 0
+            )
+            const kevState = (yield* cursors.get("cisa-kev"))!
+            assert.ok(kevState.cursor.etag !== undefined && kevState.lastUrl === mirror.url(KEV))
+            assert.strictEqual(kevState.recordsChanged, 44)
 
-          // A short Retry-After inside the deadline is waited for, and the same run succeeds.
-          mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "status", status: 429, retryAfter: "1" } })
-          const started = Date.now()
-          const [waited] = yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true })
-          assert.strictEqual(waited!.status, "updated")
-          assert.ok(Date.now() - started >= 900, "Retry-After: 1 was honoured")
-        })
-      ), { timeout: 60_000 })
+            mirror.requests.length = 0
+            const second = byName(yield* syncSources(FEEDS, OPTIONS))
+            for (const source of FEEDS) assert.strictEqual(second[source]!.status, "unchanged")
+            assert.deepStrictEqual(mirror.requests.map((r) => [r.conditional, r.status]), FEEDS.map(() => [true, 304]))
 
-    it.effect("nist-nvd: a first run pages through everything, then lastMod windows from the watermark; apiKey sent, never shown", () =>
-      onMirror((mirror) =>
-        Effect.gen(function*() {
-          const store = yield* VulnStore
-          const cursors = yield* FeedCursors
-          const nvd = { ...OPTIONS, requestGapMs: 0, pageSize: 10 }
-          const total = mirror.nvd.length
-          const [first] = yield* syncSources(["nist-nvd"], nvd).pipe(
-            Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ ...mirrorConfig(mirror), VDB_NVD_API_KEY: "k-secret-123" })))
-          )
-          assert.deepStrictEqual([first!.status, first!.changed, first!.failed], ["updated", total, 0])
-          const pages = mirror.requests.filter((r) => r.path === "/nist-nvd/cves/2.0")
-          assert.strictEqual(pages.length, Math.ceil(total / 10))
-          assert.ok(pages.every((r) => r.apiKey && !r.query.includes("lastMod")))
-          const watermark = (yield* cursors.get("nist-nvd"))!.cursor.watermark
-          assert.ok(watermark !== undefined)
-          assert.ok(!JSON.stringify(yield* cursors.get("nist-nvd")).includes("k-secret-123"))
-          assert.ok((yield* store.lookup("CVE-2014-1424", { bodies: false })).records.some((r) => r.source === "nist-nvd"))
+            // The publisher changes one entry and adds a malformed one: one record changes, one fails, the rest go on.
+            const catalogue = JSON.parse(kevCatalogue()) as { vulnerabilities: Array<Record<string, unknown>> }
+            catalogue.vulnerabilities[0] = { ...catalogue.vulnerabilities[0], notes: "updated upstream" }
+            catalogue.vulnerabilities.push({ cveID: "CVE-20X1-BAD", dateAdded: "2025-01-01" })
+            mirror.publish(KEV, JSON.stringify(catalogue), "application/json")
+            const third = byName(yield* syncSources(["cisa-kev"], OPTIONS))
+            assert.deepStrictEqual([third["cisa-kev"]!.status, third["cisa-kev"]!.changed, third["cisa-kev"]!.failed], [
+              "updated",
+              1,
+              1
+            ])
+            assert.notStrictEqual((yield* cursors.get("cisa-kev"))!.cursor.etag, kevState.cursor.etag)
+          })
+        ),
+      { timeout: 60_000 }
+    )
 
-          mirror.requests.length = 0
-          const [second] = yield* syncSources(["nist-nvd"], nvd)
-          assert.deepStrictEqual([second!.status, second!.changed], ["unchanged", 0])
-          assert.ok(mirror.requests.every((r) => r.query.includes("lastModStartDate") && !r.apiKey))
+    it.effect(
+      "each fault gives a clear status, leaves the cursor where it was, and the next run recovers",
+      () =>
+        onMirror((mirror) =>
+          Effect.gen(function*() {
+            const cursors = yield* FeedCursors
+            // Start from a known cursor: a full fetch of every catalogue from this mirror.
+            yield* syncSources(FEEDS, { ...OPTIONS, full: true })
+            const faults = [
+              [KEV, { kind: "status", status: 429, retryAfter: "3600" }, "RateLimited"],
+              [KEV, { kind: "status", status: 503, retryAfter: "3600" }, "RateLimited"],
+              [KEV, { kind: "stopHalfway" }, "Truncated"],
+              [KEV, { kind: "lyingLength" }, "LengthMismatch"],
+              [KEV, { kind: "wrongType" }, "WrongContentType"],
+              [EPSS, { kind: "truncatedGzip" }, "Truncated"],
+              [EPSS, { kind: "bomb" }, "CompressionBomb"]
+            ] as const
+            for (const [path, fault, kind] of faults) {
+              const source = path.split("/")[1]!
+              const before = (yield* cursors.get(source))!
+              mirror.fault(path, fault)
+              const [failed] = yield* syncSources([source], { ...OPTIONS, full: true })
+              assert.strictEqual(failed!.status, "failed", `${fault.kind}: ${JSON.stringify(failed)}`)
+              assert.strictEqual(failed!.error?.kind, kind, `${fault.kind}: ${failed!.error?.message}`)
+              const after = (yield* cursors.get(source))!
+              assert.deepStrictEqual(after.cursor, before.cursor, `${fault.kind} moved the cursor`)
+              assert.strictEqual(after.lastErrorKind, kind)
+              assert.strictEqual(after.lastSuccessAt?.getTime(), before.lastSuccessAt?.getTime())
+              if (fault.kind === "status") {
+                // Retry-After beyond the run's deadline: no retry now, the next run is scheduled then.
+                assert.ok(failed!.nextRunAt.getTime() >= Date.now() + 3500 * 1000)
+              }
+              mirror.fault(path, undefined)
+              const [recovered] = yield* syncSources([source], { ...OPTIONS, full: true })
+              assert.strictEqual(recovered!.status, "updated", `${fault.kind} recovery: ${JSON.stringify(recovered)}`)
+              const healed = (yield* cursors.get(source))!
+              assert.strictEqual(healed.lastError, undefined)
+              assert.strictEqual(healed.failures, 0)
+            }
 
-          // NVD modifies one CVE: the next window brings exactly that one.
-          const item = mirror.nvd[0]!
-          mirror.nvd[0] = { cve: { ...item.cve, lastModified: new Date().toISOString().slice(0, 23), vulnStatus: "Modified" } }
-          const [third] = yield* syncSources(["nist-nvd"], nvd)
-          assert.deepStrictEqual([third!.status, third!.changed], ["updated", 1])
-          assert.ok((yield* cursors.get("nist-nvd"))!.cursor.watermark! > watermark)
-        })
-      ), { timeout: 60_000 })
+            // Redirects: followed within the loopback mirror, refused to plain http elsewhere (no request is sent there).
+            mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "redirect", location: "/cisa-kev/copy.json" } })
+            mirror.publish("/cisa-kev/copy.json", kevCatalogue(), "application/json")
+            assert.strictEqual((yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true }))[0]!.status, "updated")
+            assert.strictEqual((yield* cursors.get("cisa-kev"))!.lastUrl, mirror.url("/cisa-kev/copy.json"))
+            mirror.fault(KEV, { kind: "redirect", location: "http://example.com/kev.json" })
+            const [bounced] = yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true })
+            assert.strictEqual(bounced!.error?.kind, "InsecureRedirect")
+            mirror.fault(KEV, undefined)
+
+            // A short Retry-After inside the deadline is waited for, and the same run succeeds.
+            mirror.fault(KEV, { kind: "times", n: 1, fault: { kind: "status", status: 429, retryAfter: "1" } })
+            const started = Date.now()
+            const [waited] = yield* syncSources(["cisa-kev"], { ...OPTIONS, full: true })
+            assert.strictEqual(waited!.status, "updated")
+            assert.ok(Date.now() - started >= 900, "Retry-After: 1 was honoured")
+          })
+        ),
+      { timeout: 60_000 }
+    )
+
+    it.effect(
+      "nist-nvd: a first run pages through everything, then lastMod windows from the watermark; apiKey sent, never shown",
+      () =>
+        onMirror((mirror) =>
+          Effect.gen(function*() {
+            const store = yield* VulnStore
+            const cursors = yield* FeedCursors
+            const nvd = { ...OPTIONS, requestGapMs: 0, pageSize: 10 }
+            const total = mirror.nvd.length
+            const [first] = yield* syncSources(["nist-nvd"], nvd).pipe(
+              Effect.provide(
+                ConfigProvider.layer(
+                  ConfigProvider.fromUnknown({ ...mirrorConfig(mirror), VDB_NVD_API_KEY: "k-secret-123" })
+                )
+              )
+            )
+            assert.deepStrictEqual([first!.status, first!.changed, first!.failed], ["updated", total, 0])
+            const pages = mirror.requests.filter((r) => r.path === "/nist-nvd/cves/2.0")
+            assert.strictEqual(pages.length, Math.ceil(total / 10))
+            assert.ok(pages.every((r) => r.apiKey && !r.query.includes("lastMod")))
+            const watermark = (yield* cursors.get("nist-nvd"))!.cursor.watermark
+            assert.ok(watermark !== undefined)
+            assert.ok(!JSON.stringify(yield* cursors.get("nist-nvd")).includes("k-secret-123"))
+            assert.ok(
+              (yield* store.lookup("CVE-2014-1424", { bodies: false })).records.some((r) => r.source === "nist-nvd")
+            )
+
+            mirror.requests.length = 0
+            const [second] = yield* syncSources(["nist-nvd"], nvd)
+            assert.deepStrictEqual([second!.status, second!.changed], ["unchanged", 0])
+            assert.ok(mirror.requests.every((r) => r.query.includes("lastModStartDate") && !r.apiKey))
+
+            // NVD modifies one CVE: the next window brings exactly that one.
+            const item = mirror.nvd[0]!
+            mirror.nvd[0] = {
+              cve: { ...item.cve, lastModified: new Date().toISOString().slice(0, 23), vulnStatus: "Modified" }
+            }
+            const [third] = yield* syncSources(["nist-nvd"], nvd)
+            assert.deepStrictEqual([third!.status, third!.changed], ["updated", 1])
+            assert.ok((yield* cursors.get("nist-nvd"))!.cursor.watermark! > watermark)
+          })
+        ),
+      { timeout: 60_000 }
+    )
   })
 })

@@ -1,11 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { MAX_BACKOFF_MS, backoffMs, retryAfterAt } from "../../src/feeds/Backoff.ts"
+import { backoffMs, MAX_BACKOFF_MS, retryAfterAt } from "../../src/feeds/Backoff.ts"
 import { shownUrl } from "../../src/feeds/FeedError.ts"
 import { checkRedirect, checkUrl, overrideVariable } from "../../src/feeds/FeedUrl.ts"
 
 const refusalKind = <A>(effect: Effect.Effect<A, { readonly kind: string }>) =>
-  Effect.map(Effect.exit(effect), (exit) => Exit.isFailure(exit) ? Exit.findErrorOption(exit).pipe((o) => o._tag === "Some" ? o.value.kind : "defect") : "ok")
+  Effect.map(
+    Effect.exit(effect),
+    (exit) =>
+      Exit.isFailure(exit) ? Exit.findErrorOption(exit).pipe((o) => o._tag === "Some" ? o.value.kind : "defect") : "ok"
+  )
 
 describe("feed URLs", () => {
   it.effect("https anywhere, http only to a loopback address", () =>
@@ -14,7 +18,16 @@ describe("feed URLs", () => {
       for (const u of ["http://127.0.0.1:9/x", "http://localhost/x", "http://[::1]:8080/x", "http://127.8.0.1/x"]) {
         assert.strictEqual(yield* refusalKind(checkUrl(u)), "ok", u)
       }
-      for (const u of ["http://www.cisa.gov/x.json", "http://10.0.0.1/x", "ftp://127.0.0.1/x", "file:///etc/passwd", "not a url", "http://127.0.0.1.evil.example/x"]) {
+      for (
+        const u of [
+          "http://www.cisa.gov/x.json",
+          "http://10.0.0.1/x",
+          "ftp://127.0.0.1/x",
+          "file:///etc/passwd",
+          "not a url",
+          "http://127.0.0.1.evil.example/x"
+        ]
+      ) {
         assert.notStrictEqual(yield* refusalKind(checkUrl(u)), "ok", u)
       }
     }))
@@ -23,7 +36,10 @@ describe("feed URLs", () => {
     Effect.gen(function*() {
       const https = new URL("https://epss.empiricalsecurity.com/epss_scores-current.csv.gz")
       assert.strictEqual(yield* refusalKind(checkRedirect(https, "/epss_scores-2026-12-01.csv.gz")), "ok")
-      assert.strictEqual(yield* refusalKind(checkRedirect(https, "http://epss.empiricalsecurity.com/x")), "InsecureRedirect")
+      assert.strictEqual(
+        yield* refusalKind(checkRedirect(https, "http://epss.empiricalsecurity.com/x")),
+        "InsecureRedirect"
+      )
       assert.strictEqual(yield* refusalKind(checkRedirect(https, "http://127.0.0.1/x")), "InsecureRedirect")
       const mirror = new URL("http://127.0.0.1:8080/kev.json")
       assert.strictEqual(yield* refusalKind(checkRedirect(mirror, "/other.json")), "ok")

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type FeedMirror, feedMirror, mirrorConfig } from "../support/feedMirror.ts"
@@ -9,7 +9,9 @@ const KEV = "/cisa-kev/known_exploited_vulnerabilities.json"
 const SOURCES = ["cisa-kev", "epss", "exploit-db", "nuclei", "metasploit", "nist-nvd"]
 /** Every source on a 4-second tick; a dead process's sources are taken over after 10 s. */
 const TICK_MS = 4000
-const schedule = Object.fromEntries(SOURCES.map((s) => [`VDB_SYNC_INTERVAL_${s.toUpperCase().replaceAll("-", "_")}`, "4s"]))
+const schedule = Object.fromEntries(
+  SOURCES.map((s) => [`VDB_SYNC_INTERVAL_${s.toUpperCase().replaceAll("-", "_")}`, "4s"])
+)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const waitFor = async (what: string, ok: () => boolean, ms: number) => {
@@ -55,12 +57,17 @@ describe("the feeds' schedule across two processes (PostgreSQL, effect/cluster)"
     await Effect.runPromise(Scope.close(scope, Exit.void))
   })
 
-  it("runs each source once per tick on one process, never twice at once, and the other takes over a killed one", () =>
-    body().catch((e) => {
-      const logs = (s: RunningServer) => s.output().stderr.split("\n").filter((l) => !l.includes('"request"')).join("\n")
-      console.log(logs(a), "\n-----\n", logs(b), mirror.requests.map((r) => [r.path, r.status, r.at]))
-      throw e
-    }), 120_000)
+  it(
+    "runs each source once per tick on one process, never twice at once, and the other takes over a killed one",
+    () =>
+      body().catch((e) => {
+        const logs = (s: RunningServer) =>
+          s.output().stderr.split("\n").filter((l) => !l.includes("\"request\"")).join("\n")
+        console.log(logs(a), "\n-----\n", logs(b), mirror.requests.map((r) => [r.path, r.status, r.at]))
+        throw e
+      }),
+    120_000
+  )
 
   const body = async () => {
     // The first runs: the whole catalogue fetched once, by one process.
@@ -75,7 +82,12 @@ describe("the feeds' schedule across two processes (PostgreSQL, effect/cluster)"
     // The tick's owner may move when the second process joins (shards are rebalanced); the count above is across both.
     // kill -9 the process that ran KEV last: the other one takes it over.
     const lastRun = (server: RunningServer) =>
-      Math.max(0, ...server.output().stderr.split("\n").filter((l) => l.includes(`"feed cisa-kev: `)).map((l) => Date.parse(JSON.parse(l).timestamp)))
+      Math.max(
+        0,
+        ...server.output().stderr.split("\n").filter((l) => l.includes(`"feed cisa-kev: `)).map((l) =>
+          Date.parse(JSON.parse(l).timestamp)
+        )
+      )
     const [owner, other] = lastRun(a) >= lastRun(b) ? [a, b] : [b, a]
     const before = runLines(other, "cisa-kev")
     await owner.stop("SIGKILL")
@@ -88,7 +100,9 @@ describe("the feeds' schedule across two processes (PostgreSQL, effect/cluster)"
     expect(after.length).toBeLessThanOrEqual(Math.ceil((Date.now() - killedAt) / TICK_MS) + 1)
 
     // metasploit failed on every tick in both processes' lifetimes, and warned once for the whole streak.
-    const warnings = [a, b].flatMap((s) => s.output().stderr.split("\n").filter((l) => l.includes("feed metasploit failed")))
+    const warnings = [a, b].flatMap((s) =>
+      s.output().stderr.split("\n").filter((l) => l.includes("feed metasploit failed"))
+    )
     expect(mirror.requests.filter((r) => r.path === "/metasploit/none.json").length).toBeGreaterThan(3)
     expect(warnings.length, warnings.join("\n")).toBe(1)
     expect(warnings[0]).toMatch(/next try at \d{4}-/)

@@ -14,48 +14,70 @@ describe("vulncheck-kev / vulncheck-nvd: VulnCheck's index API on the mirror", (
       onMirror((mirror) =>
         Effect.gen(function*() {
           const logged: Array<unknown> = []
-          const outcomes = yield* syncSources(FEEDS, FAST).pipe(Effect.provide(Logger.layer([Logger.make(({ message }) => void logged.push(message))])))
+          const outcomes = yield* syncSources(FEEDS, FAST).pipe(
+            Effect.provide(Logger.layer([Logger.make(({ message }) => void logged.push(message))]))
+          )
           assert.deepStrictEqual([outcomes, mirror.api.log, logged], [[], [], []])
           assert.strictEqual(yield* (yield* FeedCursors).get("vulncheck-kev"), undefined)
-        })))
+        })
+      ))
 
-    it.effect("with a token: cursor paging, Bearer sent and shown nowhere; NVD++ asks from the last run's day; a bad entry fails alone", () =>
-      onMirror((mirror) =>
-        Effect.gen(function*() {
-          const store = yield* VulnStore
-          const cursors = yield* FeedCursors
-          const logged: Array<string> = []
-          const logs = Logger.layer([Logger.make(({ message }) => void logged.push(JSON.stringify(message)))])
-          const { kev, nvd } = mirror.api.vulncheck
-          kev.push({ ...kev[0], cve: ["CVE-20X1-BAD"] })
-          const [k, n] = yield* syncSources(FEEDS, FAST).pipe(Effect.provide(logs))
-          assert.deepStrictEqual([k!.source, k!.status, k!.changed, k!.failed], ["vulncheck-kev", "updated", kev.length - 1, 1], JSON.stringify(k))
-          assert.deepStrictEqual([n!.source, n!.status, n!.changed, n!.failed], ["vulncheck-nvd", "updated", nvd.length, 0], JSON.stringify(n))
-          const kevPages = mirror.api.log.filter((r) => r.path.endsWith("/vulncheck-kev"))
-          assert.strictEqual(kevPages.length, Math.ceil(kev.length / 2))
-          assert.ok(kevPages[0]!.query.get("start_cursor") === "true" && kevPages.slice(1).every((r) => r.query.has("cursor")))
-          assert.ok(mirror.api.log.every((r) => r.authorization === `Bearer ${TOKEN}`))
-          const heartbleed = yield* store.lookup("CVE-2014-0160", { bodies: false })
-          assert.ok(heartbleed.records.some((r) => r.source === "vulncheck-kev"))
+    it.effect(
+      "with a token: cursor paging, Bearer sent and shown nowhere; NVD++ asks from the last run's day; a bad entry fails alone",
+      () =>
+        onMirror((mirror) =>
+          Effect.gen(function*() {
+            const store = yield* VulnStore
+            const cursors = yield* FeedCursors
+            const logged: Array<string> = []
+            const logs = Logger.layer([Logger.make(({ message }) => void logged.push(JSON.stringify(message)))])
+            const { kev, nvd } = mirror.api.vulncheck
+            kev.push({ ...kev[0], cve: ["CVE-20X1-BAD"] })
+            const [k, n] = yield* syncSources(FEEDS, FAST).pipe(Effect.provide(logs))
+            assert.deepStrictEqual([k!.source, k!.status, k!.changed, k!.failed], [
+              "vulncheck-kev",
+              "updated",
+              kev.length - 1,
+              1
+            ], JSON.stringify(k))
+            assert.deepStrictEqual([n!.source, n!.status, n!.changed, n!.failed], [
+              "vulncheck-nvd",
+              "updated",
+              nvd.length,
+              0
+            ], JSON.stringify(n))
+            const kevPages = mirror.api.log.filter((r) => r.path.endsWith("/vulncheck-kev"))
+            assert.strictEqual(kevPages.length, Math.ceil(kev.length / 2))
+            assert.ok(
+              kevPages[0]!.query.get("start_cursor") === "true" && kevPages.slice(1).every((r) => r.query.has("cursor"))
+            )
+            assert.ok(mirror.api.log.every((r) => r.authorization === `Bearer ${TOKEN}`))
+            const heartbleed = yield* store.lookup("CVE-2014-0160", { bodies: false })
+            assert.ok(heartbleed.records.some((r) => r.source === "vulncheck-kev"))
 
-          // VulnCheck answers 500 and then 401: the failures say so, without the token.
-          mirror.api.fault("/vulncheck/v3/index/vulncheck-kev", { status: 500, times: 2 })
-          mirror.api.fault("/vulncheck/v3/index/vulncheck-nvd2", { status: 401, times: 1 })
-          const failed = yield* syncSources(FEEDS, FAST).pipe(Effect.provide(logs))
-          assert.deepStrictEqual(failed.map((o) => [o.status, o.error?.kind]), [["failed", "HttpStatus"], ["failed", "HttpStatus"]])
-          const rows = [yield* cursors.get("vulncheck-kev"), yield* cursors.get("vulncheck-nvd")]
-          assert.ok(logged.length > 0)
-          for (const text of [...logged, JSON.stringify(failed), JSON.stringify(rows), JSON.stringify([k, n])]) {
-            assert.ok(!text.includes(TOKEN) && !text.includes("vulncheck_secret"), text)
-          }
+            // VulnCheck answers 500 and then 401: the failures say so, without the token.
+            mirror.api.fault("/vulncheck/v3/index/vulncheck-kev", { status: 500, times: 2 })
+            mirror.api.fault("/vulncheck/v3/index/vulncheck-nvd2", { status: 401, times: 1 })
+            const failed = yield* syncSources(FEEDS, FAST).pipe(Effect.provide(logs))
+            assert.deepStrictEqual(failed.map((o) => [o.status, o.error?.kind]), [["failed", "HttpStatus"], [
+              "failed",
+              "HttpStatus"
+            ]])
+            const rows = [yield* cursors.get("vulncheck-kev"), yield* cursors.get("vulncheck-nvd")]
+            assert.ok(logged.length > 0)
+            for (const text of [...logged, JSON.stringify(failed), JSON.stringify(rows), JSON.stringify([k, n])]) {
+              assert.ok(!text.includes(TOKEN) && !text.includes("vulncheck_secret"), text)
+            }
 
-          // NVD++: from the last complete run's day; one CVE modified since comes alone.
-          mirror.api.log.length = 0
-          nvd[0] = { ...nvd[0], lastModified: new Date().toISOString().slice(0, 23), vulnStatus: "Modified" }
-          const [, again] = yield* syncSources(FEEDS, FAST)
-          assert.deepStrictEqual([again!.status, again!.changed], ["updated", 1], JSON.stringify(again))
-          const since = mirror.api.log.find((r) => r.path.endsWith("/vulncheck-nvd2"))!.query.get("lastModStartDate")
-          assert.strictEqual(since, new Date().toISOString().slice(0, 10))
-        }), { VDB_VULNCHECK_TOKEN: TOKEN }), { timeout: 60_000 })
+            // NVD++: from the last complete run's day; one CVE modified since comes alone.
+            mirror.api.log.length = 0
+            nvd[0] = { ...nvd[0], lastModified: new Date().toISOString().slice(0, 23), vulnStatus: "Modified" }
+            const [, again] = yield* syncSources(FEEDS, FAST)
+            assert.deepStrictEqual([again!.status, again!.changed], ["updated", 1], JSON.stringify(again))
+            const since = mirror.api.log.find((r) => r.path.endsWith("/vulncheck-nvd2"))!.query.get("lastModStartDate")
+            assert.strictEqual(since, new Date().toISOString().slice(0, 10))
+          }), { VDB_VULNCHECK_TOKEN: TOKEN }),
+      { timeout: 60_000 }
+    )
   })
 })

@@ -1,12 +1,12 @@
-import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { isCveId } from "../../src/ingest/formats/index.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import { ingestData } from "../ingest-store/manifestCheck.ts"
 import { FIXTURES, ingestTree, records } from "../ingest/corpus.ts"
 import { validateCve, validateRelaxed } from "../ingest/cveSchema.ts"
-import { ingestData } from "../ingest-store/manifestCheck.ts"
 import { SqlBackends } from "../support/database.ts"
 
 /**
@@ -27,63 +27,86 @@ const ours = (record: Json): Json => (record.containers.adp as Array<Json>).find
 
 const vulnRecords = Effect.fnUntraced(function*(id: string) {
   const found = yield* (yield* VulnStore).lookup(id, { recordsOnly: true })
-  return found.records.map((r) => ({ source: r.source, identifier: r.identifier, record: JSON.parse(r.recordJson!) as Json }))
+  return found.records.map((r) => ({
+    source: r.source,
+    identifier: r.identifier,
+    record: JSON.parse(r.recordJson!) as Json
+  }))
 })
 
 const errors = (validate: typeof validateCve) => JSON.stringify(validate.errors?.slice(0, 2))
 
 describe("data fidelity over the whole fixture corpus (PostgreSQL)", () => {
-  layer(VulnStore.layer.pipe(Layer.provideMerge(SqlBackends[0].layer)), { excludeTestServices: true, timeout: 120_000 })((it) => {
+  layer(VulnStore.layer.pipe(Layer.provideMerge(SqlBackends[0].layer)), {
+    excludeTestServices: true,
+    timeout: 120_000
+  })((it) => {
     it.effect("ingests the fixtures", () =>
       Effect.gen(function*() {
         yield* ingestData
         assert.isAbove(cves.length, 90)
       }), { timeout: 120_000 })
 
-    it.effect("every record /vuln returns for a CVE identifier validates against CVE 5.1.1 unmodified, one per source", () =>
-      Effect.gen(function*() {
-        const failures: Array<string> = []
-        let seen = 0
-        for (const id of cves) {
-          const found = yield* vulnRecords(id)
-          const sources = found.map((r) => r.source)
-          if (new Set(sources).size !== sources.length) failures.push(`${id}: several records of one source (${sources.join(",")})`)
-          for (const { identifier, record, source } of found) {
-            seen++
-            const cveId = String(record.cveMetadata?.cveId)
-            // Filed under another database's id and naming the CVE asked about, the record answers for that CVE.
-            if (!isCveId(identifier) && (ours(record).x_aliases as Array<string>).includes(id)) failures.push(`${id} ${source} ${identifier}: cveId ${cveId}, ${id} in x_aliases`)
-            if (!validateCve(record)) failures.push(`${id} ${source} ${cveId}: ${errors(validateCve)}`)
+    it.effect(
+      "every record /vuln returns for a CVE identifier validates against CVE 5.1.1 unmodified, one per source",
+      () =>
+        Effect.gen(function*() {
+          const failures: Array<string> = []
+          let seen = 0
+          for (const id of cves) {
+            const found = yield* vulnRecords(id)
+            const sources = found.map((r) => r.source)
+            if (new Set(sources).size !== sources.length) {
+              failures.push(`${id}: several records of one source (${sources.join(",")})`)
+            }
+            for (const { identifier, record, source } of found) {
+              seen++
+              const cveId = String(record.cveMetadata?.cveId)
+              // Filed under another database's id and naming the CVE asked about, the record answers for that CVE.
+              if (!isCveId(identifier) && (ours(record).x_aliases as Array<string>).includes(id)) {
+                failures.push(`${id} ${source} ${identifier}: cveId ${cveId}, ${id} in x_aliases`)
+              }
+              if (!validateCve(record)) failures.push(`${id} ${source} ${cveId}: ${errors(validateCve)}`)
+            }
           }
-        }
-        assert.isAbove(seen, cves.length)
-        assert.deepStrictEqual(failures, [])
-      }), { timeout: 60_000 })
+          assert.isAbove(seen, cves.length)
+          assert.deepStrictEqual(failures, [])
+        }),
+      { timeout: 60_000 }
+    )
 
-    it.effect("a record keeps a native id as cveId only when it aliases no CVE, and names its native ids in x_aliases", () =>
-      Effect.gen(function*() {
-        const failures: Array<string> = []
-        for (const id of others) {
-          const found = yield* vulnRecords(id)
-          const sources = found.map((r) => r.source)
-          if (new Set(sources).size !== sources.length) failures.push(`${id}: several records of one source (${sources.join(",")})`)
-          for (const { record, source } of found) {
-            const cveId = record.cveMetadata.cveId as string
-            const aliases = ours(record).x_aliases as Array<string>
-            if (!validateRelaxed(record)) failures.push(`${id} ${source}: ${errors(validateRelaxed)}`)
-            if (!isCveId(cveId) && aliases.some(isCveId)) failures.push(`${id} ${source}: cveId ${cveId} though it aliases ${aliases.filter(isCveId)}`)
-            if (aliases.includes(cveId)) failures.push(`${id} ${source}: x_aliases repeats cveId ${cveId}`)
+    it.effect(
+      "a record keeps a native id as cveId only when it aliases no CVE, and names its native ids in x_aliases",
+      () =>
+        Effect.gen(function*() {
+          const failures: Array<string> = []
+          for (const id of others) {
+            const found = yield* vulnRecords(id)
+            const sources = found.map((r) => r.source)
+            if (new Set(sources).size !== sources.length) {
+              failures.push(`${id}: several records of one source (${sources.join(",")})`)
+            }
+            for (const { record, source } of found) {
+              const cveId = record.cveMetadata.cveId as string
+              const aliases = ours(record).x_aliases as Array<string>
+              if (!validateRelaxed(record)) failures.push(`${id} ${source}: ${errors(validateRelaxed)}`)
+              if (!isCveId(cveId) && aliases.some(isCveId)) {
+                failures.push(`${id} ${source}: cveId ${cveId} though it aliases ${aliases.filter(isCveId)}`)
+              }
+              if (aliases.includes(cveId)) failures.push(`${id} ${source}: x_aliases repeats cveId ${cveId}`)
+            }
           }
-        }
-        // Every stored native record is reachable by its own id and names it: in cveId or in x_aliases.
-        for (const r of corpus.filter((r) => !isCveId(r.identifier))) {
-          const found = yield* vulnRecords(r.identifier)
-          const mine = found.find((f) => f.source === r.source)
-          const names = mine === undefined ? [] : [mine.record.cveMetadata.cveId, ...ours(mine.record).x_aliases]
-          if (!names.includes(r.identifier)) failures.push(`${r.identifier}: its ${r.source} record does not name it`)
-        }
-        assert.deepStrictEqual(failures, [])
-      }), { timeout: 60_000 })
+          // Every stored native record is reachable by its own id and names it: in cveId or in x_aliases.
+          for (const r of corpus.filter((r) => !isCveId(r.identifier))) {
+            const found = yield* vulnRecords(r.identifier)
+            const mine = found.find((f) => f.source === r.source)
+            const names = mine === undefined ? [] : [mine.record.cveMetadata.cveId, ...ours(mine.record).x_aliases]
+            if (!names.includes(r.identifier)) failures.push(`${r.identifier}: its ${r.source} record does not name it`)
+          }
+          assert.deepStrictEqual(failures, [])
+        }),
+      { timeout: 60_000 }
+    )
 
     it.effect("RUSTSEC-2023-0060 and -0061 (one libwebp CVE) are one osv record with both advisories merged", () =>
       Effect.gen(function*() {
@@ -93,8 +116,12 @@ describe("data fidelity over the whole fixture corpus (PostgreSQL)", () => {
         const record = osv[0]!.record
         assert.strictEqual(record.cveMetadata.cveId, "CVE-2023-4863")
         const aliases = ours(record).x_aliases as Array<string>
-        for (const a of ["RUSTSEC-2023-0060", "RUSTSEC-2023-0061", "GHSA-j7hp-h8jx-5ppr", "CVE-2023-5129"]) assert.include(aliases, a)
-        const upstream = corpus.filter((r) => r.identifier === "RUSTSEC-2023-0060" || r.identifier === "RUSTSEC-2023-0061")
+        for (const a of ["RUSTSEC-2023-0060", "RUSTSEC-2023-0061", "GHSA-j7hp-h8jx-5ppr", "CVE-2023-5129"]) {
+          assert.include(aliases, a)
+        }
+        const upstream = corpus.filter((r) =>
+          r.identifier === "RUSTSEC-2023-0060" || r.identifier === "RUSTSEC-2023-0061"
+        )
         assert.strictEqual(upstream.length, 2)
         const cna = record.containers.cna as Json
         const urls = (cna.references as Array<Json>).map((r) => r.url)
@@ -106,7 +133,10 @@ describe("data fidelity over the whole fixture corpus (PostgreSQL)", () => {
         }
         // Queried by either advisory: the same merged record.
         const byNative = yield* vulnRecords("RUSTSEC-2023-0061")
-        assert.deepStrictEqual(byNative.filter((r) => r.source === "osv").map((r) => r.record.containers.cna.affected), [cna.affected])
+        assert.deepStrictEqual(
+          byNative.filter((r) => r.source === "osv").map((r) => r.record.containers.cna.affected),
+          [cna.affected]
+        )
       }))
 
     const templates = new Map(
@@ -136,7 +166,9 @@ describe("data fidelity over the whole fixture corpus (PostgreSQL)", () => {
             if (typeof body !== "string") failures.push(`${id} ${key}.${field} is not text`)
             else if (/^\s*[[{]/.test(body)) failures.push(`${id} ${key}.${field} is JSON: ${body.slice(0, 60)}`)
             // The fixtures ship bodies only as nuclei templates (no exploitdb or metasploit-framework checkout).
-            else if (key !== "nuclei" || ![...templates.values()].includes(body)) failures.push(`${id} ${key}.${field} is not a shipped template`)
+            else if (key !== "nuclei" || ![...templates.values()].includes(body)) {
+              failures.push(`${id} ${key}.${field} is not a shipped template`)
+            }
           }
         }
         assert.isAtLeast(bodies, templates.size - 1)

@@ -73,7 +73,10 @@ describe("one record per source (LookupAssembly)", () => {
       for (const x of p.problemTypes ?? []) assert.deepInclude(cna.problemTypes, x)
     }
     const urls = cna.references.map((r: Json) => r.url)
-    assert.deepStrictEqual([...new Set(urls)].sort(), [...new Set(parts.flatMap((p) => p.references.map((r: Json) => r.url)))].sort())
+    assert.deepStrictEqual(
+      [...new Set(urls)].sort(),
+      [...new Set(parts.flatMap((p) => p.references.map((r: Json) => r.url)))].sort()
+    )
     assert.strictEqual(new Set(urls).size, urls.length)
     assert.strictEqual(cna.title, parts[1]!.title)
     assert.includeMembers(ours(record).x_aliases, ["RUSTSEC-2023-0060", "GHSA-j7hp-h8jx-5ppr", "CVE-2023-5129"])
@@ -86,8 +89,17 @@ describe("one record per source (LookupAssembly)", () => {
     const rejected = {
       dataType: "CVE_RECORD",
       dataVersion: "5.1",
-      cveMetadata: { cveId: "CVE-2023-5129", assignerOrgId: (nvd.record.cveMetadata as Json).assignerOrgId, state: "REJECTED" },
-      containers: { cna: { providerMetadata: { orgId: (nvd.record.cveMetadata as Json).assignerOrgId }, rejectedReasons: [{ lang: "en", value: "duplicate" }] } }
+      cveMetadata: {
+        cveId: "CVE-2023-5129",
+        assignerOrgId: (nvd.record.cveMetadata as Json).assignerOrgId,
+        state: "REJECTED"
+      },
+      containers: {
+        cna: {
+          providerMetadata: { orgId: (nvd.record.cveMetadata as Json).assignerOrgId },
+          rejectedReasons: [{ lang: "en", value: "duplicate" }]
+        }
+      }
     }
     const dup = { ...found(nvd, JSON.stringify(rejected)), identifier: "CVE-2023-5129" }
     const out = assemble("CVE-2023-5129", [], [found(nvd), dup], [], new Map())

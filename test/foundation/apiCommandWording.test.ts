@@ -1,6 +1,6 @@
+import { Effect, Exit, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
@@ -37,7 +37,9 @@ const refusal = (run: Run) => {
 }
 
 const createOrg = async (name: string, perWeek = 0) =>
-  JSON.parse((await ok(["org", "create", "--name", name, "--per-minute", "0", "--per-week", String(perWeek), "--json"])).stdout) as Org
+  JSON.parse(
+    (await ok(["org", "create", "--name", name, "--per-minute", "0", "--per-week", String(perWeek), "--json"])).stdout
+  ) as Org
 
 /** The API commands' credentials for an organization, against the server under test. */
 const as = (org: Org) => ({
@@ -49,7 +51,12 @@ const as = (org: Org) => ({
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
+  env = {
+    DATABASE_URL: db.url,
+    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
+    VDB_DATA_DIR: tempDataDir(),
+    VDB_LOG_LEVEL: "Warn"
+  }
   server = await startServer(env, ["api"])
   await ok(["ingest", "mitre", `${FIXTURES}/mitre/CVE-2023-46604.json`])
   await ok(["ingest", "nuclei", `${FIXTURES}/nuclei/CVE-2017-5638.cves-json-entry.json`])
@@ -105,14 +112,35 @@ describe("numeric flags", { timeout: 120_000 }, () => {
     const org = "00000000-0000-4000-8000-000000000000"
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
       // Before: `--per-minute: invalid value "abc"; expected a string representing a finite number`.
-      [["org", "limits", org, "--per-minute", "abc"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc (see: vdb org limits --help)"],
-      [["org", "create", "--name", "n", "--per-week", "1.5"], "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got 1.5 (see: vdb org create --help)"],
-      [["exploits", "--limit", "abc", "CVE-2017-5638"], "vdb: --limit must be a whole number from 1 to 1000, got abc (see: vdb exploits --help)"],
-      [["exploits", "--limit", "0", "CVE-2017-5638"], "vdb: --limit must be a whole number from 1 to 1000, got 0 (see: vdb exploits --help)"],
-      [["exploits", "--offset", "x", "CVE-2017-5638"], "vdb: --offset must be a whole number >= 0, got x (see: vdb exploits --help)"],
-      [["gateway", "rule", "add", "--org", org, "--name", "r", "--type", "regex", "--priority", "high"], "vdb: --priority must be a whole number from -1000000 to 1000000, got high (see: vdb gateway rule add --help)"],
+      [
+        ["org", "limits", org, "--per-minute", "abc"],
+        "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc (see: vdb org limits --help)"
+      ],
+      [
+        ["org", "create", "--name", "n", "--per-week", "1.5"],
+        "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got 1.5 (see: vdb org create --help)"
+      ],
+      [
+        ["exploits", "--limit", "abc", "CVE-2017-5638"],
+        "vdb: --limit must be a whole number from 1 to 1000, got abc (see: vdb exploits --help)"
+      ],
+      [
+        ["exploits", "--limit", "0", "CVE-2017-5638"],
+        "vdb: --limit must be a whole number from 1 to 1000, got 0 (see: vdb exploits --help)"
+      ],
+      [
+        ["exploits", "--offset", "x", "CVE-2017-5638"],
+        "vdb: --offset must be a whole number >= 0, got x (see: vdb exploits --help)"
+      ],
+      [
+        ["gateway", "rule", "add", "--org", org, "--name", "r", "--type", "regex", "--priority", "high"],
+        "vdb: --priority must be a whole number from -1000000 to 1000000, got high (see: vdb gateway rule add --help)"
+      ],
       // Not quoted back: a value that would break the line.
-      [["org", "limits", org, "--per-minute", "1\n2"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited) (see: vdb org limits --help)"]
+      [
+        ["org", "limits", org, "--per-minute", "1\n2"],
+        "vdb: --per-minute must be a whole number >= 0 (0 = unlimited) (see: vdb org limits --help)"
+      ]
     ]
     const runs = await Promise.all(cases.map(([args]) => runVdb(args, { VDB_DATA_DIR: tempDataDir() })))
     runs.forEach((run, i) => {
@@ -126,6 +154,8 @@ describe("numeric flags", { timeout: 120_000 }, () => {
 describe("ingest", () => {
   it("a path that does not exist is named once", async () => {
     // Before: "cannot read /nonexistent: no such file or directory, access '/nonexistent'".
-    expect(refusal(await runVdb(["ingest", "--all", "/nonexistent"], env))).toBe("vdb: cannot read /nonexistent: no such file or directory")
+    expect(refusal(await runVdb(["ingest", "--all", "/nonexistent"], env))).toBe(
+      "vdb: cannot read /nonexistent: no such file or directory"
+    )
   })
 })

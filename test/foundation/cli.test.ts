@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto"
 import { existsSync, statSync, unlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { runVdb, startServer, tempDataDir, type RunningServer } from "../support/processes.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 const hmac = (secret: string, uuid: string) => createHmac("sha256", secret).update(uuid).digest("hex")
 
@@ -38,7 +38,7 @@ describe("bin/vdb org, embedded database", () => {
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
       expect(ready.status).toBe(200)
     }
-    const log = server.output().stderr.split("\n").filter((l) => l.includes('"route":"/readyz"'))
+    const log = server.output().stderr.split("\n").filter((l) => l.includes("\"route\":\"/readyz\""))
     expect(log.length).toBeGreaterThanOrEqual(4)
     expect(JSON.parse(log[0]!).annotations).toMatchObject({ method: "GET", status: 200 })
     expect(JSON.parse(log[0]!).annotations.requestId).toMatch(/^[0-9a-f-]{36}$/)
@@ -110,7 +110,23 @@ describe("bin/vdb with DATABASE_URL", () => {
   it("lists every top-level command, and each one alone runs as it does among all (main.ts loads only the named one)", async () => {
     const root = await runVdb(["--help"], { VDB_DATA_DIR: tempDataDir() })
     const listed = root.stdout.split("SUBCOMMANDS")[1]!.trim().split("\n").map((line) => line.trim().split(/\s+/)[0]!)
-    expect(listed).toEqual(["serve", "db", "org", "member", "auth", "gateway", "ingest", "sync", "usage", "mcp", "versions", "query", "info", "vuln", "exploits"])
+    expect(listed).toEqual([
+      "serve",
+      "db",
+      "org",
+      "member",
+      "auth",
+      "gateway",
+      "ingest",
+      "sync",
+      "usage",
+      "mcp",
+      "versions",
+      "query",
+      "info",
+      "vuln",
+      "exploits"
+    ])
     const helps = await Promise.all(listed.map((name) => runVdb([name, "--help"], { VDB_DATA_DIR: tempDataDir() })))
     for (const [i, help] of helps.entries()) {
       expect(help.code, listed[i]).toBe(0)

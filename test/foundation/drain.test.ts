@@ -21,7 +21,9 @@ const slowUpstream = () =>
   })
 
 const logLines = (stderr: string) =>
-  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { message: string; annotations: Record<string, unknown> })
+  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) =>
+    JSON.parse(l) as { message: string; annotations: Record<string, unknown> }
+  )
 
 describe("bin/vdb serve shutdown", () => {
   let upstream: Server | undefined
@@ -35,7 +37,10 @@ describe("bin/vdb serve shutdown", () => {
     }
     const org = JSON.parse((await runVdb(["org", "create", "--name", "drain", "--json"], env)).stdout).uuid
     const key = JSON.parse((await runVdb(["gateway", "service-key", "create", "--org", org, "--json"], env)).stdout).key
-    expect((await runVdb(["gateway", "provider-key", "set", "--org", org, "--provider", "openai"], env, "sk-upstream\n")).code)
+    expect(
+      (await runVdb(["gateway", "provider-key", "set", "--org", org, "--provider", "openai"], env, "sk-upstream\n"))
+        .code
+    )
       .toBe(0)
     const server = await startServer(env, ["gateway"])
     const inFlight = fetch(`http://127.0.0.1:${server.ports.gateway}/openai/${org}/v1/chat/completions`, {
@@ -53,11 +58,20 @@ describe("bin/vdb serve shutdown", () => {
     expect(server.output().stderr).not.toContain(key)
     // Before: the stop logged nothing, and a stop waiting on a slow request looked like a hang.
     const logs = logLines(server.output().stderr)
-    expect(logs.find((l) => l.message.startsWith("vdb is stopping"))?.annotations).toEqual({ requestsInFlight: { gateway: 1 } })
+    expect(logs.find((l) => l.message.startsWith("vdb is stopping"))?.annotations).toEqual({
+      requestsInFlight: { gateway: 1 }
+    })
     const stopped = logs.find((l) => l.message.startsWith("vdb stopped after"))
-    expect(stopped?.message).toMatch(/^vdb stopped after \d+\.\d s; it waited \d+\.\d s for requests in flight on gateway/)
+    expect(stopped?.message).toMatch(
+      /^vdb stopped after \d+\.\d s; it waited \d+\.\d s for requests in flight on gateway/
+    )
     const waited = stopped?.annotations.waitedMs as Record<string, number>
-    expect(Object.keys(waited).sort()).toEqual(["admin requests and ingest runs", "feed sync runs", "requests in flight on gateway", "the database to close"])
+    expect(Object.keys(waited).sort()).toEqual([
+      "admin requests and ingest runs",
+      "feed sync runs",
+      "requests in flight on gateway",
+      "the database to close"
+    ])
     expect(waited["requests in flight on gateway"]).toBeGreaterThan(1000)
   })
 
@@ -65,7 +79,9 @@ describe("bin/vdb serve shutdown", () => {
     const server = await startServer({ VDB_DATA_DIR: tempDataDir() }, ["api"])
     expect(await server.stop("SIGTERM")).toBe(0)
     const logs = logLines(server.output().stderr)
-    expect(logs.filter((l) => l.message.startsWith("vdb is stopping")).map((l) => l.annotations)).toEqual([{ requestsInFlight: { api: 0 } }])
+    expect(logs.filter((l) => l.message.startsWith("vdb is stopping")).map((l) => l.annotations)).toEqual([{
+      requestsInFlight: { api: 0 }
+    }])
     const stopped = logs.find((l) => l.message.startsWith("vdb stopped after"))
     // Over a second only: the embedded database can take that long to close on a busy machine.
     if (stopped !== undefined) expect(stopped.annotations.stopMs).toBeGreaterThan(1000)
@@ -85,11 +101,16 @@ describe("bin/vdb serve shutdown", () => {
       let stderr = ""
       child.stderr.on("data", (d) => (stderr += d))
       const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)))
-      while (!existsSync(join(dataDir, "admin.sock")) && child.exitCode === null) await new Promise((r) => setTimeout(r, 5))
+      while (!existsSync(join(dataDir, "admin.sock")) && child.exitCode === null) {
+        await new Promise((r) => setTimeout(r, 5))
+      }
       await new Promise((r) => setTimeout(r, after))
       child.kill("SIGTERM")
       // Not a timing check: a server that never exits fails here instead of hanging the suite.
-      const code = await Promise.race([exited, new Promise<"still running">((r) => setTimeout(() => r("still running"), 30_000))])
+      const code = await Promise.race([
+        exited,
+        new Promise<"still running">((r) => setTimeout(() => r("still running"), 30_000))
+      ])
       if (code === "still running") child.kill("SIGKILL")
       expect(code, `SIGTERM ${after} ms after the admin socket appeared: ${stderr}`).toBe(0)
     }

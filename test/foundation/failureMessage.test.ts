@@ -87,7 +87,9 @@ describe("FailureMessage: error kinds become one line a person understands", () 
 
   it("describes a lost admin connection (the server stopped) in words", () => {
     const closed = new RpcClientError.RpcClientError({ reason: new Socket.SocketCloseError({ code: 1000 }) })
-    const read = new Socket.SocketError({ reason: new Socket.SocketReadError({ cause: systemError("ECONNRESET", "read") }) })
+    const read = new Socket.SocketError({
+      reason: new Socket.SocketReadError({ cause: systemError("ECONNRESET", "read") })
+    })
     for (const error of [closed, read]) {
       const line = describeError(error)
       expectHumanLine(line)
@@ -96,7 +98,9 @@ describe("FailureMessage: error kinds become one line a person understands", () 
   })
 
   it("describes schema and configuration failures as one line with the path", () => {
-    const Payload = Schema.Struct({ limits: Schema.Struct({ perMinute: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)) }) })
+    const Payload = Schema.Struct({
+      limits: Schema.Struct({ perMinute: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)) })
+    })
     const thrown = Exit.match(Schema.decodeUnknownExit(Payload)({ limits: { perMinute: -3 } }), {
       onFailure: (cause) => Cause.squash(cause),
       onSuccess: () => undefined
@@ -116,7 +120,9 @@ describe("FailureMessage: error kinds become one line a person understands", () 
   })
 
   it("passes our own messages through, bounded and on one line; bugs become a pointer to the debug log", () => {
-    expect(describeError({ _tag: "OrgError", message: "organization x does not exist" })).toBe("organization x does not exist")
+    expect(describeError({ _tag: "OrgError", message: "organization x does not exist" })).toBe(
+      "organization x does not exist"
+    )
     const long = describeError({ _tag: "Whatever", message: `bad\nthing ${"B".repeat(10_000)}` })
     expect(long.length).toBeLessThanOrEqual(300)
     expect(long).toMatch(/^bad thing B+…$/)

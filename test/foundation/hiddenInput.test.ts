@@ -46,7 +46,7 @@ describe.runIf(existsSync(SCRIPT))("secrets typed at a terminal are not shown", 
       `${password}x\x7f\r\x04`
     )
     expect(member.code, member.shown).toBe(0)
-    expect(member.shown).toContain('"email": "tty@example.com"')
+    expect(member.shown).toContain("\"email\": \"tty@example.com\"")
     expect(member.shown).not.toContain("correct-horse")
 
     const key = "sk-typed-at-a-terminal-0123456789"

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort, runVdb, startServer, tempDataDir, type Run, type RunningServer } from "../support/processes.ts"
+import { freePort, type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 /** Library names and phrasings a person cannot act on. */
 const INTERNAL_NAMES =
@@ -21,7 +21,9 @@ const expectOneHumanLine = (run: Run) => {
 }
 
 const logLines = (stderr: string) =>
-  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { message: string; annotations: Record<string, unknown> })
+  stderr.split("\n").filter((l) => l.startsWith("{")).map((l) =>
+    JSON.parse(l) as { message: string; annotations: Record<string, unknown> }
+  )
 
 const listenOn = (port: number): Promise<Server> =>
   new Promise((resolve, reject) => {
@@ -53,8 +55,14 @@ describe.concurrent("messages that need no database", () => {
     const cases: Array<[ReadonlyArray<string>, string]> = [
       [["org", "create", "--name", ""], "vdb: --name: the organization name is empty (see: vdb org create --help)"],
       [["org", "create", "--name", "two\nlines"], "vdb: --name: the organization name must be printable text"],
-      [["org", "create", "--name", "ok", "--per-week", "-1"], "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got -1"],
-      [["org", "limits", "00000000-0000-4000-8000-000000000000", "--per-minute", "abc"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc"]
+      [
+        ["org", "create", "--name", "ok", "--per-week", "-1"],
+        "vdb: --per-week must be a whole number >= 0 (0 = unlimited), got -1"
+      ],
+      [
+        ["org", "limits", "00000000-0000-4000-8000-000000000000", "--per-minute", "abc"],
+        "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc"
+      ]
     ]
     for (const [args, start] of cases) {
       expect(expectOneHumanLine(await runVdb(args, { VDB_DATA_DIR: dataDir }))).toContain(start)
@@ -71,7 +79,15 @@ describe.concurrent("messages that need no database", () => {
     const xdg = mkdtempSync(join(tmpdir(), "vdb-xdg-"))
     mkdirSync(join(xdg, "vdb"))
     const file = join(xdg, "vdb", "credentials.json")
-    writeFileSync(file, JSON.stringify({ type: "apikey", orgUuid: credentials.VDB_ORG_UUID, apiKey: `ApiKey ${credentials.VDB_ORG_UUID}:00`, api: "file:///etc/passwd" }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        type: "apikey",
+        orgUuid: credentials.VDB_ORG_UUID,
+        apiKey: `ApiKey ${credentials.VDB_ORG_UUID}:00`,
+        api: "file:///etc/passwd"
+      })
+    )
     // Before: "cannot reach null".
     for (const args of [["info", "CVE-2021-44228"], ["auth", "verify"]]) {
       const line = expectOneHumanLine(await runVdb(args, { HOME: home, XDG_CONFIG_HOME: xdg }))
@@ -83,7 +99,9 @@ describe.concurrent("messages that need no database", () => {
     const port = expectOneHumanLine(await runVdb(["serve"], { VDB_DATA_DIR: tempDataDir(), VDB_API_PORT: "abc" }))
     expect(port).toMatch(/^vdb: invalid VDB_API_PORT: /)
     // Before: the logging layer's own failure printed nothing at all.
-    const level = expectOneHumanLine(await runVdb(["org", "list"], { VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "loud" }))
+    const level = expectOneHumanLine(
+      await runVdb(["org", "list"], { VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "loud" })
+    )
     expect(level).toMatch(/^vdb: invalid VDB_LOG_LEVEL: /)
   })
 
@@ -91,7 +109,9 @@ describe.concurrent("messages that need no database", () => {
     const port = await freePort()
     const env = { HOME: home, VDB_API_URL: `http://127.0.0.1:${port}/v1`, ...credentials }
     // --jwt signs in first: an unreachable server is not reported as a refused sign-in either.
-    const runs = await Promise.all([["info", "CVE-2021-44228"], ["info", "--jwt", "CVE-2021-44228"]].map((args) => runVdb(args, env)))
+    const runs = await Promise.all(
+      [["info", "CVE-2021-44228"], ["info", "--jwt", "CVE-2021-44228"]].map((args) => runVdb(args, env))
+    )
     for (const run of runs) {
       const line = expectOneHumanLine(run)
       expect(line).toContain(`cannot reach http://127.0.0.1:${port} (connection refused)`)
@@ -120,10 +140,19 @@ describe.concurrent("messages that need no database", () => {
 
   it("a command line that does not parse is one line naming the problem and the help, not the whole help", async () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-      [["org", "limits", "x", "--per-minute", "abc"], "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc (see: vdb org limits --help)"],
-      [["serve", "nope"], "vdb: <service>: invalid value \"nope\"; expected \"api\" | \"gateway\" | \"site\" | \"mcp\" (see: vdb serve --help)"],
+      [
+        ["org", "limits", "x", "--per-minute", "abc"],
+        "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got abc (see: vdb org limits --help)"
+      ],
+      [
+        ["serve", "nope"],
+        "vdb: <service>: invalid value \"nope\"; expected \"api\" | \"gateway\" | \"site\" | \"mcp\" (see: vdb serve --help)"
+      ],
       // A value that would break the line (or flood it) is not quoted back: the library quoted any value whole.
-      [["serve", "1\n2"], "vdb: <service>: invalid value; expected \"api\" | \"gateway\" | \"site\" | \"mcp\" (see: vdb serve --help)"],
+      [
+        ["serve", "1\n2"],
+        "vdb: <service>: invalid value; expected \"api\" | \"gateway\" | \"site\" | \"mcp\" (see: vdb serve --help)"
+      ],
       [["org", "create"], "vdb: Missing required flag: --name (see: vdb org create --help)"],
       [["org", "nosuch"], "vdb: Unknown subcommand \"nosuch\" for \"vdb org\" (see: vdb org --help)"]
     ]
@@ -190,8 +219,12 @@ describe("with a running server", () => {
     expect(JSON.parse(created.stdout).name).toBe("Ünïcødé 株式会社")
     const list = await runVdb(["org", "list"], env)
     expect(list.stdout.trim().split("\n")).toHaveLength(2)
-    const line = expectOneHumanLine(await runVdb(["org", "limits", JSON.parse(created.stdout).uuid, "--per-minute", "-3"], env))
-    expect(line).toBe("vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got -3 (see: vdb org limits --help)")
+    const line = expectOneHumanLine(
+      await runVdb(["org", "limits", JSON.parse(created.stdout).uuid, "--per-minute", "-3"], env)
+    )
+    expect(line).toBe(
+      "vdb: --per-minute must be a whole number >= 0 (0 = unlimited), got -3 (see: vdb org limits --help)"
+    )
   })
 
   it("after a restart with an organization, the first-organization hint is gone", async () => {

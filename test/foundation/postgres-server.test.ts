@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adminQuery, throwawayDatabase } from "../support/database.ts"
-import { runVdb, startServer, tempDataDir, type RunningServer } from "../support/processes.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 describe("bin/vdb serve on PostgreSQL (DATABASE_URL)", () => {
   const scope = Effect.runSync(Scope.make())
@@ -12,7 +12,11 @@ describe("bin/vdb serve on PostgreSQL (DATABASE_URL)", () => {
 
   beforeAll(async () => {
     database = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-    env = { VDB_DATA_DIR: tempDataDir(), DATABASE_URL: database.url, VDB_MASTER_KEY: randomBytes(32).toString("base64") }
+    env = {
+      VDB_DATA_DIR: tempDataDir(),
+      DATABASE_URL: database.url,
+      VDB_MASTER_KEY: randomBytes(32).toString("base64")
+    }
   })
   afterAll(async () => {
     await server?.stop()
@@ -28,7 +32,11 @@ describe("bin/vdb serve on PostgreSQL (DATABASE_URL)", () => {
   })
 
   it("refuses another master key for the same database", async () => {
-    const run = await runVdb(["org", "list"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MASTER_KEY: randomBytes(32).toString("base64") })
+    const run = await runVdb(["org", "list"], {
+      ...env,
+      VDB_DATA_DIR: tempDataDir(),
+      VDB_MASTER_KEY: randomBytes(32).toString("base64")
+    })
     expect(run.code).not.toBe(0)
     expect(run.stderr).toContain("is not the key this database was sealed with")
   })
@@ -41,4 +49,3 @@ describe("bin/vdb serve on PostgreSQL (DATABASE_URL)", () => {
     expect(health.status).toBe(200)
   })
 })
-

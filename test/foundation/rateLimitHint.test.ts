@@ -7,12 +7,20 @@ describe("rate-limit line", () => {
   const now = Date.UTC(2026, 11, 2, 10, 0, 0)
 
   it("names the used-up window, the wait and its end, and the flag that raises that window", () => {
-    expect(rateLimitLine({ retryAfter: 3 * 86_400 + 14 * 3600, exhausted: [{ window: "week", limit: 1000 }] }, org, now)).toBe(
+    expect(
+      rateLimitLine({ retryAfter: 3 * 86_400 + 14 * 3600, exhausted: [{ window: "week", limit: 1000 }] }, org, now)
+    ).toBe(
       "rate limit exceeded: the organization's 1,000 requests a week are used up; retry in 3 d 14 h (at 2026-12-06 00:00 UTC). " +
         `To raise the limit, the server's operator runs \`bin/vdb org limits ${org} --per-week N\` (0 = unlimited)`
     )
-    const both = rateLimitLine({ retryAfter: 42, exhausted: [{ window: "minute", limit: 5 }, { window: "week", limit: 1000 }] }, org, now)
-    expect(both).toContain("the organization's 5 requests a minute and 1,000 requests a week are used up; retry in 42 s. ")
+    const both = rateLimitLine(
+      { retryAfter: 42, exhausted: [{ window: "minute", limit: 5 }, { window: "week", limit: 1000 }] },
+      org,
+      now
+    )
+    expect(both).toContain(
+      "the organization's 5 requests a minute and 1,000 requests a week are used up; retry in 42 s. "
+    )
     expect(both).toContain("--per-minute N --per-week N")
     expect(both.length).toBeLessThan(300)
   })

@@ -30,27 +30,38 @@ const sandbox = () => {
 
 const runSetup = (root: string, nodeBin: string) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(join(root, "bin/setup"), [], { env: { PATH: `${nodeBin}:/usr/bin:/bin`, HOME: root }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : (error as { code?: number }).code ?? 1, stdout, stderr }))
+    execFile(
+      join(root, "bin/setup"),
+      [],
+      { env: { PATH: `${nodeBin}:/usr/bin:/bin`, HOME: root }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (error as { code?: number }).code ?? 1, stdout, stderr })
+    )
   })
 
 describe("bin/setup", () => {
-  it("says what it installs and that the first install takes minutes, on stderr; stdout is only the environment", async () => {
-    const { calls, nodeBin, root } = sandbox()
-    const run = await runSetup(root, nodeBin)
-    expect(run.code, run.stderr).toBe(0)
-    // `make setup` sends stdout to /dev/null and `eval "$(bin/setup)"` evaluates it: the messages are on stderr.
-    expect(run.stdout).toBe(`export PATH="${join(root, "node-home")}/bin:$PATH"\n`)
-    // Before: "setup: installing dependencies (npm ci)", then minutes of silence while re2 compiled.
-    expect(run.stderr).toContain("setup: installing dependencies (npm ci); the first install compiles re2 from source and takes a few minutes")
-    expect(run.stderr).toMatch(/setup: dependencies installed in \d+ s/)
-    expect(readFileSync(calls, "utf8")).toBe("ci\n")
-    // Installed: the next run installs nothing and says nothing.
-    const again = await runSetup(root, nodeBin)
-    expect(again.code).toBe(0)
-    expect(again.stderr).toBe("")
-    expect(readFileSync(calls, "utf8")).toBe("ci\n")
-  }, 60_000)
+  it(
+    "says what it installs and that the first install takes minutes, on stderr; stdout is only the environment",
+    async () => {
+      const { calls, nodeBin, root } = sandbox()
+      const run = await runSetup(root, nodeBin)
+      expect(run.code, run.stderr).toBe(0)
+      // `make setup` sends stdout to /dev/null and `eval "$(bin/setup)"` evaluates it: the messages are on stderr.
+      expect(run.stdout).toBe(`export PATH="${join(root, "node-home")}/bin:$PATH"\n`)
+      // Before: "setup: installing dependencies (npm ci)", then minutes of silence while re2 compiled.
+      expect(run.stderr).toContain(
+        "setup: installing dependencies (npm ci); the first install compiles re2 from source and takes a few minutes"
+      )
+      expect(run.stderr).toMatch(/setup: dependencies installed in \d+ s/)
+      expect(readFileSync(calls, "utf8")).toBe("ci\n")
+      // Installed: the next run installs nothing and says nothing.
+      const again = await runSetup(root, nodeBin)
+      expect(again.code).toBe(0)
+      expect(again.stderr).toBe("")
+      expect(readFileSync(calls, "utf8")).toBe("ci\n")
+    },
+    60_000
+  )
 
   it("two set-ups at once install once: the second waits for the first", async () => {
     const { calls, nodeBin, root } = sandbox()
@@ -58,6 +69,7 @@ describe("bin/setup", () => {
     const runs = await Promise.all([runSetup(root, nodeBin), runSetup(root, nodeBin)])
     for (const run of runs) expect(run.code, run.stderr).toBe(0)
     expect(readFileSync(calls, "utf8")).toBe("ci\n")
-    expect(runs.filter((r) => r.stderr.includes("another set-up is installing the dependencies; waiting for it"))).toHaveLength(1)
+    expect(runs.filter((r) => r.stderr.includes("another set-up is installing the dependencies; waiting for it")))
+      .toHaveLength(1)
   }, 60_000)
 })

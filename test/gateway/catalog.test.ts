@@ -1,18 +1,43 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
 import { builtinProviders } from "../../src/providers/catalog/index.ts"
+import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
 
 describe("provider catalog", () => {
   it("has the 13 slugs of spec 2 and its surface matrix", () => {
     expect(builtinProviders.map((p) => p.slug).sort()).toEqual([
-      "alibaba", "anthropic", "deepseek", "fireworks", "groq", "kiro", "minimax", "mistral", "moonshot", "openai", "openrouter", "together", "xai"
+      "alibaba",
+      "anthropic",
+      "deepseek",
+      "fireworks",
+      "groq",
+      "kiro",
+      "minimax",
+      "mistral",
+      "moonshot",
+      "openai",
+      "openrouter",
+      "together",
+      "xai"
     ])
     const surfaces = Object.fromEntries(builtinProviders.map((p) => [p.slug, [...p.surfaces].sort()]))
     expect(surfaces.openai).toEqual(["chat", "responses"])
     expect(surfaces.anthropic).toEqual(["messages"])
     expect(surfaces.kiro).toEqual(["kiro"])
-    for (const slug of ["openrouter", "groq", "mistral", "deepseek", "xai", "together", "fireworks", "alibaba", "moonshot", "minimax"]) {
+    for (
+      const slug of [
+        "openrouter",
+        "groq",
+        "mistral",
+        "deepseek",
+        "xai",
+        "together",
+        "fireworks",
+        "alibaba",
+        "moonshot",
+        "minimax"
+      ]
+    ) {
       expect(surfaces[slug]).toEqual(["chat"])
     }
     for (const provider of builtinProviders) {

@@ -104,14 +104,18 @@ describe("compression towards the client", () => {
     })
     const received: Array<Buffer> = []
     const { headers } = await new Promise<{ headers: Record<string, unknown> }>((resolve, reject) => {
-      const req = httpRequest(chatUrl(), { method: "POST", headers: { ...auth, "accept-encoding": "gzip, br" } }, (res) => {
-        res.on("data", (chunk: Buffer) => {
-          received.push(chunk)
-          if (received.length === 1) release() // the first frame arrived while the upstream still holds the rest
-        })
-        res.on("end", () => resolve({ headers: res.headers }))
-        res.on("error", reject)
-      })
+      const req = httpRequest(
+        chatUrl(),
+        { method: "POST", headers: { ...auth, "accept-encoding": "gzip, br" } },
+        (res) => {
+          res.on("data", (chunk: Buffer) => {
+            received.push(chunk)
+            if (received.length === 1) release() // the first frame arrived while the upstream still holds the rest
+          })
+          res.on("end", () => resolve({ headers: res.headers }))
+          res.on("error", reject)
+        }
+      )
       req.end(JSON.stringify({ model: "gpt-4.1", stream: true, messages: [] }))
     })
     expect(headers["content-encoding"]).toBeUndefined()
@@ -132,21 +136,23 @@ describe("compression towards the client", () => {
 })
 
 describe("negotiate", () => {
-  it.each([
-    [undefined, undefined],
-    ["", undefined],
-    ["identity", undefined],
-    ["gzip", "gzip"],
-    ["x-gzip", "gzip"],
-    ["br", "br"],
-    ["gzip, deflate, br", "br"],
-    ["GZIP;q=1, br;q=0.9", "gzip"],
-    ["*", "br"],
-    ["*;q=0.1, gzip;q=0.5", "gzip"],
-    ["br;q=0, *", "gzip"],
-    ["gzip;q=0", undefined],
-    ["deflate", undefined]
-  ] as const)("%s -> %s", (header, coding) => {
+  it.each(
+    [
+      [undefined, undefined],
+      ["", undefined],
+      ["identity", undefined],
+      ["gzip", "gzip"],
+      ["x-gzip", "gzip"],
+      ["br", "br"],
+      ["gzip, deflate, br", "br"],
+      ["GZIP;q=1, br;q=0.9", "gzip"],
+      ["*", "br"],
+      ["*;q=0.1, gzip;q=0.5", "gzip"],
+      ["br;q=0, *", "gzip"],
+      ["gzip;q=0", undefined],
+      ["deflate", undefined]
+    ] as const
+  )("%s -> %s", (header, coding) => {
     expect(negotiate(header)).toBe(coding)
   })
 })

@@ -1,5 +1,5 @@
-import { FetchHttpClient } from "effect/http"
 import { Effect, Schema } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { gzipSync } from "node:zlib"
@@ -116,7 +116,10 @@ describe("errors through the surface's envelope schema", () => {
       body: "{}"
     })
     expect(unauthorized.status).toBe(401)
-    expect(decodeAnthropic(unauthorized.json()).error).toMatchObject({ type: "authentication_error", code: "invalid_api_key" })
+    expect(decodeAnthropic(unauthorized.json()).error).toMatchObject({
+      type: "authentication_error",
+      code: "invalid_api_key"
+    })
 
     const noModel = await send(`${gateway.url}/anthropic/${ORG}/v1/messages/count_tokens`, {
       headers: { ...auth, "anthropic-version": "2023-06-01" },
@@ -132,7 +135,13 @@ describe("errors through the surface's envelope schema", () => {
         refusal: "request_blocked",
         detail: "blocked by guardrail",
         blockedBy: "no-secrets",
-        violations: [{ policy_uuid: "u", policy_name: "no-secrets", rule_type: "blocked_pattern", action: "block", detail: "d" }]
+        violations: [{
+          policy_uuid: "u",
+          policy_name: "no-secrets",
+          rule_type: "blocked_pattern",
+          action: "block",
+          detail: "d"
+        }]
       })
     )
     const openAi = decodeOpenAi(JSON.parse(encodeOpenAi(view)))
@@ -155,10 +164,15 @@ describe("the typed client derived from GatewayApi", () => {
     Effect.runPromise(effect.pipe(Effect.provide(FetchHttpClient.layer)))
 
   it("lists models and issues nonces", async () => {
-    const models = await run(Effect.flatMap(client, (c) => c.listings.models({ params: { provider: "openai", org: ORG } })))
+    const models = await run(
+      Effect.flatMap(client, (c) => c.listings.models({ params: { provider: "openai", org: ORG } }))
+    )
     expect("object" in models && models.object).toBe("list")
     const issued = await run(
-      Effect.flatMap(client, (c) => c.listings.nonces({ params: { provider: "openai", org: ORG }, query: { count: "3" } }))
+      Effect.flatMap(
+        client,
+        (c) => c.listings.nonces({ params: { provider: "openai", org: ORG }, query: { count: "3" } })
+      )
     )
     expect(issued.nonces).toHaveLength(3)
   })
@@ -177,7 +191,12 @@ describe("the typed client derived from GatewayApi", () => {
 
   it("decodes a gateway error into the envelope", async () => {
     const failure = await run(
-      Effect.flip(Effect.flatMap(client, (c) => c.listings.nonces({ params: { provider: "openai", org: ORG }, query: { count: "0" } })))
+      Effect.flip(
+        Effect.flatMap(
+          client,
+          (c) => c.listings.nonces({ params: { provider: "openai", org: ORG }, query: { count: "0" } })
+        )
+      )
     )
     expect(failure).toMatchObject({ error: { code: "invalid_count" } })
   })

@@ -2,15 +2,15 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, type Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
+import { GatewayRoutesWith } from "../../src/gateway/GatewayRoutes.ts"
+import { Inspection } from "../../src/gateway/pipeline/Inspection.ts"
+import { UpstreamClient } from "../../src/http/UpstreamClient.ts"
+import { InferenceLog } from "../../src/inference/InferenceLog.ts"
+import { Nonces } from "../../src/nonces/Nonces.ts"
+import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
 import { AccessLogWriter } from "../../src/server/AccessLog.ts"
 import { InterceptingServer, ServerInterceptors } from "../../src/server/InterceptingServer.ts"
 import type { LineWriter } from "../../src/server/LineWriter.ts"
-import { GatewayRoutesWith } from "../../src/gateway/GatewayRoutes.ts"
-import { InferenceLog } from "../../src/inference/InferenceLog.ts"
-import { Nonces } from "../../src/nonces/Nonces.ts"
-import { Inspection } from "../../src/gateway/pipeline/Inspection.ts"
-import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
-import { UpstreamClient } from "../../src/http/UpstreamClient.ts"
 import { BackendUnavailable, ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeyMissing, ProviderKeys } from "../../src/vault/ProviderKeys.ts"
 import { type FakeUpstream, startFakeUpstream } from "./upstreams/FakeUpstream.ts"
@@ -86,7 +86,21 @@ export const startGateway = async (options?: {
   const upstream = await startFakeUpstream()
   const backends: Backends = { authDown: false, providerDown: false }
   const config: Record<string, string> = {}
-  for (const slug of ["openai", "openrouter", "groq", "mistral", "deepseek", "xai", "together", "fireworks", "alibaba", "moonshot", "minimax"]) {
+  for (
+    const slug of [
+      "openai",
+      "openrouter",
+      "groq",
+      "mistral",
+      "deepseek",
+      "xai",
+      "together",
+      "fireworks",
+      "alibaba",
+      "moonshot",
+      "minimax"
+    ]
+  ) {
     config[`VDB_PROVIDER_${slug.toUpperCase()}_BASE_URL`] = `${upstream.url}/v1`
   }
   config["VDB_PROVIDER_ANTHROPIC_BASE_URL"] = upstream.url
@@ -105,10 +119,11 @@ export const startGateway = async (options?: {
   )
   // As the server mounts it: beside `/healthz` (the gateway's catch-all must not shadow it).
   const healthz = HttpRouter.add("GET", "/healthz", HttpServerResponse.text("ok"))
-  const app = HttpRouter.serve(Layer.merge(GatewayRoutesWith, healthz), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(services),
-    Layer.provideMerge(gatewayServer(options?.path ?? "listener", options?.accessLog))
-  )
+  const app = HttpRouter.serve(Layer.merge(GatewayRoutesWith, healthz), { disableLogger: true, disableListenLog: true })
+    .pipe(
+      Layer.provideMerge(services),
+      Layer.provideMerge(gatewayServer(options?.path ?? "listener", options?.accessLog))
+    )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const { address } = Context.get(context, HttpServer.HttpServer)

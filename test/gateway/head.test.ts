@@ -14,7 +14,10 @@ const head = (path: string, headers: Record<string, string> = {}) =>
 beforeAll(async () => {
   const env = { VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn" }
   server = await startServer(env, ["gateway"])
-  const created = await runVdb(["org", "create", "--name", "head", "--per-minute", "0", "--per-week", "0", "--json"], env)
+  const created = await runVdb(
+    ["org", "create", "--name", "head", "--per-minute", "0", "--per-week", "0", "--json"],
+    env
+  )
   expect(created.code, created.stderr).toBe(0)
   apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey
 }, 120_000)

@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http"
+import { type IncomingHttpHeaders, request as httpRequest } from "node:http"
 import type { FakeUpstream } from "./upstreams/FakeUpstream.ts"
 
 export interface Reply {
@@ -23,7 +23,12 @@ export const send = (
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
       res.on("end", () => {
         const body = Buffer.concat(chunks)
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body.toString("utf8")) })
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          json: () => JSON.parse(body.toString("utf8"))
+        })
       })
       res.on("error", reject)
     })

@@ -43,7 +43,10 @@ describe.each(SqlBackends)("InferenceLog on $name", ({ layer: backend }) => {
           rows = yield* log.recent(ORG, 10)
         }
         assert.strictEqual(rows.length, 2)
-        assert.deepStrictEqual(rows.find((row) => row.requestId.endsWith("01")), entry("0b6b1d36-5d1e-4a44-9a57-1d1f0e4f9a01"))
+        assert.deepStrictEqual(
+          rows.find((row) => row.requestId.endsWith("01")),
+          entry("0b6b1d36-5d1e-4a44-9a57-1d1f0e4f9a01")
+        )
         yield* log.setEnabled(ORG, false)
         assert.isFalse(yield* log.enabled(ORG))
       }))

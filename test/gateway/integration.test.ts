@@ -6,8 +6,8 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { GatewayRoutes } from "../../src/gateway/GatewayRoutes.ts"
 import { InferenceLog } from "../../src/inference/InferenceLog.ts"
-import { ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
+import { ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../../src/vault/ProviderKeys.ts"
 import { PostgresTest } from "../support/database.ts"
 import { SecretBoxTest } from "../support/secrets.ts"
@@ -29,7 +29,9 @@ describe("GatewayRoutes on PostgreSQL with the real key services", () => {
     const app = HttpRouter.serve(GatewayRoutes, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provideMerge(keyServices),
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_PROVIDER_OPENAI_BASE_URL: `${upstream.url}/v1` })))
+      Layer.provide(
+        ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_PROVIDER_OPENAI_BASE_URL: `${upstream.url}/v1` }))
+      )
     )
     scope = await Effect.runPromise(Scope.make())
     context = await Effect.runPromise(Layer.buildWithScope(app, scope))
@@ -51,11 +53,16 @@ describe("GatewayRoutes on PostgreSQL with the real key services", () => {
     await run(inferenceLog.setEnabled(org.uuid, true))
 
     const client = new OpenAI({ apiKey: key, baseURL: `${url}/openai/${org.uuid}/v1`, maxRetries: 0 })
-    const completion = await client.chat.completions.create({ model: "gpt-4.1", messages: [{ role: "user", content: "hi" }] })
+    const completion = await client.chat.completions.create({
+      model: "gpt-4.1",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(completion.choices[0]!.message.content).toBe("Hello from the fake upstream.")
     expect(upstream.received[0]!.headers.authorization).toBe("Bearer sk-vaulted")
 
-    const nonces = await fetch(`${url}/openai/${org.uuid}/v1/nonces?count=2`, { headers: { authorization: `Bearer ${key}` } })
+    const nonces = await fetch(`${url}/openai/${org.uuid}/v1/nonces?count=2`, {
+      headers: { authorization: `Bearer ${key}` }
+    })
     expect(((await nonces.json()) as { nonces: Array<string> }).nonces).toHaveLength(2)
 
     const missing = await new OpenAI({ apiKey: key, baseURL: `${url}/groq/${org.uuid}/v1`, maxRetries: 0 })

@@ -46,15 +46,29 @@ describe("gateway metrics", () => {
     const before = scrape()
     const latency = `vdb_gateway_upstream_duration_seconds_count{provider="openai",surface="chat"}`
     const firstByte = `vdb_gateway_upstream_first_byte_seconds_count{provider="openai",surface="chat"}`
-    await post(`/openai/${ORG}/v1/chat/completions`, { model: "gpt-m1", messages: [{ role: "user", content: "hi" }] }, openai)
+    await post(
+      `/openai/${ORG}/v1/chat/completions`,
+      { model: "gpt-m1", messages: [{ role: "user", content: "hi" }] },
+      openai
+    )
     await post(`/openai/${ORG}/v1/responses`, { model: "gpt-m1", input: "hi" }, openai)
     await post(`/openai/${ORG}/v1/responses`, { model: "gpt-m1", input: "hi", stream: true }, openai)
-    await post(`/anthropic/${ORG}/v1/messages`, { model: "claude-m1", max_tokens: 9, messages: [{ role: "user", content: "hi" }] }, anthropic)
-    await post(`/anthropic/${ORG}/v1/messages`, { model: "claude-m1", max_tokens: 9, stream: true, messages: [{ role: "user", content: "hi" }] }, anthropic)
+    await post(`/anthropic/${ORG}/v1/messages`, {
+      model: "claude-m1",
+      max_tokens: 9,
+      messages: [{ role: "user", content: "hi" }]
+    }, anthropic)
+    await post(`/anthropic/${ORG}/v1/messages`, {
+      model: "claude-m1",
+      max_tokens: 9,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }]
+    }, anthropic)
     const after = scrape()
     expect(valueOf(after, latency) - valueOf(before, latency)).toBe(1)
     expect(valueOf(after, firstByte) - valueOf(before, firstByte)).toBe(1)
-    expect(valueOf(after, `vdb_gateway_upstream_duration_seconds_count{provider="anthropic",surface="messages"}`)).toBeGreaterThanOrEqual(2)
+    expect(valueOf(after, `vdb_gateway_upstream_duration_seconds_count{provider="anthropic",surface="messages"}`))
+      .toBeGreaterThanOrEqual(2)
     // Chat 5 + 6, responses 5 + 4 twice (the stream's final response.completed, not response.created as well).
     expect(valueOf(after, tokens("openai", "gpt-m1", "input"))).toBe(15)
     expect(valueOf(after, tokens("openai", "gpt-m1", "output"))).toBe(14)
@@ -65,9 +79,27 @@ describe("gateway metrics", () => {
   })
 
   it("reads a streamed usage object cut across chunks, relaying the bytes unchanged", async () => {
-    const final = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 31, completion_tokens: 17, total_tokens: 48 } })}\n\n`
+    const final = `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        choices: [],
+        usage: { prompt_tokens: 31, completion_tokens: 17, total_tokens: 48 }
+      })
+    }\n\n`
     const cut = final.indexOf("completion_tokens")
-    const frames = [`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: '"usage": {"prompt_tokens": 999}' } }] })}\n\n`, final.slice(0, cut), final.slice(cut), "data: [DONE]\n\n"]
+    const frames = [
+      `data: ${
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion.chunk",
+          choices: [{ index: 0, delta: { content: "\"usage\": {\"prompt_tokens\": 999}" } }]
+        })
+      }\n\n`,
+      final.slice(0, cut),
+      final.slice(cut),
+      "data: [DONE]\n\n"
+    ]
     gateway.upstream.respondWith((_request, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
       let i = 0
@@ -75,7 +107,11 @@ describe("gateway metrics", () => {
       next()
     })
     try {
-      const text = await post(`/openai/${ORG}/v1/chat/completions`, { model: "gpt-cut", stream: true, messages: [{ role: "user", content: "hi" }] }, openai)
+      const text = await post(`/openai/${ORG}/v1/chat/completions`, {
+        model: "gpt-cut",
+        stream: true,
+        messages: [{ role: "user", content: "hi" }]
+      }, openai)
       expect(text).toBe(frames.join(""))
     } finally {
       gateway.upstream.reset()

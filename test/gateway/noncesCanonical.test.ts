@@ -13,7 +13,9 @@ describe("nonce tokens are not malleable", () => {
       const nonce = issueNonce(key, ORG, now + 3600_000)
       const spellings = [...ALPHABET].map((c) => nonce.slice(0, -1) + c)
       // 16 of these decode to the issued tag's bytes (a lenient decoder reads them alike); one is canonical.
-      const sameBytes = spellings.filter((s) => Buffer.from(s.split(".")[1]!, "base64url").equals(Buffer.from(nonce.split(".")[1]!, "base64url")))
+      const sameBytes = spellings.filter((s) =>
+        Buffer.from(s.split(".")[1]!, "base64url").equals(Buffer.from(nonce.split(".")[1]!, "base64url"))
+      )
       expect(sameBytes).toHaveLength(16)
       expect(spellings.filter((s) => checkNonce(key, ORG, s, now) === "valid")).toEqual([nonce])
       for (const s of sameBytes) if (s !== nonce) expect(checkNonce(key, ORG, s, now)).toBe("unknown")

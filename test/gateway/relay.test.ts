@@ -109,7 +109,10 @@ describe("headers", () => {
       headers: { ...auth, traceparent, tracestate: "vendor=opaque", "content-type": "application/json" },
       body: JSON.stringify({ model: "gpt-4.1", messages: [] })
     })
-    await send(chatUrl(), { headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", messages: [] }) })
+    await send(chatUrl(), {
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4.1", messages: [] })
+    })
     const [traced, untraced] = gateway.upstream.received
     expect(traced!.headers.traceparent).toBe(traceparent)
     expect(traced!.headers.tracestate).toBe("vendor=opaque")
@@ -214,9 +217,15 @@ describe("routing and authentication", () => {
     expect(openai.json().error).toMatchObject({ code: "uri_too_long", type: "invalid_request_error" })
     const anthropic = await send(`${gateway.url}/anthropic/${long}/v1/messages`, { headers: auth, body: "{}" })
     expect(anthropic.status).toBe(414)
-    expect(anthropic.json()).toMatchObject({ type: "error", error: { code: "uri_too_long", type: "invalid_request_error" } })
+    expect(anthropic.json()).toMatchObject({
+      type: "error",
+      error: { code: "uri_too_long", type: "invalid_request_error" }
+    })
     // Up to the limit, the organization is read and refused as any unknown one.
-    const atLimit = await send(`${gateway.url}/openai/${"A".repeat(2048)}/v1/chat/completions`, { headers: auth, body: "{}" })
+    const atLimit = await send(`${gateway.url}/openai/${"A".repeat(2048)}/v1/chat/completions`, {
+      headers: auth,
+      body: "{}"
+    })
     expect(atLimit.status).toBe(401)
   })
 
@@ -231,7 +240,9 @@ describe("routing and authentication", () => {
     const reply = await send(`${gateway.url}/openai/${ORG}/v1/messages`, { headers: auth, body: "{}" })
     expect(reply.status).toBe(404)
     expect(reply.json().error).toMatchObject({ code: "unsupported_api", type: "not_found_error" })
-    expect(reply.json().error.message).toContain("POST /openai/{org}/v1/chat/completions or POST /openai/{org}/v1/responses")
+    expect(reply.json().error.message).toContain(
+      "POST /openai/{org}/v1/chat/completions or POST /openai/{org}/v1/responses"
+    )
     const groq = await send(`${gateway.url}/groq/${ORG}/v1/responses`, { headers: auth, body: "{}" })
     expect(groq.json().error.code).toBe("unsupported_api")
   })
@@ -285,7 +296,9 @@ describe("upstream failures", () => {
     const reply = await send(chatUrl(), { headers: auth, body: JSON.stringify({ model: "m" }) })
     expect(reply.status).toBe(429)
     expect(reply.headers["retry-after"]).toBe("7")
-    expect(reply.body.toString()).toBe(`{"error":{"message":"slow down","type":"rate_limit_error","code":"rate_limited"}}`)
+    expect(reply.body.toString()).toBe(
+      `{"error":{"message":"slow down","type":"rate_limit_error","code":"rate_limited"}}`
+    )
   })
 
   it("answers 502 when the provider cannot be reached", async () => {
@@ -319,7 +332,10 @@ describe("models and the inference log", () => {
       method: "GET",
       headers: { "x-api-key": SERVICE_KEY }
     })
-    expect(anthropic.json()).toMatchObject({ has_more: false, data: expect.arrayContaining([expect.objectContaining({ type: "model" })]) })
+    expect(anthropic.json()).toMatchObject({
+      has_more: false,
+      data: expect.arrayContaining([expect.objectContaining({ type: "model" })])
+    })
     const groq = await send(`${gateway.url}/groq/${ORG}/v1/models`, { method: "GET", headers: auth })
     expect(groq.status).toBe(200) // no groq key is stored
     expect(groq.json().object).toBe("list")

@@ -50,20 +50,38 @@ const both = async (path: string, options: Parameters<typeof send>[1]) => {
 
 describe("inference answered below the router", () => {
   const cases: ReadonlyArray<readonly [string, string, Parameters<typeof send>[1]]> = [
-    ["chat", `/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: JSON.stringify({ model: "gpt-4.1", messages: [] }) }],
+    ["chat", `/openai/${ORG}/v1/chat/completions`, {
+      headers: openAi,
+      body: JSON.stringify({ model: "gpt-4.1", messages: [] })
+    }],
     ["chat, gzip", `/openai/${ORG}/v1/chat/completions`, {
       headers: { ...openAi, "accept-encoding": "gzip" },
       body: JSON.stringify({ model: "gpt-4.1", messages: [{ role: "user", content: "x".repeat(4000) }] })
     }],
-    ["chat, streamed", `/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: JSON.stringify({ model: "gpt-4.1", stream: true }) }],
-    ["responses", `/openai/${ORG}/v1/responses?x=1`, { headers: openAi, body: JSON.stringify({ model: "gpt-4.1", input: "hi" }) }],
+    ["chat, streamed", `/openai/${ORG}/v1/chat/completions`, {
+      headers: openAi,
+      body: JSON.stringify({ model: "gpt-4.1", stream: true })
+    }],
+    ["responses", `/openai/${ORG}/v1/responses?x=1`, {
+      headers: openAi,
+      body: JSON.stringify({ model: "gpt-4.1", input: "hi" })
+    }],
     ["legacy chat (organization in a header)", "/openai/v1/chat/completions", {
       headers: { ...openAi, "x-organisation-uuid": ORG },
       body: JSON.stringify({ model: "gpt-4.1", messages: [] })
     }],
-    ["messages", `/anthropic/${ORG}/v1/messages`, { headers: anthropic, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 5, messages: [] }) }],
-    ["count_tokens", `/anthropic/${ORG}/v1/messages/count_tokens`, { headers: anthropic, body: JSON.stringify({ model: "claude-sonnet-4-5", messages: [] }) }],
-    ["wrong key (401)", `/openai/${ORG}/v1/chat/completions`, { headers: { ...openAi, authorization: "Bearer nope" }, body: "{}" }],
+    ["messages", `/anthropic/${ORG}/v1/messages`, {
+      headers: anthropic,
+      body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 5, messages: [] })
+    }],
+    ["count_tokens", `/anthropic/${ORG}/v1/messages/count_tokens`, {
+      headers: anthropic,
+      body: JSON.stringify({ model: "claude-sonnet-4-5", messages: [] })
+    }],
+    ["wrong key (401)", `/openai/${ORG}/v1/chat/completions`, {
+      headers: { ...openAi, authorization: "Bearer nope" },
+      body: "{}"
+    }],
     ["no organization (401)", "/anthropic/v1/messages", { headers: anthropic, body: "{}" }],
     ["invalid JSON (400)", `/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: "{not json" }],
     ["no model (400)", `/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: "{}" }],
@@ -93,14 +111,28 @@ describe("inference answered below the router", () => {
 
   it("takes only the inference routes, and logs each one it answers", async () => {
     const header = { ...openAi, "x-request-id": "listener-test-1" }
-    expect((await send(`${listener.url}/openai/${ORG}/v1/chat/completions`, { headers: header, body: JSON.stringify({ model: "gpt-4.1" }) })).status).toBe(200)
-    expect((await send(`${listener.url}/openai/${ORG}/v1/chat/completions?key=secret`, { headers: openAi, body: "{}" })).status).toBe(400)
+    expect(
+      (await send(`${listener.url}/openai/${ORG}/v1/chat/completions`, {
+        headers: header,
+        body: JSON.stringify({ model: "gpt-4.1" })
+      })).status
+    ).toBe(200)
+    expect(
+      (await send(`${listener.url}/openai/${ORG}/v1/chat/completions?key=secret`, { headers: openAi, body: "{}" }))
+        .status
+    ).toBe(400)
     // Not inference: the router answers (and the harness's router has no access log).
     expect((await send(`${listener.url}/openai/${ORG}/v1/models`, { method: "GET", headers: openAi })).status).toBe(200)
     expect((await send(`${listener.url}/healthz`, { method: "GET" })).status).toBe(200)
     const logged = lines().map((line) => line.annotations)
     expect(logged).toEqual([
-      expect.objectContaining({ service: "gateway", requestId: "listener-test-1", method: "POST", route: `/openai/${ORG}/v1/chat/completions`, status: 200 }),
+      expect.objectContaining({
+        service: "gateway",
+        requestId: "listener-test-1",
+        method: "POST",
+        route: `/openai/${ORG}/v1/chat/completions`,
+        status: 200
+      }),
       // No query string in the log, ever.
       expect.objectContaining({ method: "POST", route: `/openai/${ORG}/v1/chat/completions`, status: 400 })
     ])
@@ -122,11 +154,15 @@ describe("inference answered below the router", () => {
       })
       const received: Array<string> = []
       const ended = await new Promise<string>((resolve) => {
-        const req = httpRequest(`${gateway.url}/openai/${ORG}/v1/chat/completions`, { method: "POST", headers: openAi }, (res) => {
-          res.on("data", (chunk: Buffer) => received.push(chunk.toString("utf8")))
-          res.on("end", () => resolve("end"))
-          res.on("error", () => resolve("error"))
-        })
+        const req = httpRequest(
+          `${gateway.url}/openai/${ORG}/v1/chat/completions`,
+          { method: "POST", headers: openAi },
+          (res) => {
+            res.on("data", (chunk: Buffer) => received.push(chunk.toString("utf8")))
+            res.on("end", () => resolve("end"))
+            res.on("error", () => resolve("error"))
+          }
+        )
         req.on("error", () => resolve("error"))
         req.end(JSON.stringify({ model: "gpt-4.1", stream: true }))
       })
@@ -140,7 +176,10 @@ describe("inference answered below the router", () => {
       }
       gateway.upstream.reset()
       // The gateway keeps serving.
-      const next = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, { headers: openAi, body: JSON.stringify({ model: "gpt-4.1" }) })
+      const next = await send(`${gateway.url}/openai/${ORG}/v1/chat/completions`, {
+        headers: openAi,
+        body: JSON.stringify({ model: "gpt-4.1" })
+      })
       expect(next.status).toBe(200)
     }
   })

@@ -137,7 +137,6 @@ describe("official anthropic SDK through the gateway", () => {
       type: "error",
       error: { type: "authentication_error", code: "invalid_api_key", message: "invalid API key" }
     })
-
   })
 
   it("answers 503 in the Anthropic dialect when the provider-key backend is down", async () => {

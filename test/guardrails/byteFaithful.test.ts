@@ -51,7 +51,15 @@ const writeJson = (value: unknown, seed: number) => {
     emit(out)
   }
   const hex = (unit: number) => `\\u${unit.toString(16).padStart(4, "0")}`
-  const short: Record<string, string> = { "\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" }
+  const short: Record<string, string> = {
+    "\"": "\\\"",
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f"
+  }
   const string = (text: string): Array<Token> => {
     const tokens: Array<Token> = []
     for (let i = 0; i < text.length; i++) {
@@ -80,7 +88,11 @@ const writeJson = (value: unknown, seed: number) => {
       const tokens = string(node)
       ranges.set(JSON.stringify(path), { start, end: size, tokens })
     } else if (typeof node === "number") {
-      emit(Number.isInteger(node) && Math.abs(node) < 1e6 ? pick([`${node}`, `${node}.0`, `${node}e0`]) : JSON.stringify(node))
+      emit(
+        Number.isInteger(node) && Math.abs(node) < 1e6
+          ? pick([`${node}`, `${node}.0`, `${node}e0`])
+          : JSON.stringify(node)
+      )
     } else if (node === null || typeof node === "boolean") emit(String(node))
     else if (Array.isArray(node)) {
       emit("[")
@@ -195,7 +207,11 @@ const expectedLiteral = (tokens: ReadonlyArray<Token>, changes: ReadonlyArray<Ch
   for (const region of regions) {
     while (token < region.from) out += tokens[token++]![0]
     const span = before.slice(bounds[region.from], bounds[region.to])
-    const shifted = region.changes.map((c) => ({ ...c, start: c.start - bounds[region.from]!, end: c.end - bounds[region.from]! }))
+    const shifted = region.changes.map((c) => ({
+      ...c,
+      start: c.start - bounds[region.from]!,
+      end: c.end - bounds[region.from]!
+    }))
     out += JSON.stringify(applyChanges(span, shifted)).slice(1, -1)
     token = region.to
   }
@@ -304,11 +320,18 @@ const memberPaths = (value: unknown, path: JsonPath = []): Array<JsonPath> => {
 }
 
 /** The document with `removed` paths taken out and string `edits` applied (those inside a removal are moot). */
-const applied = (value: unknown, removed: ReadonlySet<string>, edits: ReadonlyMap<string, string>, path: JsonPath = []): unknown => {
+const applied = (
+  value: unknown,
+  removed: ReadonlySet<string>,
+  edits: ReadonlyMap<string, string>,
+  path: JsonPath = []
+): unknown => {
   const here = JSON.stringify(path)
   if (typeof value === "string") return edits.get(here) ?? value
   if (Array.isArray(value)) {
-    return value.flatMap((item, i) => removed.has(JSON.stringify([...path, i])) ? [] : [applied(item, removed, edits, [...path, i])])
+    return value.flatMap((item, i) =>
+      removed.has(JSON.stringify([...path, i])) ? [] : [applied(item, removed, edits, [...path, i])]
+    )
   }
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(
@@ -341,7 +364,11 @@ describe("byte-faithful rewriting", () => {
           const { bytes } = writeJson(doc, seed)
           const removed = new Set(removalPicks.map((n) => JSON.stringify(paths[n % paths.length])))
           const strings = stringPaths(doc).filter((path) => path.length > 0)
-          const edited = new Map(strings.length === 0 ? [] : editPicks.map(([n, t]) => [JSON.stringify(strings[n % strings.length]), t] as const))
+          const edited = new Map(
+            strings.length === 0
+              ? []
+              : editPicks.map(([n, t]) => [JSON.stringify(strings[n % strings.length]), t] as const)
+          )
           const edits: Array<BodyEdit> = [
             ...[...removed].map((path) => ({ path: JSON.parse(path) as JsonPath, remove: true as const })),
             ...[...edited].map(([path, t]) => ({ path: JSON.parse(path) as JsonPath, text: t }))
@@ -357,18 +384,25 @@ describe("byte-faithful rewriting", () => {
   })
 
   it("a removal keeps the rest of the client's spelling; a key named twice on its path is left to re-serialising", () => {
-    const bytes = Buffer.from(`{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"}, {"n":"c"} ], "x": 1.0 }`)
+    const bytes = Buffer.from(
+      `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"}, {"n":"c"} ], "x": 1.0 }`
+    )
     const middle = spliceEdits(bytes, [{ path: ["tools", 1], remove: true }])
-    assert.strictEqual(Buffer.from(middle!).toString(), `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"c"} ], "x": 1.0 }`)
+    assert.strictEqual(
+      Buffer.from(middle!).toString(),
+      `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"c"} ], "x": 1.0 }`
+    )
     const last = spliceEdits(bytes, [{ path: ["tools", 2], remove: true }, { path: ["x"], remove: true }])
-    assert.strictEqual(Buffer.from(last!).toString(), `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"} ] }`)
+    assert.strictEqual(
+      Buffer.from(last!).toString(),
+      `{ "seed" : 12345678901234567890, "tools": [ {"n":"a"} ,\n {"n":"b"} ] }`
+    )
     const all = spliceEdits(bytes, [0, 1, 2].map((i) => ({ path: ["tools", i], remove: true as const })))
     assert.strictEqual(Buffer.from(all!).toString(), `{ "seed" : 12345678901234567890, "tools": [  ], "x": 1.0 }`)
     const twice = Buffer.from(`{"tools":[{"n":"a"}],"tools":[{"n":"b"},{"n":"c"}]}`)
     assert.isUndefined(spliceEdits(twice, [{ path: ["tools", 0], remove: true }]))
     assert.isUndefined(spliceEdits(bytes, [{ path: ["absent"], remove: true }]))
   })
-
 
   it("any new text: the document reads as edited, and no byte outside the edited literals moves", () => {
     fc.assert(
@@ -405,7 +439,9 @@ describe("byte-faithful rewriting", () => {
       fc.property(
         jsonValue,
         fc.integer(),
-        fc.array(fc.tuple(fc.nat(), fc.array(fc.tuple(fc.nat(), fc.nat(), text), { minLength: 1, maxLength: 4 })), { maxLength: 4 }),
+        fc.array(fc.tuple(fc.nat(), fc.array(fc.tuple(fc.nat(), fc.nat(), text), { minLength: 1, maxLength: 4 })), {
+          maxLength: 4
+        }),
         (doc, seed, picks) => {
           const { bytes, ranges } = writeJson(doc, seed)
           const paths = stringPaths(doc)
@@ -436,45 +472,65 @@ describe("byte-faithful rewriting", () => {
     // (so any escape), with a space beside each match, as a pattern's word boundary would want.
     const match = fc.constantFrom("123-45-6789", "987-65-4321", "000-00-0000")
     const gap = text.map((t) => ` ${t} `)
-    const redactable = fc.tuple(fc.option(text, { nil: undefined }), fc.array(fc.tuple(match, gap), { minLength: 1, maxLength: 4 }))
+    const redactable = fc.tuple(
+      fc.option(text, { nil: undefined }),
+      fc.array(fc.tuple(match, gap), { minLength: 1, maxLength: 4 })
+    )
     fc.assert(
-      fc.property(jsonValue, fc.array(redactable, { minLength: 1, maxLength: 3 }), fc.integer(), (noise, strings, seed) => {
-        const values = strings.map(([head, pieces]) => {
-          let before = head ?? ""
-          const changes: Array<Change> = []
-          for (const [m, g] of pieces) {
-            changes.push({ start: before.length, end: before.length + m.length, text: "[REDACTED]" })
-            before += m + g
-          }
-          return { before, changes }
-        })
-        const doc = { noise, texts: values.map((v) => v.before) }
-        const { bytes, ranges } = writeJson(doc, seed)
-        const edits = values.map((v, i) => ({ path: ["texts", i] as JsonPath, text: applyChanges(v.before, v.changes), changes: v.changes }))
-        const out = spliceStrings(bytes, edits.map(({ path, text }) => ({ path, text })))
-        assert.isDefined(out)
-        assert.strictEqual(Buffer.from(out!).toString(), expectedBytes(bytes, ranges, edits).toString())
-      }),
+      fc.property(
+        jsonValue,
+        fc.array(redactable, { minLength: 1, maxLength: 3 }),
+        fc.integer(),
+        (noise, strings, seed) => {
+          const values = strings.map(([head, pieces]) => {
+            let before = head ?? ""
+            const changes: Array<Change> = []
+            for (const [m, g] of pieces) {
+              changes.push({ start: before.length, end: before.length + m.length, text: "[REDACTED]" })
+              before += m + g
+            }
+            return { before, changes }
+          })
+          const doc = { noise, texts: values.map((v) => v.before) }
+          const { bytes, ranges } = writeJson(doc, seed)
+          const edits = values.map((v, i) => ({
+            path: ["texts", i] as JsonPath,
+            text: applyChanges(v.before, v.changes),
+            changes: v.changes
+          }))
+          const out = spliceStrings(bytes, edits.map(({ path, text }) => ({ path, text })))
+          assert.isDefined(out)
+          assert.strictEqual(Buffer.from(out!).toString(), expectedBytes(bytes, ranges, edits).toString())
+        }
+      ),
       { numRuns: 400 }
     )
   })
 
   it("the reported request: only the number is rewritten; the other escapes of its string stay as sent", () => {
-    const body = Buffer.from(String.raw`{"model":"m","messages":[{"role":"user","content":"my ssn 123-45-6789 caf\u00e9 a\/b \ud83d\ude00 end"}]}`)
+    const body = Buffer.from(
+      String
+        .raw`{"model":"m","messages":[{"role":"user","content":"my ssn 123-45-6789 caf\u00e9 a\/b \ud83d\ude00 end"}]}`
+    )
     const out = spliceStrings(body, [{ path: ["messages", 0, "content"], text: "my ssn [REDACTED] café a/b 😀 end" }])
     assert.strictEqual(
       Buffer.from(out!).toString(),
-      String.raw`{"model":"m","messages":[{"role":"user","content":"my ssn [REDACTED] caf\u00e9 a\/b \ud83d\ude00 end"}]}`
+      String
+        .raw`{"model":"m","messages":[{"role":"user","content":"my ssn [REDACTED] caf\u00e9 a\/b \ud83d\ude00 end"}]}`
     )
   })
 
   it("each escape kind, several matches, and a change inside a surrogate pair", () => {
     const splice = (literal: string, text: string, changes?: ReadonlyArray<Change>) =>
-      Buffer.from(spliceStrings(Buffer.from(`[${literal}]`), [{ path: [0], text, ...(changes ? { changes } : {}) }])!).toString().slice(1, -1)
+      Buffer.from(spliceStrings(Buffer.from(`[${literal}]`), [{ path: [0], text, ...(changes ? { changes } : {}) }])!)
+        .toString().slice(1, -1)
     const raw = String.raw
     // Three matches with escapes of every kind around and between them, and a one-character gap.
     assert.strictEqual(
-      splice(raw`"\"a\" \\ 123-45-6789\n\t\b\f\r\/\u0041 \u00e9 123-45-6789\/000-00-0000 \ud83d\ude00"`, "\"a\" \\ [REDACTED]\n\t\b\f\r/A é [REDACTED]/[REDACTED] 😀"),
+      splice(
+        raw`"\"a\" \\ 123-45-6789\n\t\b\f\r\/\u0041 \u00e9 123-45-6789\/000-00-0000 \ud83d\ude00"`,
+        "\"a\" \\ [REDACTED]\n\t\b\f\r/A é [REDACTED]/[REDACTED] 😀"
+      ),
       raw`"\"a\" \\ [REDACTED]\n\t\b\f\r\/\u0041 \u00e9 [REDACTED]\/[REDACTED] \ud83d\ude00"`
     )
     // A match between lone surrogates (an escaped pair cut in two by the match).
@@ -484,7 +540,10 @@ describe("byte-faithful rewriting", () => {
     // A change that starts or ends inside a raw pair takes the pair, and writes the half it keeps.
     assert.strictEqual(splice(`"a😀b"`, "a\ud83dZb", [{ start: 2, end: 3, text: "Z" }]), raw`"a\ud83dZb"`)
     assert.strictEqual(splice(`"a😀b"`, "aZ\ude00b", [{ start: 1, end: 2, text: "Z" }]), raw`"aZ\ude00b"`)
-    assert.strictEqual(splice(raw`"a😀b\u00e9"`, "a\ud83d!\ude00bé", [{ start: 2, end: 2, text: "!" }]), raw`"a\ud83d!\ude00b\u00e9"`)
+    assert.strictEqual(
+      splice(raw`"a😀b\u00e9"`, "a\ud83d!\ude00bé", [{ start: 2, end: 2, text: "!" }]),
+      raw`"a\ud83d!\ude00b\u00e9"`
+    )
     // Written as two escapes, each half is its own token.
     assert.strictEqual(splice(raw`"a\ud83d\ude00b"`, "a\ud83dZb", [{ start: 2, end: 3, text: "Z" }]), raw`"a\ud83dZb"`)
     // Removed text (a sealed block) takes nothing else with it.
@@ -503,25 +562,37 @@ describe("byte-faithful rewriting", () => {
 
   it.effect("redactions by several rules through the engine rewrite exactly the matched characters (touching, overlapping, one character apart)", () =>
     Effect.gen(function*() {
-      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
+      const guardrails = yield* makeGuardrails({
+        store: memoryGuardrailStore(),
+        ttl: Duration.minutes(1),
+        failOpen: false
+      }).pipe(Effect.provide(Invalidation.layerMemory))
       const org = "7a1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
       // The second rule runs on the first's output: `]+7` can take the last character of a [REDACTED].
       const patterns = ["\\d{3}-\\d{2}-\\d{4}", "KEY\\d+|\\]\\+\\d+"]
       for (const [i, pattern] of patterns.entries()) {
         yield* guardrails.create(org, { name: `rule${i}`, rule_type: "pii_redact", pattern, priority: i })
       }
-      const content = fc.array(fc.oneof(text, fc.constantFrom("123-45-6789", "KEY4", "+7", "[", "R", "E", "D", "A", "C", "T", "]")), { maxLength: 8 })
+      const content = fc.array(
+        fc.oneof(text, fc.constantFrom("123-45-6789", "KEY4", "+7", "[", "R", "E", "D", "A", "C", "T", "]")),
+        { maxLength: 8 }
+      )
         .map((parts) => parts.join(""))
       const chatDoc = fc.record({
         model: fc.constant("gpt"),
-        messages: fc.array(fc.record({ role: fc.constantFrom("system", "user"), content }), { minLength: 1, maxLength: 4 })
+        messages: fc.array(fc.record({ role: fc.constantFrom("system", "user"), content }), {
+          minLength: 1,
+          maxLength: 4
+        })
       })
       for (const [doc, seed] of fc.sample(fc.tuple(chatDoc, fc.integer()), { numRuns: 300, seed: 7 })) {
         const { bytes, ranges } = writeJson(doc, seed)
         const outcome = yield* guardrails.evaluate(org, "chat", bytes, JSON.parse(bytes.toString()))
         const edits = doc.messages.flatMap((m, i) => {
           const changes = redactedSpans(m.content, patterns.map((p) => new RegExp(p, "gu")))
-          return changes.length === 0 ? [] : [{ path: ["messages", i, "content"] as JsonPath, text: applyChanges(m.content, changes), changes }]
+          return changes.length === 0
+            ? []
+            : [{ path: ["messages", i, "content"] as JsonPath, text: applyChanges(m.content, changes), changes }]
         })
         if (edits.length === 0) {
           assert.isUndefined(outcome.body)
@@ -533,11 +604,17 @@ describe("byte-faithful rewriting", () => {
 
   it.effect("a redaction through the engine rewrites only the matched characters (chat, random spelling)", () =>
     Effect.gen(function*() {
-      const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
+      const guardrails = yield* makeGuardrails({
+        store: memoryGuardrailStore(),
+        ttl: Duration.minutes(1),
+        failOpen: false
+      }).pipe(Effect.provide(Invalidation.layerMemory))
       const org = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
       yield* guardrails.create(org, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" })
       const ssn = /\d{3}-\d{2}-\d{4}/gu
-      const content = fc.array(fc.oneof(text, fc.constant("123-45-6789")), { maxLength: 4 }).map((parts) => parts.join(" "))
+      const content = fc.array(fc.oneof(text, fc.constant("123-45-6789")), { maxLength: 4 }).map((parts) =>
+        parts.join(" ")
+      )
       const chatDoc = fc.record({
         model: fc.constant("gpt"),
         messages: fc.array(
@@ -546,7 +623,11 @@ describe("byte-faithful rewriting", () => {
             fc.record({
               role: fc.constant("assistant"),
               content: fc.constant(null),
-              tool_calls: fc.constant([{ id: "c", type: "function", function: { name: "f", arguments: "{\"ssn\":\"123-45-6789\"}" } }])
+              tool_calls: fc.constant([{
+                id: "c",
+                type: "function",
+                function: { name: "f", arguments: "{\"ssn\":\"123-45-6789\"}" }
+              }])
             })
           ),
           { minLength: 1, maxLength: 5 }
@@ -560,7 +641,9 @@ describe("byte-faithful rewriting", () => {
           if (typeof m.content !== "string") return []
           const changes = [...m.content.toWellFormed().matchAll(ssn)]
             .map((found) => ({ start: found.index, end: found.index + found[0].length, text: "[REDACTED]" }))
-          return changes.length === 0 ? [] : [{ path: ["messages", i, "content"] as JsonPath, text: applyChanges(m.content, changes), changes }]
+          return changes.length === 0
+            ? []
+            : [{ path: ["messages", i, "content"] as JsonPath, text: applyChanges(m.content, changes), changes }]
         })
         if (edits.length === 0) {
           assert.isUndefined(outcome.body)

@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import type { Surface } from "../../schema/GatewayRequest.ts"
 import type { NewGuardrailRule } from "../../schema/GuardrailRule.ts"
 import { Invalidation } from "../../src/db/Invalidation.ts"
@@ -12,7 +12,8 @@ const ORG = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
 const withRules = (rules: ReadonlyArray<NewGuardrailRule>, options: { failOpen?: boolean } = {}) =>
   Effect.gen(function*() {
     const store = memoryGuardrailStore()
-    const guardrails = yield* makeGuardrails({ store, ttl: Duration.minutes(1), failOpen: options.failOpen ?? false }).pipe(Effect.provide(Invalidation.layerMemory))
+    const guardrails = yield* makeGuardrails({ store, ttl: Duration.minutes(1), failOpen: options.failOpen ?? false })
+      .pipe(Effect.provide(Invalidation.layerMemory))
     for (const rule of rules) yield* guardrails.create(ORG, rule)
     return { guardrails, store }
   })
@@ -95,7 +96,11 @@ describe("guardrail evaluation", () => {
           messages: [
             { role: "system", content: "be brief" },
             { role: "user", content: [{ type: "text", text: `mine is ${secret}` }] },
-            { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }] },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }]
+            },
             { role: "tool", tool_call_id: "c1", content: `record ${secret} found; also ${secret}` }
           ]
         })
@@ -161,7 +166,12 @@ describe("guardrail evaluation", () => {
           conversationState: {
             history: [
               { userInputMessage: { content: `mine is ${secret}` } },
-              { assistantResponseMessage: { content: "checking", toolUses: [{ toolUseId: "t1", name: "lookup", input: { ssn: secret } }] } }
+              {
+                assistantResponseMessage: {
+                  content: "checking",
+                  toolUses: [{ toolUseId: "t1", name: "lookup", input: { ssn: secret } }]
+                }
+              }
             ],
             currentMessage: {
               userInputMessage: {
@@ -189,7 +199,10 @@ describe("guardrail evaluation", () => {
         { ...SSN, priority: 1 },
         { name: "saw-redaction", rule_type: "blocked_pattern", action: "flag", pattern: "\\[REDACTED\\]", priority: 2 }
       ])
-      const { outcome } = yield* run(guardrails, "chat", { model: "m", messages: [{ role: "user", content: "123-45-6789" }] })
+      const { outcome } = yield* run(guardrails, "chat", {
+        model: "m",
+        messages: [{ role: "user", content: "123-45-6789" }]
+      })
       assert.strictEqual(outcome.decision, "redact")
       assert.deepStrictEqual(outcome.rules, ["ssn", "saw-redaction"])
     }))
@@ -229,7 +242,9 @@ describe("guardrail evaluation", () => {
         { name: "codes", rule_type: "blocked_pattern", action: "flag", pattern: "codes", priority: 1 },
         { ...SSN, priority: 2 }
       ])
-      const body = Buffer.from(`{"model":"m","messages":[{"role":"user","content":"\\ud800codes \\udc00 123-45-6789 \u00e9"}]}`)
+      const body = Buffer.from(
+        `{"model":"m","messages":[{"role":"user","content":"\\ud800codes \\udc00 123-45-6789 \u00e9"}]}`
+      )
       const outcome = yield* guardrails.evaluate(ORG, "chat", body, JSON.parse(body.toString()))
       assert.deepStrictEqual([outcome.decision, outcome.rules, outcome.redactions], ["redact", ["codes", "ssn"], 1])
       assert.strictEqual(
@@ -263,59 +278,178 @@ describe("guardrail evaluation", () => {
         assert.strictEqual(outcome.violations[0]!.detail, `blocked_pattern rule matched in ${where}`)
       })
     const user = [{ role: "user", content: "hi" }]
-    const fn = { name: "f", description: `uses ${KEY}`, parameters: { type: "object", properties: { a: { type: "string", description: KEY } } } }
+    const fn = {
+      name: "f",
+      description: `uses ${KEY}`,
+      parameters: { type: "object", properties: { a: { type: "string", description: KEY } } }
+    }
 
     it.effect("chat: tool descriptions and schemas, a participant's name, a string messages, an object content, a bare string part", () =>
       Effect.gen(function*() {
-        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: fn }] }, "tools[0].function.description")
-        yield* blockedAt("chat", { model: "m", messages: user, tools: [{ type: "function", function: { ...fn, description: "d" } }] }, "tools[0].function.parameters.properties.*.description")
-        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", name: KEY, content: "hi" }] }, "messages[0].name")
+        yield* blockedAt(
+          "chat",
+          { model: "m", messages: user, tools: [{ type: "function", function: fn }] },
+          "tools[0].function.description"
+        )
+        yield* blockedAt("chat", {
+          model: "m",
+          messages: user,
+          tools: [{ type: "function", function: { ...fn, description: "d" } }]
+        }, "tools[0].function.parameters.properties.*.description")
+        yield* blockedAt(
+          "chat",
+          { model: "m", messages: [{ role: "user", name: KEY, content: "hi" }] },
+          "messages[0].name"
+        )
         yield* blockedAt("chat", { model: "m", messages: KEY }, "messages")
-        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", content: { text: KEY } }] }, "messages[0].content.text")
-        yield* blockedAt("chat", { model: "m", messages: [{ role: "user", content: ["hi", KEY] }] }, "messages[0].content[1]")
+        yield* blockedAt(
+          "chat",
+          { model: "m", messages: [{ role: "user", content: { text: KEY } }] },
+          "messages[0].content.text"
+        )
+        yield* blockedAt(
+          "chat",
+          { model: "m", messages: [{ role: "user", content: ["hi", KEY] }] },
+          "messages[0].content[1]"
+        )
         yield* blockedAt("chat", { model: "m", messages: [KEY] }, "messages[0]")
       }))
 
     it.effect("responses, messages and kiro: tool definitions and unknown shapes", () =>
       Effect.gen(function*() {
-        yield* blockedAt("responses", { model: "m", input: "hi", tools: [{ type: "function", ...fn }] }, "tools[0].description")
+        yield* blockedAt(
+          "responses",
+          { model: "m", input: "hi", tools: [{ type: "function", ...fn }] },
+          "tools[0].description"
+        )
         yield* blockedAt("responses", { model: "m", input: { text: KEY } }, "input.text")
-        yield* blockedAt("messages", { model: "m", messages: user, tools: [{ name: "f", description: KEY, input_schema: { type: "object" } }] }, "tools[0].description")
-        yield* blockedAt("messages", { model: "m", messages: [{ role: "user", content: { text: KEY } }] }, "messages[0].content.text")
+        yield* blockedAt("messages", {
+          model: "m",
+          messages: user,
+          tools: [{ name: "f", description: KEY, input_schema: { type: "object" } }]
+        }, "tools[0].description")
+        yield* blockedAt(
+          "messages",
+          { model: "m", messages: [{ role: "user", content: { text: KEY } }] },
+          "messages[0].content.text"
+        )
         yield* blockedAt("messages", { model: "m", system: { text: KEY }, messages: user }, "system.text")
-        yield* blockedAt("kiro", {
-          conversationState: {
-            currentMessage: {
-              userInputMessage: {
-                content: "hi",
-                userInputMessageContext: { tools: [{ toolSpecification: { name: "f", description: KEY, inputSchema: { json: {} } } }] }
+        yield* blockedAt(
+          "kiro",
+          {
+            conversationState: {
+              currentMessage: {
+                userInputMessage: {
+                  content: "hi",
+                  userInputMessageContext: {
+                    tools: [{ toolSpecification: { name: "f", description: KEY, inputSchema: { json: {} } } }]
+                  }
+                }
               }
             }
-          }
-        }, "conversationState.currentMessage.userInputMessage.userInputMessageContext.tools[0].toolSpecification.description")
+          },
+          "conversationState.currentMessage.userInputMessage.userInputMessageContext.tools[0].toolSpecification.description"
+        )
       }))
 
     it.effect("every field the model reads is inspected, wherever the providers put it (each of these reached the model)", () =>
       Effect.gen(function*() {
-        const doc = (text: string) => ({ type: "document", source: { type: "text", media_type: "text/plain", data: text } })
+        const doc = (text: string) => ({
+          type: "document",
+          source: { type: "text", media_type: "text/plain", data: text }
+        })
         const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>, string]> = [
-          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [doc(KEY)] }] }] }, "messages[0].content[0].content[0].source.data"],
-          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "mcp_tool_result", tool_use_id: "m1", content: [{ type: "text", text: KEY }] }] }] }, "messages[0].content[0].content[0].text"],
-          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "web_fetch_tool_result", tool_use_id: "s1", content: { type: "web_fetch_result", url: "u", content: doc(KEY) } }] }] }, "messages[0].content[0].content.content.source.data"],
-          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [{ type: "text", text: KEY }] }] }] }, "messages[0].content[0].content[0].text"],
-          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "document", source: { type: "content", content: [{ type: "text", text: KEY }] } }] }] }, "messages[0].content[0].source.content[0].text"],
-          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "thinking", thinking: KEY, signature: "sig" }] }] }, "messages[0].content[0].thinking"],
-          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "text", text: "x", citations: [{ type: "char_location", cited_text: KEY }] }] }] }, "messages[0].content[0].citations[0].cited_text"],
-          ["responses", { model: "m", input: [{ type: "local_shell_call_output", call_id: "c", output: KEY }] }, "input[0].output"],
-          ["responses", { model: "m", input: "hi", prompt: { id: "pmpt_1", variables: { x: KEY } } }, "prompt.variables.*"],
-          ["responses", { model: "m", input: "hi", text: { format: { type: "json_schema", name: "x", description: KEY, schema: {} } } }, "text.format.description"],
-          ["responses", { model: "m", input: [{ type: "reasoning", id: "r", summary: [{ type: "summary_text", text: KEY }] }] }, "input[0].summary[0].text"],
-          ["chat", { model: "m", messages: user, functions: [{ name: "f", description: KEY, parameters: {} }] }, "functions[0].description"],
+          ["messages", {
+            model: "m",
+            messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [doc(KEY)] }] }]
+          }, "messages[0].content[0].content[0].source.data"],
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "user",
+              content: [{ type: "mcp_tool_result", tool_use_id: "m1", content: [{ type: "text", text: KEY }] }]
+            }]
+          }, "messages[0].content[0].content[0].text"],
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "assistant",
+              content: [{
+                type: "web_fetch_tool_result",
+                tool_use_id: "s1",
+                content: { type: "web_fetch_result", url: "u", content: doc(KEY) }
+              }]
+            }]
+          }, "messages[0].content[0].content.content.source.data"],
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "user",
+              content: [{ type: "search_result", source: "s", title: "t", content: [{ type: "text", text: KEY }] }]
+            }]
+          }, "messages[0].content[0].content[0].text"],
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "user",
+              content: [{ type: "document", source: { type: "content", content: [{ type: "text", text: KEY }] } }]
+            }]
+          }, "messages[0].content[0].source.content[0].text"],
+          ["messages", {
+            model: "m",
+            messages: [{ role: "assistant", content: [{ type: "thinking", thinking: KEY, signature: "sig" }] }]
+          }, "messages[0].content[0].thinking"],
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "assistant",
+              content: [{ type: "text", text: "x", citations: [{ type: "char_location", cited_text: KEY }] }]
+            }]
+          }, "messages[0].content[0].citations[0].cited_text"],
+          [
+            "responses",
+            { model: "m", input: [{ type: "local_shell_call_output", call_id: "c", output: KEY }] },
+            "input[0].output"
+          ],
+          [
+            "responses",
+            { model: "m", input: "hi", prompt: { id: "pmpt_1", variables: { x: KEY } } },
+            "prompt.variables.*"
+          ],
+          ["responses", {
+            model: "m",
+            input: "hi",
+            text: { format: { type: "json_schema", name: "x", description: KEY, schema: {} } }
+          }, "text.format.description"],
+          ["responses", {
+            model: "m",
+            input: [{ type: "reasoning", id: "r", summary: [{ type: "summary_text", text: KEY }] }]
+          }, "input[0].summary[0].text"],
+          [
+            "chat",
+            { model: "m", messages: user, functions: [{ name: "f", description: KEY, parameters: {} }] },
+            "functions[0].description"
+          ],
           ["chat", { model: "m", messages: user, prediction: { type: "content", content: KEY } }, "prediction.content"],
-          ["chat", { model: "m", messages: [{ role: "assistant", content: [{ type: "refusal", refusal: KEY }] }] }, "messages[0].content[0].refusal"],
-          ["chat", { model: "m", messages: user, response_format: { type: "json_schema", json_schema: { name: "x", description: KEY, schema: {} } } }, "response_format.json_schema.description"],
+          [
+            "chat",
+            { model: "m", messages: [{ role: "assistant", content: [{ type: "refusal", refusal: KEY }] }] },
+            "messages[0].content[0].refusal"
+          ],
+          ["chat", {
+            model: "m",
+            messages: user,
+            response_format: { type: "json_schema", json_schema: { name: "x", description: KEY, schema: {} } }
+          }, "response_format.json_schema.description"],
           // A property name in a tool schema is text the model reads; the location never repeats it.
-          ["chat", { model: "m", messages: user, tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { [KEY]: { type: "string" } } } } }] }, "tools[0].function.parameters.properties.*"]
+          ["chat", {
+            model: "m",
+            messages: user,
+            tools: [{
+              type: "function",
+              function: { name: "f", parameters: { type: "object", properties: { [KEY]: { type: "string" } } } }
+            }]
+          }, "tools[0].function.parameters.properties.*"]
         ]
         for (const [surface, body, where] of cases) yield* blockedAt(surface, body, where)
       }))
@@ -325,10 +459,56 @@ describe("guardrail evaluation", () => {
         const { guardrails } = yield* withRules([AWS, SSN])
         const image = { type: "image", source: { type: "base64", media_type: "image/png", data: `${KEY}123-45-6789` } }
         const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>]> = [
-          ["messages", { model: "m", messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: { k: KEY } }, { type: "redacted_thinking", data: KEY }, { type: "thinking", thinking: "hm", signature: KEY }] }, { role: "user", content: [image, { type: "tool_result", tool_use_id: "t", content: "ok" }] }] }],
-          ["chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: JSON.stringify({ k: KEY }) } }] }, { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${KEY}` } }, { type: "input_audio", input_audio: { data: KEY, format: "wav" } }] }] }],
-          ["responses", { model: "m", input: [{ type: "function_call", call_id: "c", name: "f", arguments: KEY }, { type: "custom_tool_call", call_id: "c", name: "f", input: KEY }, { type: "local_shell_call", call_id: "l", action: { command: [KEY] } }, { type: "reasoning", id: "r", summary: [], encrypted_content: KEY }] }],
-          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", images: [{ format: "png", source: { bytes: KEY } }] } }, history: [{ assistantResponseMessage: { content: "ok", toolUses: [{ toolUseId: "t", name: "f", input: { k: KEY } }] } }] } }]
+          ["messages", {
+            model: "m",
+            messages: [{
+              role: "assistant",
+              content: [{ type: "tool_use", id: "t", name: "f", input: { k: KEY } }, {
+                type: "redacted_thinking",
+                data: KEY
+              }, { type: "thinking", thinking: "hm", signature: KEY }]
+            }, { role: "user", content: [image, { type: "tool_result", tool_use_id: "t", content: "ok" }] }]
+          }],
+          ["chat", {
+            model: "m",
+            messages: [{
+              role: "assistant",
+              content: null,
+              tool_calls: [{
+                id: "c",
+                type: "function",
+                function: { name: "f", arguments: JSON.stringify({ k: KEY }) }
+              }]
+            }, {
+              role: "user",
+              content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${KEY}` } }, {
+                type: "input_audio",
+                input_audio: { data: KEY, format: "wav" }
+              }]
+            }]
+          }],
+          ["responses", {
+            model: "m",
+            input: [
+              { type: "function_call", call_id: "c", name: "f", arguments: KEY },
+              { type: "custom_tool_call", call_id: "c", name: "f", input: KEY },
+              { type: "local_shell_call", call_id: "l", action: { command: [KEY] } },
+              { type: "reasoning", id: "r", summary: [], encrypted_content: KEY }
+            ]
+          }],
+          ["kiro", {
+            conversationState: {
+              currentMessage: {
+                userInputMessage: { content: "hi", images: [{ format: "png", source: { bytes: KEY } }] }
+              },
+              history: [{
+                assistantResponseMessage: {
+                  content: "ok",
+                  toolUses: [{ toolUseId: "t", name: "f", input: { k: KEY } }]
+                }
+              }]
+            }
+          }]
         ]
         for (const [surface, body] of cases) {
           const { outcome } = yield* run(guardrails, surface, body)
@@ -341,11 +521,26 @@ describe("guardrail evaluation", () => {
         const cases: ReadonlyArray<readonly [Surface, Record<string, unknown>, string]> = [
           ["messages", { model: KEY, messages: user }, "model"],
           ["messages", { model: "m", metadata: { user_id: KEY }, messages: user }, "metadata.*"],
-          ["messages", { model: "m", messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: KEY, content: "ok" }] }] }, "messages[0].content[0].tool_use_id"],
+          ["messages", {
+            model: "m",
+            messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: KEY, content: "ok" }] }]
+          }, "messages[0].content[0].tool_use_id"],
           ["chat", { model: "m", user: KEY, messages: user }, "user"],
-          ["chat", { model: "m", messages: [{ role: "tool", tool_call_id: KEY, content: "ok" }] }, "messages[0].tool_call_id"],
-          ["responses", { model: "m", input: [{ type: "function_call_output", call_id: KEY, output: "ok" }] }, "input[0].call_id"],
-          ["kiro", { conversationState: { currentMessage: { userInputMessage: { content: "hi", modelId: KEY } } } }, "conversationState.currentMessage.userInputMessage.modelId"]
+          [
+            "chat",
+            { model: "m", messages: [{ role: "tool", tool_call_id: KEY, content: "ok" }] },
+            "messages[0].tool_call_id"
+          ],
+          [
+            "responses",
+            { model: "m", input: [{ type: "function_call_output", call_id: KEY, output: "ok" }] },
+            "input[0].call_id"
+          ],
+          [
+            "kiro",
+            { conversationState: { currentMessage: { userInputMessage: { content: "hi", modelId: KEY } } } },
+            "conversationState.currentMessage.userInputMessage.modelId"
+          ]
         ]
         for (const [surface, body, where] of cases) yield* blockedAt(surface, body, where)
       }))
@@ -356,10 +551,19 @@ describe("guardrail evaluation", () => {
         const { outcome } = yield* run(guardrails, "chat", {
           model: "m",
           messages: user,
-          tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { "ssn 123-45-6789": { type: "string" } } } } }]
+          tools: [{
+            type: "function",
+            function: {
+              name: "f",
+              parameters: { type: "object", properties: { "ssn 123-45-6789": { type: "string" } } }
+            }
+          }]
         })
         assert.deepStrictEqual([outcome.decision, outcome.blockedBy], ["block", "ssn"])
-        assert.strictEqual(outcome.violations[0]!.detail, "pii_redact rule matched in an object key at tools[0].function.parameters.properties.*, which cannot be redacted")
+        assert.strictEqual(
+          outcome.violations[0]!.detail,
+          "pii_redact rule matched in an object key at tools[0].function.parameters.properties.*, which cannot be redacted"
+        )
       }))
 
     it.effect("a redaction in a tool description rewrites that string alone; tool-call arguments stay untouched", () =>
@@ -368,8 +572,15 @@ describe("guardrail evaluation", () => {
         const args = JSON.stringify({ ssn: "123-45-6789" })
         const { after, outcome } = yield* run(guardrails, "chat", {
           model: "m",
-          tools: [{ type: "function", function: { name: "lookup", description: "finds 123-45-6789", parameters: { type: "object" } } }],
-          messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }] }]
+          tools: [{
+            type: "function",
+            function: { name: "lookup", description: "finds 123-45-6789", parameters: { type: "object" } }
+          }],
+          messages: [{
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: args } }]
+          }]
         })
         assert.strictEqual(outcome.redactions, 1)
         assert.strictEqual(after.tools[0].function.description, "finds [REDACTED]")
@@ -391,15 +602,30 @@ describe("guardrail evaluation", () => {
         const text = `{"model":"m","messages":[{"role":"user","content":"${KEY}","content":"hi"}]}`
         const outcome = yield* evaluateText(guardrails, "chat", text)
         assert.strictEqual(outcome.decision, "allow")
-        assert.strictEqual(Buffer.from(outcome.body!).toString(), `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+        assert.strictEqual(
+          Buffer.from(outcome.body!).toString(),
+          `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+        )
         // Keys spelled with escapes are the same key.
-        const escaped = yield* evaluateText(guardrails, "chat", `{"model":"m","messages":[{"role":"user","\u0063ontent":"${KEY}","content":"hi"}]}`)
+        const escaped = yield* evaluateText(
+          guardrails,
+          "chat",
+          `{"model":"m","messages":[{"role":"user","\u0063ontent":"${KEY}","content":"hi"}]}`
+        )
         assert.notInclude(Buffer.from(escaped.body!).toString(), KEY)
         // Without a key named twice, the client's bytes go as they are.
-        const plain = yield* evaluateText(guardrails, "chat", `{"model":"m", "messages":[{"role":"user","content":"hi"}]}`)
+        const plain = yield* evaluateText(
+          guardrails,
+          "chat",
+          `{"model":"m", "messages":[{"role":"user","content":"hi"}]}`
+        )
         assert.isUndefined(plain.body)
         // The same key in two different objects is not a duplicate.
-        const two = yield* evaluateText(guardrails, "chat", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`)
+        const two = yield* evaluateText(
+          guardrails,
+          "chat",
+          `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`
+        )
         assert.isUndefined(two.body)
       }))
 
@@ -407,14 +633,18 @@ describe("guardrail evaluation", () => {
       Effect.gen(function*() {
         const { guardrails } = yield* withRules([AWS])
         for (const depth of [200, 20_000]) {
-          const text = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(depth)}"${KEY}"${"]".repeat(depth)}}]}`
+          const text = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(depth)}"${KEY}"${
+            "]".repeat(depth)
+          }}]}`
           const outcome = yield* evaluateText(guardrails, "chat", text)
           assert.deepStrictEqual([outcome.decision, outcome.uninspectable], ["block", true], String(depth))
         }
         // Brackets and escaped quotes inside strings are text, not nesting.
         const bracketsInText = `{"model":"m","messages":[{"role":"user","content":"${"[{\\\"".repeat(300)}"}]}`
         assert.strictEqual((yield* evaluateText(guardrails, "chat", bracketsInText)).decision, "allow")
-        const shallow = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(100)}"${KEY}"${"]".repeat(100)}}]}`
+        const shallow = `{"model":"m","messages":[{"role":"user","content":${"[".repeat(100)}"${KEY}"${
+          "]".repeat(100)
+        }}]}`
         assert.strictEqual((yield* evaluateText(guardrails, "chat", shallow)).blockedBy, "aws-keys")
         // Without rules nothing is read, so nothing is refused.
         const none = yield* withRules([])
@@ -431,7 +661,10 @@ describe("guardrail evaluation", () => {
       // Older data or a direct write: RE2 refuses lookbehind.
       yield* insertDirect(store, { name: "broken", pattern: "(?<=x)hello", action: "block", priority: 1 })
       yield* guardrails.invalidate(ORG)
-      const { outcome } = yield* run(guardrails, "chat", { model: "m", messages: [{ role: "user", content: "xhello" }] })
+      const { outcome } = yield* run(guardrails, "chat", {
+        model: "m",
+        messages: [{ role: "user", content: "xhello" }]
+      })
       assert.strictEqual(outcome.decision, "flag")
       assert.deepStrictEqual(outcome.rules, ["flag-all"])
       const listed = yield* guardrails.list(ORG)
@@ -443,7 +676,9 @@ describe("guardrail evaluation", () => {
   it.effect("create and update refuse a pattern RE2 does not compile, with the compiler's message", () =>
     Effect.gen(function*() {
       const { guardrails } = yield* withRules([])
-      const refused = yield* Effect.flip(guardrails.create(ORG, { name: "bad", rule_type: "blocked_pattern", pattern: "(a" }))
+      const refused = yield* Effect.flip(
+        guardrails.create(ORG, { name: "bad", rule_type: "blocked_pattern", pattern: "(a" })
+      )
       assert.strictEqual(refused.reason._tag, "GuardrailRuleInvalid")
       assert.strictEqual(refused.status, 400)
       assert.strictEqual(refused.message, "pattern does not compile: missing ): (a")
@@ -481,7 +716,11 @@ describe("guardrail evaluation", () => {
       assert.deepStrictEqual(dry, { decision: "flag", rules: ["codes"], redactions: 0 })
       yield* guardrails.remove(ORG, rule.uuid)
       assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "allow")
-      const delimiter = yield* guardrails.create(ORG, { name: "seals", rule_type: "delimiter_integrity", action: "block" })
+      const delimiter = yield* guardrails.create(ORG, {
+        name: "seals",
+        rule_type: "delimiter_integrity",
+        action: "block"
+      })
       assert.isNull(delimiter.pattern)
       assert.deepStrictEqual(yield* guardrails.delimiterIntegrity(ORG), [
         { uuid: delimiter.uuid, name: "seals", action: "block" }
@@ -491,7 +730,8 @@ describe("guardrail evaluation", () => {
   describe("when the rules cannot be loaded", () => {
     it.effect("fails closed with GuardrailsUnavailable (503)", () =>
       Effect.gen(function*() {
-        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: false })
+          .pipe(Effect.provide(Invalidation.layerMemory))
         const error = yield* Effect.flip(guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {}))
         assert.strictEqual(error._tag, "GuardrailsUnavailable")
         assert.strictEqual(error.status, 503)
@@ -501,7 +741,9 @@ describe("guardrail evaluation", () => {
 
     it.effect("VDB_GATEWAY_FAIL_OPEN lets guardrails pass", () =>
       Effect.gen(function*() {
-        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: true }).pipe(Effect.provide(Invalidation.layerMemory))
+        const guardrails = yield* makeGuardrails({ store: unreachable, ttl: Duration.minutes(1), failOpen: true }).pipe(
+          Effect.provide(Invalidation.layerMemory)
+        )
         const outcome = yield* guardrails.evaluate(ORG, "chat", Buffer.from("{}"), {})
         assert.deepStrictEqual([outcome.decision, outcome.failedOpen], ["allow", true])
         assert.deepStrictEqual(yield* guardrails.delimiterIntegrity(ORG), [])
@@ -516,7 +758,9 @@ describe("guardrail evaluation", () => {
           version: (org) => down ? Effect.die(new Error("connection refused")) : store.version(org),
           list: (org) => down ? Effect.die(new Error("connection refused")) : store.list(org)
         }
-        const guardrails = yield* makeGuardrails({ store: flaky, ttl: Duration.zero, failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
+        const guardrails = yield* makeGuardrails({ store: flaky, ttl: Duration.zero, failOpen: false }).pipe(
+          Effect.provide(Invalidation.layerMemory)
+        )
         yield* guardrails.create(ORG, { name: "codes", rule_type: "blocked_pattern", pattern: "codes" })
         const doc = { model: "m", messages: [{ role: "user", content: "codes" }] }
         assert.strictEqual((yield* run(guardrails, "chat", doc)).outcome.decision, "block")
@@ -526,8 +770,7 @@ describe("guardrail evaluation", () => {
 
     it.effect("reads VDB_GATEWAY_FAIL_OPEN through Config", () =>
       Effect.gen(function*() {
-        const read = (env: Record<string, string>) =>
-          failOpenConfig.parse(ConfigProvider.fromUnknown(env))
+        const read = (env: Record<string, string>) => failOpenConfig.parse(ConfigProvider.fromUnknown(env))
         assert.isFalse(yield* read({}))
         assert.isTrue(yield* read({ VDB_GATEWAY_FAIL_OPEN: "true" }))
       }))

@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import type { GuardrailError } from "../../schema/GuardrailRule.ts"
 import { Invalidation } from "../../src/db/Invalidation.ts"
 import {
@@ -79,7 +79,11 @@ describe("guardrail rule limits", () => {
       let message: string | undefined
       for (let i = 0; i < 60 && message === undefined; i++) {
         const created = yield* Effect.result(
-          guardrails.create(ORG, { name: `alt ${i}`, rule_type: "blocked_pattern", pattern: alternation(200, `x${i}y`) })
+          guardrails.create(ORG, {
+            name: `alt ${i}`,
+            rule_type: "blocked_pattern",
+            pattern: alternation(200, `x${i}y`)
+          })
         )
         if (created._tag === "Failure") message = refusal(created.failure)
       }
@@ -137,9 +141,14 @@ describe("guardrail rule limits", () => {
       const { guardrails } = yield* setup
       for (const name of ["zero\u0000byte", "line\nbreak", "tab\there", "bidi\u202Eevil", "lone\ud800"]) {
         const error = yield* Effect.flip(guardrails.create(ORG, { name, rule_type: "blocked_pattern", pattern: "x" }))
-        assert.strictEqual(refusal(error), "name must be printable text (no control characters such as NUL, newlines or tabs)")
+        assert.strictEqual(
+          refusal(error),
+          "name must be printable text (no control characters such as NUL, newlines or tabs)"
+        )
       }
-      const nul = yield* Effect.flip(guardrails.create(ORG, { name: "nul", rule_type: "blocked_pattern", pattern: "a\u0000b" }))
+      const nul = yield* Effect.flip(
+        guardrails.create(ORG, { name: "nul", rule_type: "blocked_pattern", pattern: "a\u0000b" })
+      )
       assert.strictEqual(refusal(nul), "pattern must not contain a NUL character (U+0000)")
       const rule = yield* guardrails.create(ORG, { name: "fine", rule_type: "blocked_pattern", pattern: "ab" })
       assert.match(refusal(yield* Effect.flip(guardrails.update(ORG, rule.uuid, { name: "a\u0000" }))), /printable/)

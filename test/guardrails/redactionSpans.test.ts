@@ -9,7 +9,11 @@ const org = "8b1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
 /** What reaches the provider for a chat message whose content literal is `literal`, with one ssn rule. */
 const redacted = (literal: string) =>
   Effect.gen(function*() {
-    const guardrails = yield* makeGuardrails({ store: memoryGuardrailStore(), ttl: Duration.minutes(1), failOpen: false }).pipe(Effect.provide(Invalidation.layerMemory))
+    const guardrails = yield* makeGuardrails({
+      store: memoryGuardrailStore(),
+      ttl: Duration.minutes(1),
+      failOpen: false
+    }).pipe(Effect.provide(Invalidation.layerMemory))
     yield* guardrails.create(org, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" })
     const bytes = Buffer.from(`{"model":"m","messages":[{"role":"user","content":${literal}}]}`)
     const outcome = yield* guardrails.evaluate(org, "chat", bytes, JSON.parse(bytes.toString()))

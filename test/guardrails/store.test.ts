@@ -1,9 +1,9 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import type { GuardrailError } from "../../schema/GuardrailRule.ts"
 import { MAX_RULES_PER_ORG } from "../../src/guardrails/CompiledRules.ts"
 import { Guardrails } from "../../src/guardrails/Guardrails.ts"
-import type { GuardrailError } from "../../schema/GuardrailRule.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const ORG = "3c9a1f0e-2b7d-4e8a-9f1c-5d6e7a8b9c0d"
@@ -26,7 +26,11 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
           pattern: "codes",
           priority: 5
         })
-        const ssn = yield* guardrails.create(ORG, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" })
+        const ssn = yield* guardrails.create(ORG, {
+          name: "ssn",
+          rule_type: "pii_redact",
+          pattern: "\\d{3}-\\d{2}-\\d{4}"
+        })
         yield* guardrails.create(OTHER, { name: "ssn", rule_type: "blocked_pattern", pattern: "codes" })
         const listed = yield* guardrails.list(ORG)
         assert.deepStrictEqual(listed.map((r) => [r.name, r.rule_type, r.action, r.priority, r.enabled, r.compiles]), [
@@ -74,7 +78,12 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
         const guardrails = yield* Guardrails
         const sql = yield* SqlClient.SqlClient
         const org = "9b1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-        yield* guardrails.create(org, { name: "flag-hello", rule_type: "blocked_pattern", action: "flag", pattern: "hello" })
+        yield* guardrails.create(org, {
+          name: "flag-hello",
+          rule_type: "blocked_pattern",
+          action: "flag",
+          pattern: "hello"
+        })
         const { body, parsed } = chat("xhello")
         assert.strictEqual((yield* guardrails.evaluate(org, "chat", body, parsed)).decision, "flag")
         yield* sql`INSERT INTO guardrail_rules (uuid, org_uuid, name, rule_type, action, priority, pattern)
@@ -93,8 +102,13 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
         const guardrails = yield* Guardrails
         const org = "7c1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
         const outcomes = yield* Effect.all(
-          Array.from({ length: MAX_RULES_PER_ORG + 20 }, (_, i) =>
-            Effect.exit(guardrails.create(org, { name: `rule-${i}`, rule_type: "blocked_pattern", pattern: `w${i}x` }))),
+          Array.from(
+            { length: MAX_RULES_PER_ORG + 20 },
+            (_, i) =>
+              Effect.exit(
+                guardrails.create(org, { name: `rule-${i}`, rule_type: "blocked_pattern", pattern: `w${i}x` })
+              )
+          ),
           { concurrency: "unbounded" }
         )
         const refused = outcomes.filter(Exit.isFailure).map((exit) => Cause.squash(exit.cause))
@@ -108,8 +122,10 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
         // One name asked for by many at once: one rule, the others the named 400 (was the constraint's 500).
         const named = "9d1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
         const same = yield* Effect.all(
-          Array.from({ length: 8 }, () =>
-            Effect.exit(guardrails.create(named, { name: "same", rule_type: "blocked_pattern", pattern: "x" }))),
+          Array.from(
+            { length: 8 },
+            () => Effect.exit(guardrails.create(named, { name: "same", rule_type: "blocked_pattern", pattern: "x" }))
+          ),
           { concurrency: "unbounded" }
         )
         assert.strictEqual(same.filter(Exit.isSuccess).length, 1)
@@ -124,9 +140,10 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
           { concurrency: "unbounded" }
         )
         assert.strictEqual(renamed.filter(Exit.isSuccess).length, 1)
-        assert.deepStrictEqual((yield* guardrails.list(named)).map((r) => r.name).sort(), ["a", "b", "c", "same"].filter((n) =>
-          n !== (renamed[0]!._tag === "Success" ? "a" : "b")
-        ))
+        assert.deepStrictEqual(
+          (yield* guardrails.list(named)).map((r) => r.name).sort(),
+          ["a", "b", "c", "same"].filter((n) => n !== (renamed[0]!._tag === "Success" ? "a" : "b"))
+        )
       }))
 
     it.effect("an enable racing an update keeps both changes; two removals of one rule remove it once", () =>
@@ -147,7 +164,9 @@ describe.each(SqlBackends)("Guardrails on $name", ({ layer: database }) => {
             { concurrency: "unbounded" }
           )
           assert.strictEqual(removals.filter(Exit.isSuccess).length, 1)
-          const refused = Cause.squash((removals.find(Exit.isFailure) as Exit.Failure<void, GuardrailError>).cause) as GuardrailError
+          const refused = Cause.squash(
+            (removals.find(Exit.isFailure) as Exit.Failure<void, GuardrailError>).cause
+          ) as GuardrailError
           assert.strictEqual(refused.reason._tag, "GuardrailRuleNotFound")
         }
       }))

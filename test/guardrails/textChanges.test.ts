@@ -15,13 +15,17 @@ const applied = (before: string, changes: ReadonlyArray<TextChange>) => {
 }
 
 /** The characters of `before` no change touches, in order. */
-const kept = (before: string, changes: ReadonlyArray<TextChange>) => applied(before, changes.map((c) => ({ ...c, text: "" })))
+const kept = (before: string, changes: ReadonlyArray<TextChange>) =>
+  applied(before, changes.map((c) => ({ ...c, text: "" })))
 
 const R = "[REDACTED]"
 
 describe("changesBetween", () => {
   it("the changes always spell the new text", () => {
-    const text = fc.string({ unit: fc.constantFrom("a", "b", "[", "]", "D", " ", "é", "\ud83d", "\ude00", "1", "-"), maxLength: 60 })
+    const text = fc.string({
+      unit: fc.constantFrom("a", "b", "[", "]", "D", " ", "é", "\ud83d", "\ude00", "1", "-"),
+      maxLength: 60
+    })
     fc.assert(
       fc.property(text, text, (before, after) => {
         assert.strictEqual(applied(before, changesBetween(before, after)), after)
@@ -29,9 +33,13 @@ describe("changesBetween", () => {
       { numRuns: 500 }
     )
     fc.assert(
-      fc.property(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ unit: "binary", maxLength: 200 }), (before, after) => {
-        assert.strictEqual(applied(before, changesBetween(before, after)), after)
-      })
+      fc.property(
+        fc.string({ unit: "binary", maxLength: 200 }),
+        fc.string({ unit: "binary", maxLength: 200 }),
+        (before, after) => {
+          assert.strictEqual(applied(before, changesBetween(before, after)), after)
+        }
+      )
     )
   })
 

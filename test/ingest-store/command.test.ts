@@ -1,12 +1,12 @@
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { IngestClient, ingestCommand } from "../../src/cli/IngestCommand.ts"
 import { IngestRpcHandlers } from "../../src/ingest/IngestRpcHandlers.ts"
 import { IngestRpcs } from "../../src/ingest/IngestRpcs.ts"
@@ -44,7 +44,9 @@ const run = (args: ReadonlyArray<string>) =>
     const exit = yield* Effect.exit(cli(args).pipe(Effect.provide(NodeServices.layer)))
     const out = (yield* TestConsole.logLines).slice(before.out).map(String)
     const err = (yield* TestConsole.errorLines).slice(before.err).map(String)
-    const error = exit._tag === "Failure" ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message) : undefined
+    const error = exit._tag === "Failure"
+      ? String((exit.cause.reasons[0] as { error?: { message?: string } })?.error?.message)
+      : undefined
     return { out, err, error }
   })
 
@@ -68,7 +70,10 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
       Effect.gen(function*() {
         const bad = yield* run(["cisa-kev", join(dir, "bad")])
         assert.match(bad.error!, /^1 item skipped/)
-        assert.isTrue(bad.err.some((l) => l.startsWith(`skipped ${join(dir, "bad")}/CVE-2024-0001.json`)), bad.err.join("\n"))
+        assert.isTrue(
+          bad.err.some((l) => l.startsWith(`skipped ${join(dir, "bad")}/CVE-2024-0001.json`)),
+          bad.err.join("\n")
+        )
         assert.include(bad.out, "skipped: 1")
       }))
 
@@ -82,13 +87,22 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
     it.effect("a directory that gives nothing to ingest is an error, not a run over zero files", () =>
       Effect.gen(function*() {
         const empty = yield* run(["osv", join(dir, "empty")])
-        assert.strictEqual(empty.error, `nothing to ingest in ${join(dir, "empty")}: the directory holds no files (names starting with . are skipped)`)
+        assert.strictEqual(
+          empty.error,
+          `nothing to ingest in ${join(dir, "empty")}: the directory holds no files (names starting with . are skipped)`
+        )
         assert.deepStrictEqual([empty.out, empty.err], [[], []])
         const all = yield* run(["--all", join(dir, "notes")])
-        assert.match(all.error!, /^nothing to ingest under .*notes: none of its 2 files is upstream data in a source folder/)
+        assert.match(
+          all.error!,
+          /^nothing to ingest under .*notes: none of its 2 files is upstream data in a source folder/
+        )
         assert.include(all.error!, "README.md (not inside a source folder)")
         assert.include(all.error!, "docs/kev.json (folder docs is not a known source)")
-        assert.match((yield* run(["--all", join(dir, "empty")])).error!, /^nothing to ingest under .*empty: the directory holds no files/)
+        assert.match(
+          (yield* run(["--all", join(dir, "empty")])).error!,
+          /^nothing to ingest under .*empty: the directory holds no files/
+        )
         // A directory with data beside an empty one still names the empty one.
         const mixed = yield* run(["cisa-kev", join(dir, "kev"), join(dir, "empty")])
         assert.match(mixed.error!, /^nothing to ingest in .*empty/)
@@ -107,7 +121,10 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
       Effect.gen(function*() {
         const started = Date.now()
         const urandom = yield* run(["mitre", "/dev/urandom"])
-        assert.match(urandom.error!, /^\/dev\/urandom is a character device: only regular files, directories and - \(standard input\)/)
+        assert.match(
+          urandom.error!,
+          /^\/dev\/urandom is a character device: only regular files, directories and - \(standard input\)/
+        )
         assert.deepStrictEqual([urandom.out, urandom.err], [[], []])
         assert.isBelow(Date.now() - started, 5000)
         assert.match((yield* run(["--all", dir, "-"])).error!, /--all DIR takes no SOURCE or PATH/)
@@ -123,7 +140,10 @@ describe("bin/vdb ingest (admin RPCs, in-process)", () => {
     it.effect("--format csv for a source that has no CSV form is refused before anything is read", () =>
       Effect.gen(function*() {
         const refused = yield* run(["osv", join(dir, "export/kev.data"), "--format", "csv"])
-        assert.strictEqual(refused.error, "--format csv: osv has no CSV form (CSV is read for epss, exploit-db, cisa-kev, vulncheck-kev)")
+        assert.strictEqual(
+          refused.error,
+          "--format csv: osv has no CSV form (CSV is read for epss, exploit-db, cisa-kev, vulncheck-kev)"
+        )
         assert.deepStrictEqual([refused.out, refused.err], [[], []])
       }))
 

@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { throwawayDatabase } from "../support/database.ts"
 import { digestDatabase } from "./digest.ts"
 

@@ -9,10 +9,16 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 const TABLES: ReadonlyArray<readonly [string, string]> = [
   ["vuln_raw", "source, identifier, content_hash, md5(content) AS content"],
   ["vuln_normalised", "source, identifier, content_hash"],
-  ["vuln_records", "source, identifier, origin_source, origin_identifier, record, epss_splice, counts, gcve, known_exploited, rank"],
+  [
+    "vuln_records",
+    "source, identifier, origin_source, origin_identifier, record, epss_splice, counts, gcve, known_exploited, rank"
+  ],
   ["vuln_aliases", "identifier, alias, origin_source, origin_identifier"],
   ["vuln_epss", "cve, score, percentile, score_date, model_version, origin_source, origin_identifier"],
-  ["vuln_exploits", "uuid, origin_source, origin_identifier, cve_id, source, summary_key, type, url, title, created_at, details"],
+  [
+    "vuln_exploits",
+    "uuid, origin_source, origin_identifier, cve_id, source, summary_key, type, url, title, created_at, details"
+  ],
   ["vuln_exploit_content", "uuid, origin_source, origin_identifier, md5(content) AS content"],
   ["vuln_failed", "source, identifier, content_hash, position, reason"]
 ]

@@ -4,9 +4,9 @@
  * Run as a child process by the crash test (which SIGKILLs it mid-run).
  *   DATABASE_URL=postgres://… node test/ingest-store/ingestData.ts [DIR] [BATCH] [IN_FLIGHT]
  */
-import { fileURLToPath } from "node:url"
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Redacted, Stream } from "effect"
+import { fileURLToPath } from "node:url"
 import { layerPostgres } from "../../src/db/Database.ts"
 import { MigrationsLayer } from "../../src/db/Migrations.ts"
 import { ingest } from "../../src/ingest/Ingest.ts"

@@ -11,7 +11,10 @@ import { baseEnv, tempDataDir, VDB } from "../support/processes.ts"
 describe("bin/vdb ingest interrupted", () => {
   it("exits 130 with one line saying what was kept and how to resume", async () => {
     // Reading standard input that never ends: the command is under way whenever the signal comes.
-    const child = spawn(VDB, ["ingest", "osv", "-"], { env: { ...baseEnv(), VDB_DATA_DIR: tempDataDir() }, stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(VDB, ["ingest", "osv", "-"], {
+      env: { ...baseEnv(), VDB_DATA_DIR: tempDataDir() },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
     let stderr = ""
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))

@@ -1,6 +1,6 @@
+import { Effect, Stream } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { Effect, Stream } from "effect"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 
@@ -39,7 +39,9 @@ export const observe = Effect.fn(function*(id: string) {
     summary: page.summary,
     count: page.count,
     epss: found.records.flatMap((r) => {
-      const adp = (r.record?.containers as { adp?: Array<{ x_epss?: { score: number; percentile: number } }> } | undefined)?.adp ?? []
+      const adp =
+        (r.record?.containers as { adp?: Array<{ x_epss?: { score: number; percentile: number } }> } | undefined)
+          ?.adp ?? []
       return adp.flatMap((a) => a.x_epss === undefined ? [] : [a.x_epss])
     })[0]
   }

@@ -1,9 +1,9 @@
+import { afterAll, assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer, Stream } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
-import { afterAll, assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import type { IngestEvent, IngestRequest, IngestSummary } from "../../src/ingest/IngestEvents.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
@@ -22,7 +22,9 @@ writeFileSync(
 )
 writeFileSync(
   join(dir, "sources/osv/nested/b.ndjson.gz"),
-  gzipSync(["{\"id\":\"PYSEC-3\"}", "{\"id\":\"PYSEC-1\",\"other\":1}", "{\"id\":\"PYSEC-4\",\"fail\":true}"].join("\n"))
+  gzipSync(
+    ["{\"id\":\"PYSEC-3\"}", "{\"id\":\"PYSEC-1\",\"other\":1}", "{\"id\":\"PYSEC-4\",\"fail\":true}"].join("\n")
+  )
 )
 
 const run = (request: IngestRequest) =>
@@ -41,7 +43,9 @@ describe.each(backends)("ingest pipeline ($name)", ({ layer: backend }) => {
       Effect.gen(function*() {
         const unknown = yield* Effect.flip(run({ source: "nope", paths: [dir] }))
         assert.strictEqual(unknown.reason._tag, "UnknownSource")
-        const missing = yield* Effect.flip(run({ source: "osv", paths: [join(dir, "sources/osv"), join(dir, "missing")] }))
+        const missing = yield* Effect.flip(
+          run({ source: "osv", paths: [join(dir, "sources/osv"), join(dir, "missing")] })
+        )
         assert.strictEqual(missing.reason._tag, "UnreadablePath")
         assert.include(missing.message, "missing")
         const store = yield* VulnStore
@@ -54,7 +58,16 @@ describe.each(backends)("ingest pipeline ($name)", ({ layer: backend }) => {
         const summary = summaryOf(first)
         assert.strictEqual(summary._tag, "Summary")
         assert.deepStrictEqual(
-          [summary.files, summary.items, summary.inserted, summary.updated, summary.unchanged, summary.duplicates, summary.normalised, summary.skipped],
+          [
+            summary.files,
+            summary.items,
+            summary.inserted,
+            summary.updated,
+            summary.unchanged,
+            summary.duplicates,
+            summary.normalised,
+            summary.skipped
+          ],
           [2, 6, 4, 0, 0, 1, 3, 2]
         )
         assert.strictEqual(summary.conflicting, 1, "PYSEC-1 again with other content: the first is kept")
@@ -66,8 +79,13 @@ describe.each(backends)("ingest pipeline ($name)", ({ layer: backend }) => {
         }])
         assert.deepStrictEqual(summary.skippedReasons, { "malformed JSON": 1, "impossible date": 1 })
         assert.deepStrictEqual(summary.ignoredFiles.map((f) => f.path), ["README.md", "sources/sploitscan/x.json"])
-        const problems = first.filter((e) => e._tag === "Problem").map((e) => e._tag === "Problem" && `${e.position} ${e.reason}`)
-        assert.deepStrictEqual(problems, ["sources/osv/a.ndjson:2 malformed JSON", "sources/osv/nested/b.ndjson.gz:3 impossible date"])
+        const problems = first.filter((e) => e._tag === "Problem").map((e) =>
+          e._tag === "Problem" && `${e.position} ${e.reason}`
+        )
+        assert.deepStrictEqual(problems, [
+          "sources/osv/a.ndjson:2 malformed JSON",
+          "sources/osv/nested/b.ndjson.gz:3 impossible date"
+        ])
         assert.isAtLeast(first.filter((e) => e._tag === "Progress").length, 2)
 
         const store = yield* VulnStore

@@ -1,7 +1,7 @@
-import { fileURLToPath } from "node:url"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
+import { fileURLToPath } from "node:url"
 import { ingest } from "../../src/ingest/Ingest.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { SqlBackends } from "../support/database.ts"
@@ -22,7 +22,9 @@ const ingestFixtures = (analyzeAfter: number) =>
 /** The most histogram bounds any column of `vuln_raw` got: the statistics target plus one, at most. */
 const histogramBounds = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ bounds: number | null }>`SELECT max(array_length(histogram_bounds::text::text[], 1))::int AS bounds
+  const rows = yield* sql<
+    { bounds: number | null }
+  >`SELECT max(array_length(histogram_bounds::text::text[], 1))::int AS bounds
     FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'vuln_raw'`
   return rows[0]?.bounds ?? 0
 })

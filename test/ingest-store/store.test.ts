@@ -1,11 +1,11 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Normalised } from "../../src/ingest/Upstream.ts"
-import type { NormalisedItem, RawItem } from "../../src/vulns/VulnStore.ts"
-import { lookupStatement } from "../../src/vulns/SqlVulnReads.ts"
-import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { ORG } from "../../src/ingest/formats/ids.ts"
+import type { Normalised } from "../../src/ingest/Upstream.ts"
+import { lookupStatement } from "../../src/vulns/SqlVulnReads.ts"
+import type { NormalisedItem, RawItem } from "../../src/vulns/VulnStore.ts"
+import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const backends = [
@@ -19,7 +19,10 @@ const cveRecord = (id: string, source: string, dateUpdated: string) => ({
   dataType: "CVE_RECORD",
   dataVersion: "5.1",
   cveMetadata: { cveId: id, state: "PUBLISHED", dateUpdated },
-  containers: { cna: { title: `${id} via ${source}` }, adp: [{ providerMetadata: { orgId: ORG.vdb.orgId, shortName: "vdb" }, title: "enrichment", x_dataSource: source }] }
+  containers: {
+    cna: { title: `${id} via ${source}` },
+    adp: [{ providerMetadata: { orgId: ORG.vdb.orgId, shortName: "vdb" }, title: "enrichment", x_dataSource: source }]
+  }
 })
 
 const raw = (source: string, identifier: string, content = `{"id":"${identifier}"}`): RawItem => ({
@@ -52,7 +55,14 @@ const record = (
   gcve: false
 })
 
-const exploit = (uuid: string, cveId: string, source: string, createdAt: number, details: Record<string, Record<string, unknown>>, rawBody?: string) => ({
+const exploit = (
+  uuid: string,
+  cveId: string,
+  source: string,
+  createdAt: number,
+  details: Record<string, Record<string, unknown>>,
+  rawBody?: string
+) => ({
   uuid,
   cveId,
   source,
@@ -86,7 +96,13 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
           done(osv, [record("osv", "PYSEC-2021-1", ["GHSA-aaaa-bbbb-cccc"])]),
           done(raw("epss", "CVE-2021-0001"), [{
             kind: "epss",
-            scores: [{ cve: "CVE-2021-0001", score: 0.5, percentile: 0.75, date: "2026-09-29", modelVersion: "v2026.06.15" }]
+            scores: [{
+              cve: "CVE-2021-0001",
+              score: 0.5,
+              percentile: 0.75,
+              date: "2026-09-29",
+              modelVersion: "v2026.06.15"
+            }]
           }])
         ], [])
         const found = yield* store.lookup("CVE-2021-0001")
@@ -96,7 +112,12 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         assert.deepStrictEqual(m.counts, counts)
         const adp = (m.record!.containers as { adp: Array<Record<string, unknown>> }).adp
         assert.include(adp[0]!.x_dataCollected as Array<string>, "epss")
-        assert.deepStrictEqual(adp[0]!.x_epss, { score: 0.5, percentile: 0.75, date: "2026-09-29", modelVersion: "v2026.06.15" })
+        assert.deepStrictEqual(adp[0]!.x_epss, {
+          score: 0.5,
+          percentile: 0.75,
+          date: "2026-09-29",
+          modelVersion: "v2026.06.15"
+        })
         assert.instanceOf(m.fetchedAt, Date)
         // The stored text with EPSS spliced in is what `record` parses to; bodies: false reads none of it.
         assert.isFalse(m.processing)
@@ -134,7 +155,10 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         ], [])
         const found = yield* store.lookup("CVE-2022-0002")
         assert.strictEqual(found.records.length, 1)
-        assert.strictEqual((found.records[0]!.record!.cveMetadata as { dateUpdated: string }).dateUpdated, "2024-10-24T00:00:00Z")
+        assert.strictEqual(
+          (found.records[0]!.record!.cveMetadata as { dateUpdated: string }).dateUpdated,
+          "2024-10-24T00:00:00Z"
+        )
       }))
 
     it.effect("a changed item is pending again; a failure stays processing and is listed", () =>
@@ -148,7 +172,11 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         assert.deepStrictEqual(yield* store.putRaw([v2]), [{ outcome: "updated", pending: true }])
         yield* store.putNormalised([], [{ ...v2, position: "ghsa/x.json", reason: "impossible date" }])
         const failedNow = yield* store.failed()
-        assert.deepStrictEqual(failedNow.map((f) => [f.identifier, f.position, f.reason]), [["GHSA-xxxx-yyyy-zzzz", "ghsa/x.json", "impossible date"]])
+        assert.deepStrictEqual(failedNow.map((f) => [f.identifier, f.position, f.reason]), [[
+          "GHSA-xxxx-yyyy-zzzz",
+          "ghsa/x.json",
+          "impossible date"
+        ]])
         const processing = yield* store.lookup("GHSA-xxxx-yyyy-zzzz")
         assert.deepStrictEqual(processing.records.map((r) => [r.source, r.record]), [["ghsa", null]])
         assert.deepStrictEqual(processing.aliases, [], "the failed item's old aliases are gone")
@@ -165,12 +193,21 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         const y = raw("ghsa", "GHSA-race-race-race", "{\"v\":\"y\"}")
         yield* store.putRaw([x])
         yield* store.putRaw([y])
-        const recordOf = (version: string) => record("ghsa", "GHSA-race-race-race", [`CVE-2024-000${version === "x" ? 1 : 2}`], `2024-01-0${version === "x" ? 1 : 2}T00:00:00Z`)
+        const recordOf = (version: string) =>
+          record(
+            "ghsa",
+            "GHSA-race-race-race",
+            [`CVE-2024-000${version === "x" ? 1 : 2}`],
+            `2024-01-0${version === "x" ? 1 : 2}T00:00:00Z`
+          )
         assert.strictEqual(yield* store.putNormalised([done(y, [recordOf("y")])], []), 1)
         // Reported as not stored, so that ingestion's summary does not count it as normalised.
         assert.strictEqual(yield* store.putNormalised([done(x, [recordOf("x")])], []), 0)
         const served = yield* store.lookup("GHSA-race-race-race")
-        assert.deepStrictEqual(served.records.map((r) => (r.record!.cveMetadata as { dateUpdated: string }).dateUpdated), ["2024-01-02T00:00:00Z"])
+        assert.deepStrictEqual(
+          served.records.map((r) => (r.record!.cveMetadata as { dateUpdated: string }).dateUpdated),
+          ["2024-01-02T00:00:00Z"]
+        )
         assert.deepStrictEqual(served.aliases, ["CVE-2024-0002"])
         // Nothing pending: Y, the stored version, is the one normalised.
         assert.deepStrictEqual(yield* store.putRaw([y]), [{ outcome: "unchanged", pending: false }])
@@ -187,18 +224,44 @@ describe.each(backends)("VulnStore ($name)", ({ layer: backend }) => {
         const msf = raw("metasploit", "CVE-2024-0004")
         yield* store.putRaw([csv, map, msf])
         yield* store.putNormalised([
-          done(csv, [{ kind: "exploits", summaryKey: "exploitDb", exploits: [exploit("00000000-0000-5000-8000-000000000001", "CVE-2024-0004", "exploit-db", 300, { exploitDb: { id: "1", author: "someone", platform: "java" } }, "print('x')")] }]),
-          done(map, [{ kind: "exploits", summaryKey: "exploitDb", exploits: [exploit("00000000-0000-5000-8000-000000000001", "CVE-2024-0004", "exploit-db", 300, { exploitDb: { id: "1" } })] }]),
-          done(msf, [{ kind: "exploits", summaryKey: "metasploit", exploits: [
-            exploit("00000000-0000-5000-8000-000000000002", "CVE-2024-0004", "metasploit", 200, { metasploit: { modulePath: "a.rb" } }, "class A"),
-            exploit("00000000-0000-5000-8000-000000000003", "CVE-2024-0004", "metasploit", 100, { metasploit: { modulePath: "b.rb" } })
-          ] }])
+          done(csv, [{
+            kind: "exploits",
+            summaryKey: "exploitDb",
+            exploits: [
+              exploit("00000000-0000-5000-8000-000000000001", "CVE-2024-0004", "exploit-db", 300, {
+                exploitDb: { id: "1", author: "someone", platform: "java" }
+              }, "print('x')")
+            ]
+          }]),
+          done(map, [{
+            kind: "exploits",
+            summaryKey: "exploitDb",
+            exploits: [
+              exploit("00000000-0000-5000-8000-000000000001", "CVE-2024-0004", "exploit-db", 300, {
+                exploitDb: { id: "1" }
+              })
+            ]
+          }]),
+          done(msf, [{
+            kind: "exploits",
+            summaryKey: "metasploit",
+            exploits: [
+              exploit("00000000-0000-5000-8000-000000000002", "CVE-2024-0004", "metasploit", 200, {
+                metasploit: { modulePath: "a.rb" }
+              }, "class A"),
+              exploit("00000000-0000-5000-8000-000000000003", "CVE-2024-0004", "metasploit", 100, {
+                metasploit: { modulePath: "b.rb" }
+              })
+            ]
+          }])
         ], [])
         const page = yield* store.exploits("CVE-2024-0004", { limit: 2, offset: 0, includeContent: false })
         assert.strictEqual(page.count, 3)
         assert.deepStrictEqual([page.summary.exploitDb, page.summary.metasploit, page.summary.github], [1, 2, 0])
         assert.deepStrictEqual(page.exploits.map((e) => e.createdAt), [300, 200])
-        assert.deepStrictEqual(page.exploits[0]!.details, { exploitDb: { id: "1", author: "someone", platform: "java" } })
+        assert.deepStrictEqual(page.exploits[0]!.details, {
+          exploitDb: { id: "1", author: "someone", platform: "java" }
+        })
         const rest = yield* store.exploits("CVE-2024-0004", { limit: 2, offset: 2, includeContent: true })
         assert.deepStrictEqual(rest.exploits.map((e) => e.details), [{ metasploit: { modulePath: "b.rb" } }])
         const full = yield* store.exploits("CVE-2024-0004", { limit: 10, offset: 0, includeContent: true })

@@ -33,7 +33,12 @@ export const StubFormats: FormatReaders = {
       source: "osv",
       upstream: item.source,
       identifier: parsed.id,
-      record: { dataType: "CVE_RECORD", dataVersion: "5.1", cveMetadata: { cveId: parsed.id }, containers: { adp: [{ x_dataSource: "osv" }] } },
+      record: {
+        dataType: "CVE_RECORD",
+        dataVersion: "5.1",
+        cveMetadata: { cveId: parsed.id },
+        containers: { adp: [{ x_dataSource: "osv" }] }
+      },
       aliases: parsed.aliases ?? [],
       counts,
       gcve: false

@@ -12,8 +12,13 @@ import { digestDatabase } from "./digest.ts"
 const digestAfter = (workers: number) =>
   Effect.gen(function*() {
     const { url } = yield* throwawayDatabase
-    const Store = VulnStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(url), 2))))
-    const last = yield* ingest({ paths: [], all: FIXTURES }, { workers, batchSize: 300 }).pipe(Stream.runLast, Effect.provide(Store))
+    const Store = VulnStore.layer.pipe(
+      Layer.provideMerge(Layer.provideMerge(MigrationsLayer, layerPostgres(Redacted.make(url), 2)))
+    )
+    const last = yield* ingest({ paths: [], all: FIXTURES }, { workers, batchSize: 300 }).pipe(
+      Stream.runLast,
+      Effect.provide(Store)
+    )
     assert.isTrue(last._tag === "Some" && last.value._tag === "Summary" && last.value.skipped === 0)
     return yield* digestDatabase(url)
   })

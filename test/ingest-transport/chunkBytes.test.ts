@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
+import { randomBytes } from "node:crypto"
 import { IngestChunk } from "../../src/ingest/IngestEvents.ts"
 
 // The admin socket's NDJSON serialization codes each RPC payload with `Schema.toCodecJson`.

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process"
-import { connect } from "node:net"
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { execFileSync } from "node:child_process"
 import { gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, startServer, tempDataDir, VDB } from "../support/processes.ts"
@@ -41,7 +41,11 @@ const vdb = (
   })
 
 const osvLine = (n: number) =>
-  JSON.stringify({ id: `GO-2024-${String(n).padStart(4, "0")}`, modified: "2024-01-01T00:00:00Z", aliases: [`CVE-2024-${String(n).padStart(4, "0")}`] })
+  JSON.stringify({
+    id: `GO-2024-${String(n).padStart(4, "0")}`,
+    modified: "2024-01-01T00:00:00Z",
+    aliases: [`CVE-2024-${String(n).padStart(4, "0")}`]
+  })
 
 const work = mkdtempSync(join(tmpdir(), "vdb-transport-"))
 let server: RunningServer | undefined
@@ -83,7 +87,12 @@ describe("bin/vdb ingest with a server running: the CLI reads, the server gets b
   it("refuses a FIFO, a character device and a process substitution at once, in one line, exit 1", async () => {
     const fifo = join(work, "fifo")
     execFileSync("mkfifo", [fifo])
-    for (const [path, kind] of [[fifo, "FIFO"], ["/dev/urandom", "character device"], ["/dev/zero", "character device"]] as const) {
+    for (
+      const [path, kind] of [[fifo, "FIFO"], ["/dev/urandom", "character device"], [
+        "/dev/zero",
+        "character device"
+      ]] as const
+    ) {
       const run = await vdb(["ingest", "mitre", path], env)
       expect(run.code, path).toBe(1)
       const lines = run.stderr.trim().split("\n")
@@ -103,7 +112,9 @@ describe("bin/vdb ingest with a server running: the CLI reads, the server gets b
       child.on("close", (code) => resolve({ code, stderr }))
     })
     expect(substituted.code).toBe(1)
-    expect(substituted.stderr).toMatch(/^vdb: \/dev\/fd\/\d+ is a FIFO \(named pipe, or a process substitution like <\(zcat f\)\)/)
+    expect(substituted.stderr).toMatch(
+      /^vdb: \/dev\/fd\/\d+ is a FIFO \(named pipe, or a process substitution like <\(zcat f\)\)/
+    )
     // A FIFO inside a directory refuses the whole request too (nothing is sent).
     mkdirSync(join(work, "tree"))
     writeFileSync(join(work, "tree/a.ndjson"), osvLine(9))
@@ -145,40 +156,48 @@ describe("bin/vdb ingest with a server running: the CLI reads, the server gets b
     }
   }, 90_000)
 
-  it("a CLI killed mid-ingest is no error of the server's: nothing logged at ERROR, and the next ingest runs", async () => {
-    const other = await startServer({ VDB_DATA_DIR: tempDataDir() }, ["api"])
-    try {
-      for (const signal of ["SIGINT", "SIGKILL"] as const) {
-        const child = spawn(VDB, ["ingest", "osv", "-", "--format", "ndjson"], {
-          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...other.env },
-          stdio: ["pipe", "ignore", "pipe"]
+  it(
+    "a CLI killed mid-ingest is no error of the server's: nothing logged at ERROR, and the next ingest runs",
+    async () => {
+      const other = await startServer({ VDB_DATA_DIR: tempDataDir() }, ["api"])
+      try {
+        for (const signal of ["SIGINT", "SIGKILL"] as const) {
+          const child = spawn(VDB, ["ingest", "osv", "-", "--format", "ndjson"], {
+            env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...other.env },
+            stdio: ["pipe", "ignore", "pipe"]
+          })
+          child.stdin.on("error", () => {})
+          // Input kept open, so the run is under way when the CLI goes.
+          child.stdin.write(Array.from({ length: 4000 }, (_, i) => `${osvLine(5000 + i)}\n`).join(""))
+          await new Promise<void>((r) =>
+            child.stderr.on("data", (d: Buffer) => String(d).includes("{\"progress\"") && r())
+          )
+          const closed = new Promise((r) => child.on("close", r))
+          child.kill(signal)
+          if (signal === "SIGINT") setTimeout(() => child.kill("SIGKILL"), 2_000).unref()
+          await closed
+        }
+        // A client whose message passes the admin socket's cap (16 MiB) is cut off; it is still not the server's error.
+        {
+          const socket = connect(join(other.env.VDB_DATA_DIR!, "admin.sock"))
+          socket.on("error", () => {})
+          const closed = new Promise((r) => socket.on("close", r))
+          socket.write(Buffer.alloc(17 * 1024 * 1024, 0x61))
+          await closed
+        }
+        await new Promise((r) => setTimeout(r, 300))
+        const next = await vdb(["ingest", "osv", "-", "--format", "ndjson"], other.env, {
+          input: Buffer.from(`${osvLine(9999)}\n`)
         })
-        child.stdin.on("error", () => {})
-        // Input kept open, so the run is under way when the CLI goes.
-        child.stdin.write(Array.from({ length: 4000 }, (_, i) => `${osvLine(5000 + i)}\n`).join(""))
-        await new Promise<void>((r) => child.stderr.on("data", (d: Buffer) => String(d).includes("{\"progress\"") && r()))
-        const closed = new Promise((r) => child.on("close", r))
-        child.kill(signal)
-        if (signal === "SIGINT") setTimeout(() => child.kill("SIGKILL"), 2_000).unref()
-        await closed
+        expect(next.code).toBe(0)
+        const errors = other.output().stderr.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
+        expect(errors).toEqual([])
+      } finally {
+        await other.stop("SIGKILL")
       }
-      // A client whose message passes the admin socket's cap (16 MiB) is cut off; it is still not the server's error.
-      {
-        const socket = connect(join(other.env.VDB_DATA_DIR!, "admin.sock"))
-        socket.on("error", () => {})
-        const closed = new Promise((r) => socket.on("close", r))
-        socket.write(Buffer.alloc(17 * 1024 * 1024, 0x61))
-        await closed
-      }
-      await new Promise((r) => setTimeout(r, 300))
-      const next = await vdb(["ingest", "osv", "-", "--format", "ndjson"], other.env, { input: Buffer.from(`${osvLine(9999)}\n`) })
-      expect(next.code).toBe(0)
-      const errors = other.output().stderr.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
-      expect(errors).toEqual([])
-    } finally {
-      await other.stop("SIGKILL")
-    }
-  }, 90_000)
+    },
+    90_000
+  )
 
   it("says the same when the server is killed (SIGKILL)", async () => {
     expect(await ingestWhile(() => server!.stop("SIGKILL"), env)).toEqual({ code: 1, lines: [stoppedLine] })

@@ -6,7 +6,8 @@ import { type RunningServer, startServer, tempDataDir, VDB } from "../support/pr
 /** How much random data goes through the server (the issue asks for at least 1 GiB). */
 const TOTAL = 1024 * 1024 * 1024
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024
+const rssOf = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -50,7 +51,10 @@ describe("1 GiB of random bytes through a running server", () => {
     // Fresh random bytes as a stream (never 1 GiB at once, nothing on disk), made by another process so
     // that this one only probes: its own event loop must not delay the probes it times.
     // The generator and the CLI run niced: they are the load, the server is what is measured.
-    const child = spawn("sh", ["-c", `nice -n 10 head -c ${TOTAL} /dev/urandom | exec nice -n 10 "${VDB}" ingest osv - --format ndjson --json`], {
+    const child = spawn("sh", [
+      "-c",
+      `nice -n 10 head -c ${TOTAL} /dev/urandom | exec nice -n 10 "${VDB}" ingest osv - --format ndjson --json`
+    ], {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...server!.env },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -76,8 +80,12 @@ describe("1 GiB of random bytes through a running server", () => {
     const idleAfter = await idleProbes()
     const bound = Math.max(100, 2 * Math.max(idleBefore, idleAfter) + 50)
     console.log(
-      `1 GiB of random bytes: ${seconds.toFixed(1)} s, server RSS ${(baseline / 2 ** 20).toFixed(0)} MB -> peak ${(peak / 2 ** 20).toFixed(0)} MB, ` +
-        `/healthz p50 ${percentile(latencies, 50).toFixed(1)} ms p99 ${p99.toFixed(1)} ms over ${latencies.length} probes ` +
+      `1 GiB of random bytes: ${seconds.toFixed(1)} s, server RSS ${(baseline / 2 ** 20).toFixed(0)} MB -> peak ${
+        (peak / 2 ** 20).toFixed(0)
+      } MB, ` +
+        `/healthz p50 ${percentile(latencies, 50).toFixed(1)} ms p99 ${
+          p99.toFixed(1)
+        } ms over ${latencies.length} probes ` +
         `(without the ingest: p99 ${idleBefore.toFixed(1)} ms before, ${idleAfter.toFixed(1)} ms after)`
     )
 

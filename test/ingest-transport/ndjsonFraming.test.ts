@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
 import { RpcSerialization } from "effect/rpc"
+import { randomBytes } from "node:crypto"
 import { makeParser } from "../../src/admin/NdjsonFraming.ts"
 
 // The admin socket's framing: whatever the socket's reads cut, the same messages come out, in order.

@@ -25,7 +25,9 @@ const items = (reads: ReadonlyArray<Read>) => reads.filter((r): r is UpstreamIte
 
 const FIXTURES = new URL("../fixtures/data/", import.meta.url).pathname
 const walk = (dir: string): Array<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]
+  )
 
 describe("incremental readers", () => {
   it("read every fixture file the same whatever the chunk boundaries (3 bytes, 4 KiB, whole)", () => {
@@ -58,7 +60,9 @@ describe("incremental readers", () => {
       } catch {
         continue // NDJSON under a .json name
       }
-      const whole = [...documentItems(detected.source, doc, { source: detected.source, fileName: rel, position: rel, text })]
+      const whole = [
+        ...documentItems(detected.source, doc, { source: detected.source, fileName: rel, position: rel, text })
+      ]
       expect(comparable(readChunked(detected.source, rel, Buffer.from(text), 1000)), rel).toBe(comparable(whole))
       documents++
     }
@@ -67,9 +71,16 @@ describe("incremental readers", () => {
 
   it("cut a JSON list into its elements, with their positions, as the source's reader does", () => {
     const kev = (id: string) => ({ cveID: id, dateAdded: "2024-01-02", vendorProject: "x" })
-    const doc = JSON.stringify({ title: "KEV", vulnerabilities: [kev("CVE-2024-0001"), { product: "x" }, kev("CVE-2024-0002")], count: 3 }, null, 2)
+    const doc = JSON.stringify(
+      { title: "KEV", vulnerabilities: [kev("CVE-2024-0001"), { product: "x" }, kev("CVE-2024-0002")], count: 3 },
+      null,
+      2
+    )
     const reads = readChunked("cisa-kev", "k.json", Buffer.from(doc), 7)
-    expect(items(reads).map((r) => [r.identifier, r.position])).toEqual([["CVE-2024-0001", "k.json#0"], ["CVE-2024-0002", "k.json#2"]])
+    expect(items(reads).map((r) => [r.identifier, r.position])).toEqual([["CVE-2024-0001", "k.json#0"], [
+      "CVE-2024-0002",
+      "k.json#2"
+    ]])
     expect(problems(reads)).toEqual([{ position: "k.json#1", reason: "KEV entry without cveID" }])
     expect(comparable(reads)).toBe(comparable([...readItems("cisa-kev", "k.json", doc)]))
   })
@@ -80,20 +91,39 @@ describe("incremental readers", () => {
     const ndjson = Buffer.from(`${line("GO-2024-0001")}\n{"id":"${big}"}\n${line("GO-2024-0002")}\n`)
     const fromLines = readChunked("osv", "x.ndjson", ndjson, 256 * 1024)
     expect(items(fromLines).map((r) => r.identifier)).toEqual(["GO-2024-0001", "GO-2024-0002"])
-    expect(problems(fromLines)).toEqual([{ position: "x.ndjson:2", reason: expect.stringMatching(/over the 16 MiB per-record cap/) }])
+    expect(problems(fromLines)).toEqual([{
+      position: "x.ndjson:2",
+      reason: expect.stringMatching(/over the 16 MiB per-record cap/)
+    }])
 
     const list = Buffer.from(`{"vulns": [\n${line("GO-2024-0001")},\n{"id": "${big}"},\n${line("GO-2024-0002")}\n]}`)
     const fromList = readChunked("osv", "all.json", list, 256 * 1024)
-    expect(items(fromList).map((r) => [r.identifier, r.position])).toEqual([["GO-2024-0001", "all.json#0"], ["GO-2024-0002", "all.json#2"]])
-    expect(problems(fromList)).toEqual([{ position: "all.json#1", reason: expect.stringMatching(/over the 16 MiB per-record cap/) }])
+    expect(items(fromList).map((r) => [r.identifier, r.position])).toEqual([["GO-2024-0001", "all.json#0"], [
+      "GO-2024-0002",
+      "all.json#2"
+    ]])
+    expect(problems(fromList)).toEqual([{
+      position: "all.json#1",
+      reason: expect.stringMatching(/over the 16 MiB per-record cap/)
+    }])
   })
 
   it("skip a deeply nested element over the cap without building it, and read the next", () => {
     const depth = MAX_RECORD_BYTES / 2 + 8
-    const nested = Buffer.concat([Buffer.from("{\"vulns\": ["), Buffer.alloc(depth, "["), Buffer.alloc(depth, "]"), Buffer.from(","), Buffer.from(JSON.stringify({ id: "GO-2024-0003", modified: "2024-01-01T00:00:00Z" })), Buffer.from("]}")])
+    const nested = Buffer.concat([
+      Buffer.from("{\"vulns\": ["),
+      Buffer.alloc(depth, "["),
+      Buffer.alloc(depth, "]"),
+      Buffer.from(","),
+      Buffer.from(JSON.stringify({ id: "GO-2024-0003", modified: "2024-01-01T00:00:00Z" })),
+      Buffer.from("]}")
+    ])
     const reads = readChunked("osv", "deep.json", nested, 256 * 1024)
     expect(items(reads).map((r) => [r.identifier, r.position])).toEqual([["GO-2024-0003", "deep.json#1"]])
-    expect(problems(reads)).toEqual([{ position: "deep.json#0", reason: expect.stringMatching(/over the 16 MiB per-record cap/) }])
+    expect(problems(reads)).toEqual([{
+      position: "deep.json#0",
+      reason: expect.stringMatching(/over the 16 MiB per-record cap/)
+    }])
   })
 
   it("turn random bytes into problems, never items, in every format", () => {
@@ -108,7 +138,10 @@ describe("incremental readers", () => {
   it("tell NDJSON from one document by content when the name does not say", () => {
     const a = JSON.stringify({ id: "GO-2024-0001", modified: "2024-01-01T00:00:00Z" })
     const b = JSON.stringify({ id: "GO-2024-0002", modified: "2024-01-01T00:00:00Z" })
-    expect(items(readChunked("osv", "stdin", Buffer.from(`${a}\n${b}\n`), 5)).map((r) => r.position)).toEqual(["stdin:1", "stdin:2"])
+    expect(items(readChunked("osv", "stdin", Buffer.from(`${a}\n${b}\n`), 5)).map((r) => r.position)).toEqual([
+      "stdin:1",
+      "stdin:2"
+    ])
     expect(items(readChunked("osv", "stdin", Buffer.from(`${a}\n\n`), 5)).map((r) => r.position)).toEqual(["stdin"])
   })
 })

@@ -49,4 +49,6 @@ export const records = (outcomes: ReadonlyArray<Outcome>) =>
   outcomes.flatMap((o) => isItemProblem(o.result) ? [] : o.result.flatMap((n) => n.kind === "record" ? [n] : []))
 
 export const exploits = (outcomes: ReadonlyArray<Outcome>) =>
-  outcomes.flatMap((o) => isItemProblem(o.result) ? [] : o.result.flatMap((n) => n.kind === "exploits" ? n.exploits : []))
+  outcomes.flatMap((o) =>
+    isItemProblem(o.result) ? [] : o.result.flatMap((n) => n.kind === "exploits" ? n.exploits : [])
+  )

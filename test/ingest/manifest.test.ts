@@ -2,12 +2,18 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { aliasComponent, aliasEdges } from "../../src/ingest/formats/aliases.ts"
-import { FIXTURES, exploits, ingestTree, records } from "./corpus.ts"
+import { exploits, FIXTURES, ingestTree, records } from "./corpus.ts"
 
 interface Entry {
   readonly sources: ReadonlyArray<string>
   readonly aliases: ReadonlyArray<string>
-  readonly exploits?: { exploitDb: number; exploitDbRowsInSubset: number; metasploit: number; nuclei: number; pocInGithub: boolean }
+  readonly exploits?: {
+    exploitDb: number
+    exploitDbRowsInSubset: number
+    metasploit: number
+    nuclei: number
+    pocInGithub: boolean
+  }
 }
 const manifest = JSON.parse(readFileSync(join(FIXTURES, "manifest.json"), "utf8")).ids as Record<string, Entry>
 
@@ -52,8 +58,11 @@ describe("aliases from references", () => {
 const list = exploits(tree.outcomes)
 const count = (cve: string, source: string, from?: (file: string) => boolean) =>
   new Set(tree.outcomes.flatMap((o) =>
-    "reason" in o.result || (from && !from(o.file)) ? [] :
-      o.result.flatMap((n) => n.kind === "exploits" ? n.exploits.filter((e) => e.cveId === cve && e.source === source).map((e) => e.uuid) : [])
+    "reason" in o.result || (from && !from(o.file)) ?
+      [] :
+      o.result.flatMap((n) =>
+        n.kind === "exploits" ? n.exploits.filter((e) => e.cveId === cve && e.source === source).map((e) => e.uuid) : []
+      )
   )).size
 
 describe("exploit counts per manifest.json", () => {
@@ -68,8 +77,12 @@ describe("exploit counts per manifest.json", () => {
   })
 
   it("a CSV row and the mapping give the same uuid for the same EDB id and CVE", () => {
-    const csv = list.filter((e) => e.source === "exploit-db" && e.cveId === "CVE-2021-44228" && e.createdAt !== undefined)
-    const mapped = new Set(list.filter((e) => e.source === "exploit-db" && e.title?.startsWith("Exploit-DB ")).map((e) => e.uuid))
+    const csv = list.filter((e) =>
+      e.source === "exploit-db" && e.cveId === "CVE-2021-44228" && e.createdAt !== undefined
+    )
+    const mapped = new Set(
+      list.filter((e) => e.source === "exploit-db" && e.title?.startsWith("Exploit-DB ")).map((e) => e.uuid)
+    )
     expect(csv.length).toBeGreaterThan(0)
     expect(csv.some((e) => mapped.has(e.uuid))).toBe(true)
   })

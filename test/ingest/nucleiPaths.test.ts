@@ -49,11 +49,16 @@ describe("nuclei rows carry the template's path and URL (spec 1 `nuclei.path`, `
     const [row] = exploitsOf(template({ id: "CVE-2021-44228", info, http: [{}] }))
     expect(entry.file_path).toBe("http/cves/2021/CVE-2021-44228.yaml")
     expect(row!.url).toBe(`${BLOB}${entry.file_path}`)
-    expect(row!.details.nuclei).toMatchObject({ path: entry.file_path, rawUrl: `https://raw.githubusercontent.com/projectdiscovery/nuclei-templates/main/${entry.file_path}` })
+    expect(row!.details.nuclei).toMatchObject({
+      path: entry.file_path,
+      rawUrl: `https://raw.githubusercontent.com/projectdiscovery/nuclei-templates/main/${entry.file_path}`
+    })
   })
 
   it("the folder of a nuclei-templates checkout wins over the convention", () => {
-    const [row] = exploitsOf(template({ id: "CVE-2024-0001", info, http: [{}] }, "checkout/network/cves/2024/CVE-2024-0001.yaml"))
+    const [row] = exploitsOf(
+      template({ id: "CVE-2024-0001", info, http: [{}] }, "checkout/network/cves/2024/CVE-2024-0001.yaml")
+    )
     expect(row!.url).toBe(`${BLOB}network/cves/2024/CVE-2024-0001.yaml`)
     const [tcp] = exploitsOf(template({ id: "CVE-2024-0001", info, tcp: [{}] }))
     expect(tcp!.url).toBe(`${BLOB}network/cves/2024/CVE-2024-0001.yaml`)

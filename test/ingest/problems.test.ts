@@ -24,10 +24,23 @@ describe("malformed input gives ItemProblems with position and reason", () => {
     const line = (id: string, extra = "") => `{"id":"${id}","modified":"2024-01-01T00:00:00Z","aliases":[]${extra}}`
     const deep = line("GO-2024-0002", `,"database_specific":{"x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`)
     const records = [line("GO-2024-0001"), deep, line("GO-2024-0003"), line("GO-2024-0004")]
-    for (const [file, content, at] of [["x.ndjson", records.join("\n"), "x.ndjson:2"], ["x.json", `[${records.join(",")}]`, "x.json#1"]] as const) {
+    for (
+      const [file, content, at] of [["x.ndjson", records.join("\n"), "x.ndjson:2"], [
+        "x.json",
+        `[${records.join(",")}]`,
+        "x.json#1"
+      ]] as const
+    ) {
       const out = read("osv", file, content)
-      expect(out.filter((x) => "raw" in x).map((x) => (x as UpstreamItem).identifier), file).toEqual(["GO-2024-0001", "GO-2024-0003", "GO-2024-0004"])
-      expect(problems(out), file).toEqual([{ position: at, reason: expect.stringMatching(/^cannot read the record: /) }])
+      expect(out.filter((x) => "raw" in x).map((x) => (x as UpstreamItem).identifier), file).toEqual([
+        "GO-2024-0001",
+        "GO-2024-0003",
+        "GO-2024-0004"
+      ])
+      expect(problems(out), file).toEqual([{
+        position: at,
+        reason: expect.stringMatching(/^cannot read the record: /)
+      }])
     }
   })
 
@@ -43,12 +56,20 @@ describe("malformed input gives ItemProblems with position and reason", () => {
       "malformed JSON: Expected ',' or '}' after property value in JSON at position 10 (line 1 column 11)"
     ])
     for (const reason of reasons) expect(reason).not.toMatch(/[\u0000-\u001f]|RED|pwned|is not valid JSON/)
-    expect(problems(read("osv", "d.json", "hello"))).toEqual([{ position: "d.json", reason: "malformed JSON: unexpected character U+0068" }])
+    expect(problems(read("osv", "d.json", "hello"))).toEqual([{
+      position: "d.json",
+      reason: "malformed JSON: unexpected character U+0068"
+    }])
   })
 
   it("a UTF-8 byte order mark before JSON, NDJSON or CSV is dropped, whatever the chunks", () => {
     const record = JSON.stringify({ id: "GO-2024-0001", modified: "2024-01-01T00:00:00Z", aliases: [] })
-    for (const [file, text] of [["x.json", record], ["x.ndjson", `${record}\n${record.replace("0001", "0002")}\n`]] as const) {
+    for (
+      const [file, text] of [["x.json", record], [
+        "x.ndjson",
+        `${record}\n${record.replace("0001", "0002")}\n`
+      ]] as const
+    ) {
       const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
       for (const cut of [1, 2, 3, 5]) {
         const reader = openReader("osv", file)
@@ -64,9 +85,21 @@ describe("malformed input gives ItemProblems with position and reason", () => {
       .toEqual([{ position: "k.json#0", reason: "KEV entry without cveID" }])
     expect(problems(read("cisa-kev", "k.json", JSON.stringify({ cveID: "CVE-2024-0001", dateAdded: "2024-02-30" }))))
       .toEqual([{ position: "k.json", reason: expect.stringContaining("impossible dateAdded") }])
-    expect(problems(read("euvd", "e.json", JSON.stringify({ items: [{ id: "EUVD-2024-1", datePublished: "Feb 30, 2024, 1:00:00 AM" }] }))))
+    expect(
+      problems(
+        read(
+          "euvd",
+          "e.json",
+          JSON.stringify({ items: [{ id: "EUVD-2024-1", datePublished: "Feb 30, 2024, 1:00:00 AM" }] })
+        )
+      )
+    )
       .toEqual([{ position: "e.json#0", reason: expect.stringContaining("impossible date datePublished") }])
-    expect(problems(read("nist-nvd", "n.json", JSON.stringify({ vulnerabilities: [{ cve: { id: "CVE-24-1" } }, {}] }))).map((p) => p.position))
+    expect(
+      problems(read("nist-nvd", "n.json", JSON.stringify({ vulnerabilities: [{ cve: { id: "CVE-24-1" } }, {}] }))).map((
+        p
+      ) => p.position)
+    )
       .toEqual(["n.json#0", "n.json#1"])
   })
 
@@ -75,7 +108,9 @@ describe("malformed input gives ItemProblems with position and reason", () => {
     expect(problems(read("epss", "e.csv", `#model_version:v1,score_date:2026-09-29T12:00:22Z\n${csv}`)))
       .toEqual([{ position: "e.csv:4", reason: expect.stringContaining("epss/percentile") }])
     const edb = "id,file,description,date_published,codes\n1,a,\"unterminated,2020-01-01,CVE-2020-0001\n"
-    expect(problems(read("exploit-db", "f.csv", edb))[0]).toMatchObject({ reason: expect.stringMatching(/malformed CSV/) })
+    expect(problems(read("exploit-db", "f.csv", edb))[0]).toMatchObject({
+      reason: expect.stringMatching(/malformed CSV/)
+    })
   })
 
   it("CSV: a row with several stray quotes is one problem at its line, naming no value; a source without CSV is refused unread", () => {
@@ -117,7 +152,8 @@ describe("determinism", () => {
 
   it("the same item from a per-id file and from a bulk file has the same raw bytes", () => {
     const { outcomes } = ingestTree(FIXTURES)
-    const raws = (id: string) => new Set(outcomes.filter((o) => o.source === "nist-nvd" && o.item.identifier === id).map((o) => o.item.raw))
+    const raws = (id: string) =>
+      new Set(outcomes.filter((o) => o.source === "nist-nvd" && o.item.identifier === id).map((o) => o.item.raw))
     const inBoth = outcomes.filter((o) => o.file.startsWith("corpus/nist-nvd/")).map((o) => o.item.identifier)
     expect(inBoth.length).toBe(13)
     for (const id of inBoth) expect(raws(id).size).toBe(1)

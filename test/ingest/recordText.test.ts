@@ -14,14 +14,21 @@ describe("stored record text and the read-time EPSS splice", () => {
       const stored = recordText(r.record)
       assert.strictEqual(stored.text, JSON.stringify(r.record), r.identifier)
       assert.isNotNull(stored.splice, r.identifier)
-      assert.strictEqual(textWithEpss(stored, score), JSON.stringify(withEpss(r.record, score)), `${r.source} ${r.identifier}`)
+      assert.strictEqual(
+        textWithEpss(stored, score),
+        JSON.stringify(withEpss(r.record, score)),
+        `${r.source} ${r.identifier}`
+      )
       assert.strictEqual(textWithEpss(stored, undefined), stored.text)
     }
   })
 
   it("falls back to parsing when no splice is known, and leaves a record without enrichment as it is", () => {
     const r = all[0]!.record
-    assert.strictEqual(textWithEpss({ text: JSON.stringify(r), splice: null }, score), JSON.stringify(withEpss(r, score)))
+    assert.strictEqual(
+      textWithEpss({ text: JSON.stringify(r), splice: null }, score),
+      JSON.stringify(withEpss(r, score))
+    )
     const bare = { dataType: "CVE_RECORD", containers: { cna: {} } }
     assert.deepStrictEqual(recordText(bare), { text: JSON.stringify(bare), splice: [] })
     assert.strictEqual(textWithEpss(recordText(bare), score), JSON.stringify(bare))

@@ -7,7 +7,9 @@ const escapedEverywhere = (value: string): string | undefined => {
   const v = value.trim()
   if (v.length === 0 || /\s/.test(v) || !/^[a-z][a-z0-9+\-.]*:/i.test(v)) return undefined
   const out = escapedUri(v)
-  return /^[a-z][a-z0-9+\-.]*:(\/\/)?[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]+$/i.test(out) && out.length <= 2048 ? out : undefined
+  return /^[a-z][a-z0-9+\-.]*:(\/\/)?[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]+$/i.test(out) && out.length <= 2048
+    ? out
+    : undefined
 }
 
 /** Every string value of the fixtures' JSON and NDJSON files that starts like a URL. */

@@ -2,8 +2,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { Test } from "../../layers/Test.ts"
 import { type Invalidated, Invalidation } from "../../src/db/Invalidation.ts"
-import { ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
+import { ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../../src/vault/ProviderKeys.ts"
 
 describe("the in-process invalidation bus", () => {

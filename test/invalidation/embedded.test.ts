@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
 import { type FakeUpstream, startFakeUpstream } from "../gateway/upstreams/FakeUpstream.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 /**
  * The embedded database has one process, so its bus is in-process: a change

@@ -2,9 +2,9 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ResponseCache } from "../../src/api/ResponseCache.ts"
-import { Invalidation, type InvalidationBus } from "../../src/db/Invalidation.ts"
 import { makeBackendCache } from "../../src/cache/BackendCache.ts"
 import { BackendUnavailable } from "../../src/cache/BackendUnavailable.ts"
+import { Invalidation, type InvalidationBus } from "../../src/db/Invalidation.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { SqlBackends } from "../support/database.ts"
 import { SecretBoxTest } from "../support/secrets.ts"
@@ -69,7 +69,9 @@ describe("caches while the invalidation bus is not live", () => {
 })
 
 describe.each(SqlBackends)("organizations while the bus is not live ($name)", ({ layer: database }) => {
-  layer(Organizations.layer.pipe(Layer.provideMerge(Layer.mergeAll(database, SecretBoxTest, flagged))), { excludeTestServices: true })((it) => {
+  layer(Organizations.layer.pipe(Layer.provideMerge(Layer.mergeAll(database, SecretBoxTest, flagged))), {
+    excludeTestServices: true
+  })((it) => {
     it.effect("a deactivation no process heard is seen at once, and what was read meanwhile is not kept", () =>
       Effect.gen(function*() {
         const orgs = yield* Organizations

@@ -1,6 +1,6 @@
+import { PgConnection } from "@effect/sql-pg"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, Metric, Redacted } from "effect"
-import { PgConnection } from "@effect/sql-pg"
 import { layerPostgres } from "../../src/db/Database.ts"
 import { type Invalidated, Invalidation, NOTIFY_CHANNEL, reconnectDelay } from "../../src/db/Invalidation.ts"
 import { adminQuery, throwawayDatabase } from "../support/database.ts"
@@ -90,8 +90,14 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
         // Busy processes: each takes its time to evict, as one under load reads its session late.
         const evicted: Array<string> = []
         for (const [name, bus] of [["b", b], ["c", c]] as const) {
-          yield* bus.subscribe("organization", (event) =>
-            Effect.andThen(Effect.sleep("300 millis"), Effect.sync(() => void evicted.push(`${name}:${event._tag === "Key" ? event.key : "*"}`))))
+          yield* bus.subscribe(
+            "organization",
+            (event) =>
+              Effect.andThen(
+                Effect.sleep("300 millis"),
+                Effect.sync(() => void evicted.push(`${name}:${event._tag === "Key" ? event.key : "*"}`))
+              )
+          )
         }
         const roundTrips = yield* seriesValue("vdb_invalidation_round_trip_seconds")
         yield* a.publish("organization", "org-1")
@@ -119,7 +125,10 @@ describe("the PostgreSQL invalidation bus (LISTEN/NOTIFY)", () => {
         }
         // The first publish waited for it and gave up; the later ones did not wait again.
         assert.strictEqual(warnings.filter((w) => w.includes("did not confirm")).length, 1)
-        assert.strictEqual((yield* seriesValue("vdb_invalidation_lost_total", { reason: "unconfirmed" })) - unconfirmed, 1)
+        assert.strictEqual(
+          (yield* seriesValue("vdb_invalidation_lost_total", { reason: "unconfirmed" })) - unconfirmed,
+          1
+        )
       }).pipe(Effect.scoped))
 
     it.effect("a key holding TABs and newlines reaches the other processes whole", () =>

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { throwawayDatabase } from "../support/database.ts"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
 import { type FakeUpstream, startFakeUpstream } from "../gateway/upstreams/FakeUpstream.ts"
+import { throwawayDatabase } from "../support/database.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 /**
  * Two `bin/vdb serve` processes on one PostgreSQL. Every change goes through
@@ -69,10 +69,13 @@ describe("changes on one server process take effect on another at once (PostgreS
 
   /** An organization with a service key and an OpenAI key, everything already read (and cached) by B. */
   const warmOrganization = async (name: string, gateway = true) => {
-    const org = JSON.parse(await onA(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"]))
+    const org = JSON.parse(
+      await onA(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"])
+    )
     expect(await apiStatus(org.apiKey)).toBe(404)
     if (!gateway) return { uuid: org.uuid as string, apiKey: org.apiKey as string, serviceKey: "" }
-    const serviceKey = JSON.parse(await onA(["gateway", "service-key", "create", "--org", org.uuid, "--json"])).key as string
+    const serviceKey = JSON.parse(await onA(["gateway", "service-key", "create", "--org", org.uuid, "--json"]))
+      .key as string
     await onA(["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"], "sk-one")
     expect(await chat(org.uuid, serviceKey)).toBe(200)
     expect(lastUpstreamKey()).toBe("Bearer sk-one")
@@ -98,7 +101,8 @@ describe("changes on one server process take effect on another at once (PostgreS
 
   it("a rotated service key: B's gateway refuses the old key and takes the new one", async () => {
     const org = await warmOrganization("rotated-service-key")
-    const rotated = JSON.parse(await onA(["gateway", "service-key", "rotate", "--org", org.uuid, "--json"])).key as string
+    const rotated = JSON.parse(await onA(["gateway", "service-key", "rotate", "--org", org.uuid, "--json"]))
+      .key as string
     expect(await chat(org.uuid, org.serviceKey)).toBe(401)
     expect(await chat(org.uuid, rotated)).toBe(200)
   }, 60_000)

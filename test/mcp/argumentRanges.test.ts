@@ -19,7 +19,17 @@ const connect = (protocolVersion?: string) => connectSdk(running!.mcpUrl, apiKey
 
 beforeAll(async () => {
   running = await startMcpServer()
-  const created = await runVdb(["org", "create", "--name", "mcp-ranges", "--per-minute", "0", "--per-week", "0", "--json"], running.env)
+  const created = await runVdb([
+    "org",
+    "create",
+    "--name",
+    "mcp-ranges",
+    "--per-minute",
+    "0",
+    "--per-week",
+    "0",
+    "--json"
+  ], running.env)
   expect(created.code, created.stderr).toBe(0)
   apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey
   client = await connect()
@@ -31,7 +41,13 @@ afterAll(async () => {
 })
 
 /** Arguments every tool requires, so only the numeric one under test is wrong. */
-const REQUIRED: Record<string, unknown> = { identifier: "CVE-2021-44228", source: "mitre", uuid: "none", text: "hello", identifiers: ["CVE-2021-44228"] }
+const REQUIRED: Record<string, unknown> = {
+  identifier: "CVE-2021-44228",
+  source: "mitre",
+  uuid: "none",
+  text: "hello",
+  identifiers: ["CVE-2021-44228"]
+}
 
 interface Property {
   readonly type?: string
@@ -47,7 +63,19 @@ describe("MCP numeric tool arguments", () => {
         .filter(([, p]) => p.type === "number" || p.type === "integer")
         .map(([name, p]) => ({ tool: tool.name, name, p, required: tool.inputSchema.required ?? [] }))
     )
-    const pages = ["list_affected_products", "list_references", "recent_kev_entries", "list_exploits", "list_exploitdb_entries", "list_metasploit_modules", "list_nuclei_templates", "list_pocs", "list_guardrails", "list_policies", "list_inference_log"]
+    const pages = [
+      "list_affected_products",
+      "list_references",
+      "recent_kev_entries",
+      "list_exploits",
+      "list_exploitdb_entries",
+      "list_metasploit_modules",
+      "list_nuclei_templates",
+      "list_pocs",
+      "list_guardrails",
+      "list_policies",
+      "list_inference_log"
+    ]
     expect(numeric.map((n) => `${n.tool}.${n.name}`).sort()).toEqual([
       ...pages.map((tool) => `${tool}.limit`),
       "get_source_record.offset",
@@ -59,9 +87,15 @@ describe("MCP numeric tool arguments", () => {
       // Before: a plain `number` without bounds (Schema.Finite), and out-of-range values clamped.
       expect(p.type, label).toBe("integer")
       expect(p.minimum, label).toBeTypeOf("number")
-      const range = p.maximum === undefined || p.maximum >= Number.MAX_SAFE_INTEGER ? `>= ${p.minimum}` : `from ${p.minimum} to ${p.maximum}`
+      const range = p.maximum === undefined || p.maximum >= Number.MAX_SAFE_INTEGER
+        ? `>= ${p.minimum}`
+        : `from ${p.minimum} to ${p.maximum}`
       const base = Object.fromEntries(required.map((key) => [key, REQUIRED[key]]))
-      const wrong = [p.minimum! - 1, p.minimum! + 0.5, ...(p.maximum === undefined || p.maximum >= Number.MAX_SAFE_INTEGER ? [] : [p.maximum + 1, 1e9])]
+      const wrong = [
+        p.minimum! - 1,
+        p.minimum! + 0.5,
+        ...(p.maximum === undefined || p.maximum >= Number.MAX_SAFE_INTEGER ? [] : [p.maximum + 1, 1e9])
+      ]
       for (const value of wrong) {
         const answer = (await client.callTool({ name: tool, arguments: { ...base, [name]: value } })) as ToolAnswer
         expect(answer.isError, `${label} = ${value}`).toBe(true)
@@ -76,8 +110,16 @@ describe("MCP numeric tool arguments", () => {
       ["list_guardrails", { limit: -1 }, "limit must be a whole number from 1 to 100"],
       ["list_inference_log", { limit: 101 }, "limit must be a whole number from 1 to 100"],
       // Before: read with max_chars clamped to 50,000.
-      ["get_description", { identifier: "CVE-2021-44228", max_chars: 1e9 }, "max_chars must be a whole number from 100 to 50000"],
-      ["get_source_record", { identifier: "CVE-2021-44228", source: "mitre", offset: -5 }, "offset must be a whole number >= 0"],
+      [
+        "get_description",
+        { identifier: "CVE-2021-44228", max_chars: 1e9 },
+        "max_chars must be a whole number from 100 to 50000"
+      ],
+      [
+        "get_source_record",
+        { identifier: "CVE-2021-44228", source: "mitre", offset: -5 },
+        "offset must be a whole number >= 0"
+      ],
       // Before: refused by the tool, "count must be between 1 and 100".
       ["issue_nonces", { count: 0 }, "count must be a whole number from 1 to 100"]
     ]
@@ -87,7 +129,11 @@ describe("MCP numeric tool arguments", () => {
       expect(textOf(answer), tool).toContain(message)
     }
     // In range, the edges work.
-    for (const [tool, args] of [["list_guardrails", { limit: 1 }], ["list_policies", { limit: 100 }], ["issue_nonces", { count: 100 }]] as const) {
+    for (
+      const [tool, args] of [["list_guardrails", { limit: 1 }], ["list_policies", { limit: 100 }], ["issue_nonces", {
+        count: 100
+      }]] as const
+    ) {
       const answer = (await client.callTool({ name: tool, arguments: args })) as ToolAnswer
       expect(answer.isError, `${tool}: ${textOf(answer)}`).toBeFalsy()
     }
@@ -96,7 +142,10 @@ describe("MCP numeric tool arguments", () => {
   it("on 2025-06-18 an out-of-range number is JSON-RPC error -32602 with the same message", async () => {
     const pinned = await connect("2025-06-18")
     try {
-      const error = await pinned.callTool({ name: "list_policies", arguments: { limit: 0 } }).then(() => undefined, (e: unknown) => e)
+      const error = await pinned.callTool({ name: "list_policies", arguments: { limit: 0 } }).then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(error).toBeInstanceOf(McpError)
       expect((error as McpError).code).toBe(-32602)
       expect((error as McpError).message).toContain("limit must be a whole number from 1 to 100")
@@ -109,7 +158,8 @@ describe("MCP numeric tool arguments", () => {
 describe("MCP prompt test_guardrail_text", () => {
   it("refuses a text over 100,000 characters with -32602 naming the cap, and renders one at the cap", async () => {
     // Before: rendered, with the tool's refusal in place of a decision, then asked to explain "the decision above".
-    const error = await client.getPrompt({ name: "test_guardrail_text", arguments: { text: "x".repeat(100_001) } }).then(() => undefined, (e: unknown) => e)
+    const error = await client.getPrompt({ name: "test_guardrail_text", arguments: { text: "x".repeat(100_001) } })
+      .then(() => undefined, (e: unknown) => e)
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).code).toBe(-32602)
     expect((error as McpError).message).toContain("text longer than 100000 characters")
@@ -119,9 +169,13 @@ describe("MCP prompt test_guardrail_text", () => {
 
   it("check_guardrails states the same cap in its JSON Schema and refuses a longer text", async () => {
     const { tools } = await client.listTools()
-    const text = (tools.find((t) => t.name === "check_guardrails")!.inputSchema.properties as Record<string, { maxLength?: number }>).text
+    const text = (tools.find((t) => t.name === "check_guardrails")!.inputSchema.properties as Record<
+      string,
+      { maxLength?: number }
+    >).text
     expect(text?.maxLength).toBe(100_000)
-    const answer = (await client.callTool({ name: "check_guardrails", arguments: { text: "x".repeat(100_001) } })) as ToolAnswer
+    const answer =
+      (await client.callTool({ name: "check_guardrails", arguments: { text: "x".repeat(100_001) } })) as ToolAnswer
     expect(answer.isError).toBe(true)
     expect(textOf(answer)).toContain("text longer than 100000 characters")
   })

@@ -11,7 +11,8 @@ describe("docs/mcp.md", () => {
   it("matches the tool and prompt definitions", () => {
     const generated = renderDocs()
     if (process.env.UPDATE_DOCS === "1") writeFileSync(DOCS, generated)
-    expect(readFileSync(DOCS, "utf8"), "docs/mcp.md is stale: run UPDATE_DOCS=1 npx vitest run test/mcp/docs.test.ts").toBe(generated)
+    expect(readFileSync(DOCS, "utf8"), "docs/mcp.md is stale: run UPDATE_DOCS=1 npx vitest run test/mcp/docs.test.ts")
+      .toBe(generated)
   })
 
   it("every tool and prompt has a description, every argument a type and a description", () => {
@@ -28,7 +29,9 @@ describe("docs/mcp.md", () => {
   it("bin/vdb mcp tools and mcp prompts list the same", async () => {
     const tools = await runVdb(["mcp", "tools", "--json"], {})
     expect(tools.code).toBe(0)
-    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual(toolCatalog().map((t) => t.name))
+    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual(
+      toolCatalog().map((t) => t.name)
+    )
     const prompts = await runVdb(["mcp", "prompts"], {})
     expect(prompts.code).toBe(0)
     for (const p of promptCatalog()) expect(prompts.stdout).toContain(`${p.name}(`)

@@ -1,7 +1,7 @@
-import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { McpClient, McpProtocol } from "effect/ai"
 import { FetchHttpClient } from "effect/http"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PROMPT_DEFINITIONS } from "../../src/mcp/PromptDefinitions.ts"
 import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
@@ -101,13 +101,23 @@ describe("MCP endpoint (official SDK client)", () => {
     }
 
     const exploits = await client.callTool({ name: "list_exploits", arguments: { identifier: LOG4SHELL, limit: 1 } })
-    const page = (exploits.structuredContent as { data: { total: number; items: Array<{ uuid: string }>; nextCursor: string | null } }).data
+    const page = (exploits.structuredContent as {
+      data: { total: number; items: Array<{ uuid: string }>; nextCursor: string | null }
+    }).data
     expect(page.total).toBeGreaterThan(1)
     expect(page.nextCursor).not.toBeNull()
-    const detail = await client.callTool({ name: "get_exploit", arguments: { identifier: LOG4SHELL, uuid: page.items[0]!.uuid } })
+    const detail = await client.callTool({
+      name: "get_exploit",
+      arguments: { identifier: LOG4SHELL, uuid: page.items[0]!.uuid }
+    })
     expect(detail.isError).toBeFalsy()
-    const next = await client.callTool({ name: "list_exploits", arguments: { identifier: LOG4SHELL, limit: 1, cursor: page.nextCursor } })
-    expect((next.structuredContent as { data: { items: Array<{ uuid: string }> } }).data.items[0]!.uuid).not.toBe(page.items[0]!.uuid)
+    const next = await client.callTool({
+      name: "list_exploits",
+      arguments: { identifier: LOG4SHELL, limit: 1, cursor: page.nextCursor }
+    })
+    expect((next.structuredContent as { data: { items: Array<{ uuid: string }> } }).data.items[0]!.uuid).not.toBe(
+      page.items[0]!.uuid
+    )
 
     const kev = await client.callTool({ name: "get_kev_status", arguments: { identifier: "cve-2021-44228" } })
     expect((kev.structuredContent as { data: { knownExploited: boolean } }).data.knownExploited).toBe(true)
@@ -115,7 +125,13 @@ describe("MCP endpoint (official SDK client)", () => {
     for (const prompt of PROMPT_DEFINITIONS) {
       const args: Record<string, string> = {}
       for (const [key] of Object.entries(prompt.parameters)) {
-        args[key] = key === "identifiers" ? `${LOG4SHELL},CVE-2017-0144` : key === "identifier" ? LOG4SHELL : key === "since" ? "2020-01-01" : "x"
+        args[key] = key === "identifiers"
+          ? `${LOG4SHELL},CVE-2017-0144`
+          : key === "identifier"
+          ? LOG4SHELL
+          : key === "since"
+          ? "2020-01-01"
+          : "x"
       }
       const got = await client.getPrompt({ name: prompt.name, arguments: args })
       expect(got.messages.length, prompt.name).toBeGreaterThan(0)
@@ -124,7 +140,10 @@ describe("MCP endpoint (official SDK client)", () => {
     expect(JSON.stringify(triage.messages)).toContain("CVSS")
 
     const templates = await client.listResourceTemplates()
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual(["vdb://exploits/{identifier}", "vdb://vuln/{identifier}"])
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual([
+      "vdb://exploits/{identifier}",
+      "vdb://vuln/{identifier}"
+    ])
     const resource = await client.readResource({ uri: `vdb://vuln/${LOG4SHELL}` })
     expect(JSON.stringify(resource.contents)).toContain(LOG4SHELL)
     const exploitsResource = await client.readResource({ uri: `vdb://exploits/${LOG4SHELL}` })
@@ -171,30 +190,41 @@ describe("MCP endpoint (official SDK client)", () => {
 
 describe("MCP endpoint (Effect McpClient, 2026-07-28)", () => {
   it("discovers, lists 31 tools and 18 prompts, calls every tool, gets every prompt", async () => {
-    const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const client = yield* McpClient.McpClient
-      expect(client.protocolVersion).toBe("2026-07-28")
-      const tools = yield* client.listTools()
-      const prompts = yield* client.listPrompts()
-      const failures: Array<string> = []
-      for (const tool of tools) {
-        const result = yield* client.callTool({ tool, arguments: sampleArgs(tool.name) })
-        if (result.isError === true && tool.name !== "get_exploit") failures.push(tool.name)
-      }
-      let messages = 0
-      for (const prompt of prompts) {
-        const args: Record<string, string> = {}
-        for (const arg of prompt.arguments ?? []) args[arg.name] = arg.name === "identifier" ? LOG4SHELL : arg.name === "identifiers" ? LOG4SHELL : "x"
-        messages += (yield* client.getPrompt({ prompt, arguments: args })).messages.length
-      }
-      return { tools: tools.length, prompts: prompts.length, failures, messages }
-    }).pipe(Effect.provide(McpClient.layerHttp({
-      name: "vdb-effect-test",
-      version: "1.0.0",
-      url: mcpUrl,
-      protocol: McpProtocol.v2026_07_28,
-      headers: { authorization: org.apiKey }
-    })), Effect.provide(FetchHttpClient.layer))))
+    const outcome = await Effect.runPromise(Effect.scoped(
+      Effect.gen(function*() {
+        const client = yield* McpClient.McpClient
+        expect(client.protocolVersion).toBe("2026-07-28")
+        const tools = yield* client.listTools()
+        const prompts = yield* client.listPrompts()
+        const failures: Array<string> = []
+        for (const tool of tools) {
+          const result = yield* client.callTool({ tool, arguments: sampleArgs(tool.name) })
+          if (result.isError === true && tool.name !== "get_exploit") failures.push(tool.name)
+        }
+        let messages = 0
+        for (const prompt of prompts) {
+          const args: Record<string, string> = {}
+          for (const arg of prompt.arguments ?? []) {
+            args[arg.name] = arg.name === "identifier"
+              ? LOG4SHELL
+              : arg.name === "identifiers"
+              ? LOG4SHELL
+              : "x"
+          }
+          messages += (yield* client.getPrompt({ prompt, arguments: args })).messages.length
+        }
+        return { tools: tools.length, prompts: prompts.length, failures, messages }
+      }).pipe(
+        Effect.provide(McpClient.layerHttp({
+          name: "vdb-effect-test",
+          version: "1.0.0",
+          url: mcpUrl,
+          protocol: McpProtocol.v2026_07_28,
+          headers: { authorization: org.apiKey }
+        })),
+        Effect.provide(FetchHttpClient.layer)
+      )
+    ))
     expect(outcome.tools).toBe(31)
     expect(outcome.prompts).toBe(18)
     expect(outcome.failures).toEqual([])
@@ -204,11 +234,19 @@ describe("MCP endpoint (Effect McpClient, 2026-07-28)", () => {
 
 describe("MCP endpoint HTTP surface", () => {
   it("401 with a challenge pointing to the discovery document; the document itself", async () => {
-    const response = await fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+    const response = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}"
+    })
     expect(response.status).toBe(401)
     const challenge = response.headers.get("www-authenticate") ?? ""
     expect(challenge).toContain("/.well-known/oauth-protected-resource")
-    const bad = await fetch(mcpUrl, { method: "POST", headers: { authorization: `ApiKey ${org.uuid}:${"0".repeat(64)}` }, body: "{}" })
+    const bad = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { authorization: `ApiKey ${org.uuid}:${"0".repeat(64)}` },
+      body: "{}"
+    })
     expect(bad.status).toBe(401)
     const doc = await fetch(`http://127.0.0.1:${server.ports.mcp}/.well-known/oauth-protected-resource`)
     expect(doc.status).toBe(200)
@@ -221,7 +259,11 @@ describe("MCP endpoint HTTP surface", () => {
   it("a client offering an unknown revision gets the newest session-based one", async () => {
     const response = await fetch(mcpUrl, {
       method: "POST",
-      headers: { authorization: org.apiKey, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: {
+        authorization: org.apiKey,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream"
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 1,
@@ -238,7 +280,9 @@ describe("MCP endpoint HTTP surface", () => {
     const response = await fetch(mcpUrl, { headers: { authorization: org.apiKey } })
     expect(response.status).toBe(405)
     expect(response.headers.get("allow")).toBe("POST, DELETE")
-    expect(await response.json()).toEqual({ error: { code: "method_not_allowed", message: "method GET not allowed: use POST, DELETE" } })
+    expect(await response.json()).toEqual({
+      error: { code: "method_not_allowed", message: "method GET not allowed: use POST, DELETE" }
+    })
     const base = new URL(mcpUrl).origin
     const unknown = await fetch(`${base}/nope`)
     expect(unknown.status).toBe(404)
@@ -252,7 +296,11 @@ describe("MCP endpoint HTTP surface", () => {
   })
 
   it("a body over 1 MiB is refused (413), declared or streamed, and the server answers the next request", async () => {
-    const headers = { authorization: org.apiKey, "content-type": "application/json", accept: "application/json, text/event-stream" }
+    const headers = {
+      authorization: org.apiKey,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream"
+    }
     const big = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"a".repeat(2 * 1024 * 1024)}"}}`
     const declared = await fetch(mcpUrl, { method: "POST", headers, body: big })
     expect(declared.status).toBe(413)
@@ -271,17 +319,45 @@ describe("MCP endpoint HTTP surface", () => {
   })
 
   it("rate limit: 429 once the organization's per-minute limit is used; inactive: 403", async () => {
-    const limited = await json<Credentials>(["org", "create", "--name", "mcp-limited", "--per-minute", "2", "--per-week", "0", "--json"])
+    const limited = await json<Credentials>([
+      "org",
+      "create",
+      "--name",
+      "mcp-limited",
+      "--per-minute",
+      "2",
+      "--per-week",
+      "0",
+      "--json"
+    ])
     const client = await connect(limited.apiKey) // initialize and initialized: two requests
     await expect(client.listTools()).rejects.toThrow(/429|rate limit/i)
     await client.close().catch(() => undefined)
-    const refused = await fetch(mcpUrl, { method: "POST", headers: { authorization: limited.apiKey, "content-type": "application/json" }, body: "{}" })
+    const refused = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { authorization: limited.apiKey, "content-type": "application/json" },
+      body: "{}"
+    })
     expect(refused.status).toBe(429)
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
 
-    const inactive = await json<Credentials>(["org", "create", "--name", "mcp-inactive", "--per-minute", "0", "--per-week", "0", "--json"])
+    const inactive = await json<Credentials>([
+      "org",
+      "create",
+      "--name",
+      "mcp-inactive",
+      "--per-minute",
+      "0",
+      "--per-week",
+      "0",
+      "--json"
+    ])
     expect((await runVdb(["org", "deactivate", inactive.uuid], env)).code).toBe(0)
-    const response = await fetch(mcpUrl, { method: "POST", headers: { authorization: inactive.apiKey, "content-type": "application/json" }, body: "{}" })
+    const response = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { authorization: inactive.apiKey, "content-type": "application/json" },
+      body: "{}"
+    })
     expect(response.status).toBe(403)
   })
 })

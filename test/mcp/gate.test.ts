@@ -1,6 +1,6 @@
-import { request as httpRequest } from "node:http"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, runVdb } from "../support/processes.ts"
 import { MCP_HEADERS, type McpServerUnderTest, openSession, postMcp, startMcpServer } from "./mcpServer.ts"
@@ -29,26 +29,35 @@ const vdb = async (args: ReadonlyArray<string>) => {
 const newOrg = async (name: string): Promise<Credentials> =>
   JSON.parse(await vdb(["org", "create", "--name", name, "--per-minute", "0", "--per-week", "0", "--json"]))
 
-const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => postMcp(mcpUrl, apiKey, body, headers)
+const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
+  postMcp(mcpUrl, apiKey, body, headers)
 
 /** A raw session on `protocolVersion`: the headers its later requests carry. */
-const initialize = (apiKey: string, protocolVersion: string) => openSession(mcpUrl, apiKey, protocolVersion, "gate-test")
+const initialize = (apiKey: string, protocolVersion: string) =>
+  openSession(mcpUrl, apiKey, protocolVersion, "gate-test")
 
-const toolCall = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_organization", arguments: {} } })
+const toolCall = (id: number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "get_organization", arguments: {} }
+})
 const batchOf = (n: number) => Array.from({ length: n }, (_, i) => toolCall(i + 1))
 
 /** Node's client, because fetch will not send a Host of its own choosing. */
 const withHost = (method: string, path: string, host: string) =>
-  new Promise<{ status: number; headers: Record<string, string | Array<string> | undefined>; body: string }>((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port: server.ports.mcp, method, path, headers: { host } }, (res) => {
-      let body = ""
-      res.setEncoding("utf8")
-      res.on("data", (chunk) => (body += chunk))
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }))
-    })
-    req.on("error", reject)
-    req.end()
-  })
+  new Promise<{ status: number; headers: Record<string, string | Array<string> | undefined>; body: string }>(
+    (resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port: server.ports.mcp, method, path, headers: { host } }, (res) => {
+        let body = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk) => (body += chunk))
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }))
+      })
+      req.on("error", reject)
+      req.end()
+    }
+  )
 
 let running: McpServerUnderTest | undefined
 
@@ -108,7 +117,11 @@ describe("MCP gate: a POST costs one unit per JSON-RPC request", () => {
     expect(single.headers.get("x-ratelimit-remaining-minute")).toBe("2")
     expect(single.headers.get("x-ratelimit-remaining-week")).toBe("9")
 
-    const mixed = await post(org.apiKey, [toolCall(2), { jsonrpc: "2.0", method: "notifications/roots/list_changed" }], session)
+    const mixed = await post(
+      org.apiKey,
+      [toolCall(2), { jsonrpc: "2.0", method: "notifications/roots/list_changed" }],
+      session
+    )
     expect(mixed.status).toBe(200)
     await mixed.text()
     expect(mixed.headers.get("x-ratelimit-remaining-week")).toBe("8")
@@ -119,16 +132,23 @@ describe("MCP gate: DELETE ends a session", () => {
   it("the SDK's terminateSession frees the session (404 after), without costing a unit", async () => {
     const org = await newOrg("gate-sessions")
     const client = new Client({ name: "gate-test", version: "1.0.0" })
-    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: org.apiKey } } })
+    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers: { authorization: org.apiKey } }
+    })
     await client.connect(transport)
     const sessionId = transport.sessionId!
     expect(sessionId).toBeTruthy()
     await vdb(["org", "limits", org.uuid, "--per-minute", "0", "--per-week", "10"])
 
     await transport.terminateSession()
-    const after = await post(org.apiKey, toolCall(1), { "mcp-session-id": sessionId, "mcp-protocol-version": transport.protocolVersion! })
+    const after = await post(org.apiKey, toolCall(1), {
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": transport.protocolVersion!
+    })
     expect(after.status).toBe(404)
-    expect(await after.json()).toEqual({ error: { code: "not_found", message: "unknown or ended MCP session: initialize a new one" } })
+    expect(await after.json()).toEqual({
+      error: { code: "not_found", message: "unknown or ended MCP session: initialize a new one" }
+    })
     // The refused call cost 1 of the 10; the DELETE before it none.
     expect(after.headers.get("x-ratelimit-remaining-week")).toBe("9")
     await client.close()
@@ -142,7 +162,8 @@ describe("MCP gate: DELETE ends a session", () => {
 
     const inactive = await newOrg("gate-inactive")
     await vdb(["org", "deactivate", inactive.uuid])
-    expect((await fetch(mcpUrl, { method: "DELETE", headers: { authorization: inactive.apiKey, ...session } })).status).toBe(403)
+    expect((await fetch(mcpUrl, { method: "DELETE", headers: { authorization: inactive.apiKey, ...session } })).status)
+      .toBe(403)
 
     const org = await newOrg("gate-delete")
     const unknown = await fetch(mcpUrl, { method: "DELETE", headers: { authorization: org.apiKey, ...session } })
@@ -151,7 +172,9 @@ describe("MCP gate: DELETE ends a session", () => {
     const get = await fetch(mcpUrl, { headers: { authorization: org.apiKey } })
     expect(get.status).toBe(405)
     expect(get.headers.get("allow")).toBe("POST, DELETE")
-    expect(await get.json()).toEqual({ error: { code: "method_not_allowed", message: "method GET not allowed: use POST, DELETE" } })
+    expect(await get.json()).toEqual({
+      error: { code: "method_not_allowed", message: "method GET not allowed: use POST, DELETE" }
+    })
   })
 })
 
@@ -166,7 +189,9 @@ describe("MCP gate: the Host a response names", () => {
         .toBe(`ApiKey realm="vdb-mcp", resource_metadata="http://127.0.0.1:${server.ports.mcp}${discovery}"`)
     }
     const named = await withHost("POST", "/mcp", "mcp.example.com:8443")
-    expect(named.headers["www-authenticate"]).toBe(`ApiKey realm="vdb-mcp", resource_metadata="http://mcp.example.com:8443${discovery}"`)
+    expect(named.headers["www-authenticate"]).toBe(
+      `ApiKey realm="vdb-mcp", resource_metadata="http://mcp.example.com:8443${discovery}"`
+    )
   })
 
   it("the discovery document: a valid Host is named and publicly cacheable per Host; an invalid one is neither", async () => {
@@ -196,11 +221,15 @@ describe("MCP gate: the MCP server's bare HTTP refusals get an error body", () =
     expect(accept.status).toBe(406)
     expect(accept.headers.get("content-type")).toContain("application/json")
     expect(accept.headers.get("x-ratelimit-limit-minute")).toBe("0")
-    expect(await accept.json()).toEqual({ error: { code: "not_acceptable", message: "send Accept: application/json, text/event-stream" } })
+    expect(await accept.json()).toEqual({
+      error: { code: "not_acceptable", message: "send Accept: application/json, text/event-stream" }
+    })
 
     const media = await post(org.apiKey, ping, { "content-type": "text/plain" })
     expect(media.status).toBe(415)
-    expect(await media.json()).toEqual({ error: { code: "unsupported_media_type", message: "send Content-Type: application/json" } })
+    expect(await media.json()).toEqual({
+      error: { code: "unsupported_media_type", message: "send Content-Type: application/json" }
+    })
 
     const browser = await post(org.apiKey, ping, { origin: "https://evil.example" })
     expect(browser.status).toBe(403)
@@ -214,7 +243,9 @@ describe("MCP gate: the MCP server's bare HTTP refusals get an error body", () =
 
     const noSession = await fetch(mcpUrl, { method: "DELETE", headers: { authorization: org.apiKey } })
     expect(noSession.status).toBe(400)
-    expect(await noSession.json()).toEqual({ error: { code: "bad_request", message: "send the Mcp-Session-Id of the session to end" } })
+    expect(await noSession.json()).toEqual({
+      error: { code: "bad_request", message: "send the Mcp-Session-Id of the session to end" }
+    })
   })
 })
 
@@ -231,11 +262,19 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
       const notJson = await postText(org.apiKey, "{not json", headers)
       expect(notJson.status).toBe(400)
       expect(notJson.headers.get("x-ratelimit-limit-minute")).toBe("0")
-      expect(await notJson.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })
+      expect(await notJson.json()).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error" }
+      })
 
       const noMethod = await post(org.apiKey, { jsonrpc: "2.0", id: 7 }, headers)
       expect(noMethod.status).toBe(400)
-      expect(await noMethod.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32600, message: "Invalid Request" } })
+      expect(await noMethod.json()).toEqual({
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32600, message: "Invalid Request" }
+      })
     }
 
     // Refusals that were already an HTTP error keep their status, without the tag.
@@ -248,23 +287,39 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
 
     const unknown = await post(org.apiKey, { jsonrpc: "2.0", id: 9, method: "no/such/method" }, session)
     expect(unknown.status).toBe(200)
-    expect(await unknown.json()).toEqual({ jsonrpc: "2.0", id: 9, error: { code: -32601, message: "Method not found: no/such/method" } })
+    expect(await unknown.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 9,
+      error: { code: -32601, message: "Method not found: no/such/method" }
+    })
 
     // However long the id the refusal quotes (a 1 KiB cap on what was read let the tag and the 200 through).
     const longId = "a".repeat(1100)
     const long = await post(org.apiKey, { jsonrpc: "2.0", id: longId }, session)
     expect(long.status).toBe(400)
-    expect(await long.json()).toEqual({ jsonrpc: "2.0", id: longId, error: { code: -32600, message: "Invalid Request" } })
+    expect(await long.json()).toEqual({
+      jsonrpc: "2.0",
+      id: longId,
+      error: { code: -32600, message: "Invalid Request" }
+    })
   })
 
   it("a batch holding something other than messages, or more than 1,000, is 400 -32600 (the library answered an empty 200 or 500, or dropped them)", async () => {
     const org = await newOrg("gate-batches")
     const session = await initialize(org.apiKey, "2025-03-26")
     const notMessages = [
-      [5], [null], ["x"], [[toolCall(1)]], [toolCall(1), 2],
+      [5],
+      [null],
+      ["x"],
+      [[toolCall(1)]],
+      [toolCall(1), 2],
       // Objects, but no JSON-RPC 2.0 message: the library served the rest and dropped these without a word.
-      [{ a: 1 }, toolCall(2)], [{ ...toolCall(3), jsonrpc: "1.0" }], [{ jsonrpc: "2.0", id: 4 }], [{ jsonrpc: "2.0", id: 5, result: {}, error: {} }],
-      [toolCall(6), { jsonrpc: "2.0", id: { a: 1 }, method: "ping" }], [{ jsonrpc: "2.0", id: 9, method: 5 }]
+      [{ a: 1 }, toolCall(2)],
+      [{ ...toolCall(3), jsonrpc: "1.0" }],
+      [{ jsonrpc: "2.0", id: 4 }],
+      [{ jsonrpc: "2.0", id: 5, result: {}, error: {} }],
+      [toolCall(6), { jsonrpc: "2.0", id: { a: 1 }, method: "ping" }],
+      [{ jsonrpc: "2.0", id: 9, method: 5 }]
     ]
     for (const batch of notMessages) {
       const refused = await post(org.apiKey, batch, session)
@@ -272,22 +327,32 @@ describe("MCP gate: the MCP server's JSON-RPC refusals of a message", () => {
       expect(await refused.json()).toEqual({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32600, message: "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response" }
+        error: {
+          code: -32600,
+          message: "Invalid Request: every element of a batch must be a JSON-RPC 2.0 request, notification or response"
+        }
       })
     }
-    const notifications = Array.from({ length: 4001 }, () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }))
+    const notifications = Array.from(
+      { length: 4001 },
+      () => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } })
+    )
     const big = await post(org.apiKey, notifications, session)
     expect(big.status).toBe(400)
-    expect(((await big.json()) as { error: { message: string } }).error.message).toBe("Invalid Request: a batch holds at most 1000 messages")
+    expect(((await big.json()) as { error: { message: string } }).error.message).toBe(
+      "Invalid Request: a batch holds at most 1000 messages"
+    )
     // Two requests with one id got one answer, or an empty 503 from the library.
     for (const batch of [[toolCall(7), toolCall(7)], [toolCall(8), { jsonrpc: "2.0", id: 8, method: "ping" }]]) {
       const same = await post(org.apiKey, batch, session)
       expect(same.status).toBe(400)
-      expect(((await same.json()) as { error: { message: string } }).error.message).toBe("Invalid Request: the requests of a batch need distinct ids")
+      expect(((await same.json()) as { error: { message: string } }).error.message).toBe(
+        "Invalid Request: the requests of a batch need distinct ids"
+      )
     }
     // A batch of messages is served as before.
     const served = await post(org.apiKey, batchOf(2), session)
     expect(served.status).toBe(200)
-    expect(((await served.json()) as Array<unknown>)).toHaveLength(2)
+    expect((await served.json()) as Array<unknown>).toHaveLength(2)
   })
 })

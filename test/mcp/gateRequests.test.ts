@@ -8,7 +8,15 @@ const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params
 describe("requestsIn", () => {
   it("a batch costs one per request in it; its notifications and responses nothing", () => {
     expect(cost(JSON.stringify([call(1), call(2), call(3)]))).toBe(3)
-    expect(cost(JSON.stringify([call(1), { jsonrpc: "2.0", method: "notifications/cancelled" }, { jsonrpc: "2.0", id: 9, result: {} }]))).toBe(1)
+    expect(
+      cost(
+        JSON.stringify([call(1), { jsonrpc: "2.0", method: "notifications/cancelled" }, {
+          jsonrpc: "2.0",
+          id: 9,
+          result: {}
+        }])
+      )
+    ).toBe(1)
     expect(cost(` \n\t${JSON.stringify(Array.from({ length: 300 }, (_, i) => call(i)))}`)).toBe(300)
   })
 

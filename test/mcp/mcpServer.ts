@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { expect } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
@@ -19,10 +19,19 @@ export interface McpServerUnderTest {
  * `bin/vdb serve mcp` (or `services`) on a throwaway PostgreSQL database of its own, for one test
  * file; `settings` adds to its environment.
  */
-export const startMcpServer = async (settings: Record<string, string> = {}, services: ReadonlyArray<string> = ["mcp"]): Promise<McpServerUnderTest> => {
+export const startMcpServer = async (
+  settings: Record<string, string> = {},
+  services: ReadonlyArray<string> = ["mcp"]
+): Promise<McpServerUnderTest> => {
   const scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  const env = { DATABASE_URL: db.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_DATA_DIR: tempDataDir(), VDB_LOG_LEVEL: "Warn", ...settings }
+  const env = {
+    DATABASE_URL: db.url,
+    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
+    VDB_DATA_DIR: tempDataDir(),
+    VDB_LOG_LEVEL: "Warn",
+    ...settings
+  }
   const server = await startServer(env, services).catch(async (error) => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     throw error
@@ -44,7 +53,9 @@ export const startMcpServer = async (settings: Record<string, string> = {}, serv
  */
 export const connectSdk = async (mcpUrl: string, apiKey: string, protocolVersion?: string) => {
   const client = new Client({ name: "vdb-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: apiKey } } })
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    requestInit: { headers: { authorization: apiKey } }
+  })
   if (protocolVersion !== undefined) {
     const send = transport.send.bind(transport)
     transport.send = (message, options) => {
@@ -71,7 +82,11 @@ export const MCP_HEADERS = { "content-type": "application/json", accept: "applic
 
 /** A raw JSON-RPC POST to `/mcp` with an organization's API key. */
 export const postMcp = (mcpUrl: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(mcpUrl, { method: "POST", headers: { authorization: apiKey, ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) })
+  fetch(mcpUrl, {
+    method: "POST",
+    headers: { authorization: apiKey, ...MCP_HEADERS, ...headers },
+    body: JSON.stringify(body)
+  })
 
 /** A raw session on `protocolVersion` (initialize, then initialized): the headers its later requests carry. */
 export const openSession = async (mcpUrl: string, apiKey: string, protocolVersion: string, clientName = "vdb-test") => {
@@ -84,6 +99,8 @@ export const openSession = async (mcpUrl: string, apiKey: string, protocolVersio
   expect(response.status).toBe(200)
   await response.text()
   const session = { "mcp-session-id": response.headers.get("mcp-session-id")!, "mcp-protocol-version": protocolVersion }
-  expect((await postMcp(mcpUrl, apiKey, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202)
+  expect((await postMcp(mcpUrl, apiKey, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(
+    202
+  )
   return session
 }

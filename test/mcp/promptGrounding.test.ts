@@ -10,7 +10,14 @@ import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
  */
 describe("MCP prompt grounding", () => {
   it("every prompt's tool calls pass arguments the tool's parameter schema accepts", () => {
-    const sample: Record<string, string> = { identifier: "CVE-2021-44228", identifiers: "CVE-2021-44228,CVE-2017-0144", text: "hello", since: "2024-01-01", product: "p", version: "1" }
+    const sample: Record<string, string> = {
+      identifier: "CVE-2021-44228",
+      identifiers: "CVE-2021-44228,CVE-2017-0144",
+      text: "hello",
+      since: "2024-01-01",
+      product: "p",
+      version: "1"
+    }
     for (const prompt of PROMPT_DEFINITIONS) {
       for (const [tool, params] of prompt.grounding(sample)) {
         const definition = TOOL_DEFINITIONS.find((d) => d.name === tool)

@@ -3,7 +3,12 @@ import { type McpSession, SessionTable } from "../../src/mcp/McpSessions.ts"
 
 /** The gate's record of MCP sessions (src/mcp/McpSessions.ts): the cap's order and the sweep. */
 
-const session = (id: string, orgUuid: string, lastUsed: number): McpSession => ({ id, orgUuid, protocolVersion: "2025-11-25", lastUsed })
+const session = (id: string, orgUuid: string, lastUsed: number): McpSession => ({
+  id,
+  orgUuid,
+  protocolVersion: "2025-11-25",
+  lastUsed
+})
 
 describe("SessionTable", () => {
   it("keeps at most perOrg sessions an organization, ending the least recently used", () => {

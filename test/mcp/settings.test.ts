@@ -1,6 +1,6 @@
+import { ConfigProvider, Effect, Result } from "effect"
 import { execFile } from "node:child_process"
 import { setTimeout as sleep } from "node:timers/promises"
-import { ConfigProvider, Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { publicOriginProblem } from "../../src/mcp/McpGate.ts"
 import { McpSessionSettings } from "../../src/mcp/McpSessions.ts"
@@ -42,17 +42,22 @@ const newOrg = async (name: string): Promise<string> => {
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
-const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) => postMcp(mcpUrl, apiKey, body, headers)
+const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
+  postMcp(mcpUrl, apiKey, body, headers)
 
 type Session = Record<string, string>
 
-const open = (apiKey: string, protocolVersion = "2025-11-25"): Promise<Session> => openSession(mcpUrl, apiKey, protocolVersion, "sessions-test")
+const open = (apiKey: string, protocolVersion = "2025-11-25"): Promise<Session> =>
+  openSession(mcpUrl, apiKey, protocolVersion, "sessions-test")
 
 /** The status of a ping on `session`, and the error code of a refusal. */
 const ping = async (apiKey: string, session: Session) => {
   const response = await post(apiKey, { jsonrpc: "2.0", id: 1, method: "ping" }, session)
   const text = await response.text()
-  return { status: response.status, code: response.status === 200 ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code }
+  return {
+    status: response.status,
+    code: response.status === 200 ? undefined : (JSON.parse(text) as { error: { code: string } }).error.code
+  }
 }
 
 describe("MCP sessions: at most VDB_MCP_SESSIONS_PER_ORG an organization", () => {
@@ -104,7 +109,11 @@ describe("VDB_MCP_URL: the service's public origin", () => {
     expect(((await discovery.json()) as { resource: string }).resource).toBe("https://mcp.vdb.example/mcp")
 
     // What the server says at start for an invalid value; the other refusals are the same check.
-    const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_URL: "https://mcp.vdb.example/mcp" })
+    const refused = await runVdb(["serve", "mcp"], {
+      ...env,
+      VDB_DATA_DIR: tempDataDir(),
+      VDB_MCP_URL: "https://mcp.vdb.example/mcp"
+    })
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain("invalid VDB_MCP_URL: an origin only is expected")
     expect(publicOriginProblem("ftp://mcp.vdb.example")).toContain("an http or https origin is expected")
@@ -122,12 +131,18 @@ describe("MCP sessions: what a session keeps", () => {
         jsonrpc: "2.0",
         id: 0,
         method: "initialize",
-        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x".repeat(padding), version: "1" } }
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "x".repeat(padding), version: "1" }
+        }
       })
     const big = await initialize(10 * 1024)
     expect(big.status).toBe(413)
     expect(big.headers.get("mcp-session-id")).toBeNull()
-    expect(await big.json()).toEqual({ error: { code: "payload_too_large", message: "an initialize request over 8192 bytes" } })
+    expect(await big.json()).toEqual({
+      error: { code: "payload_too_large", message: "an initialize request over 8192 bytes" }
+    })
     const small = await initialize(6 * 1024)
     expect(small.status).toBe(200)
     await small.text()
@@ -169,11 +184,26 @@ describe("2026-07-28: no subscription streams", () => {
 /** One column of the rows a query gives, through psql on the server's own database. */
 const column = (query: string) =>
   new Promise<Array<string>>((resolve, reject) =>
-    execFile("psql", [env.DATABASE_URL!, "-Atc", query], (error, stdout) => error ? reject(error) : resolve(stdout.split("\n").filter((l) => l !== ""))))
+    execFile(
+      "psql",
+      [env.DATABASE_URL!, "-Atc", query],
+      (error, stdout) => error ? reject(error) : resolve(stdout.split("\n").filter((l) => l !== ""))
+    )
+  )
 
 describe("the usage log", () => {
   it("records the status the client got: a notification's 202, not the 200 the MCP server first answers", async () => {
-    const created = await runVdb(["org", "create", "--name", "sessions-usage", "--per-minute", "0", "--per-week", "0", "--json"], env)
+    const created = await runVdb([
+      "org",
+      "create",
+      "--name",
+      "sessions-usage",
+      "--per-minute",
+      "0",
+      "--per-week",
+      "0",
+      "--json"
+    ], env)
     const org = JSON.parse(created.stdout) as { uuid: string; apiKey: string }
     await open(org.apiKey) // initialize (200), then notifications/initialized (202)
     let statuses: Array<string> = []
@@ -188,7 +218,11 @@ describe("the usage log", () => {
 
 describe("settings the server refuses", () => {
   it("a session cap under 1 or an idle time under a second stops the server at start", async () => {
-    const refused = await runVdb(["serve", "mcp"], { ...env, VDB_DATA_DIR: tempDataDir(), VDB_MCP_SESSIONS_PER_ORG: "0" })
+    const refused = await runVdb(["serve", "mcp"], {
+      ...env,
+      VDB_DATA_DIR: tempDataDir(),
+      VDB_MCP_SESSIONS_PER_ORG: "0"
+    })
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain("invalid VDB_MCP_SESSIONS_PER_ORG")
     // The same settings read in process, as the server reads them.

@@ -1,9 +1,9 @@
-import { fileURLToPath } from "node:url"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { McpClient, McpProtocol } from "effect/ai"
 import { FetchHttpClient } from "effect/http"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TOOL_DEFINITIONS } from "../../src/mcp/ToolDefinitions.ts"
 import { truncate } from "../../src/mcp/ToolKit.ts"
@@ -31,7 +31,17 @@ let running: McpServerUnderTest | undefined
 beforeAll(async () => {
   running = await startMcpServer()
   ;({ env, mcpUrl, server } = running)
-  const created = await runVdb(["org", "create", "--name", "mcp-edges", "--per-minute", "0", "--per-week", "0", "--json"], env)
+  const created = await runVdb([
+    "org",
+    "create",
+    "--name",
+    "mcp-edges",
+    "--per-minute",
+    "0",
+    "--per-week",
+    "0",
+    "--json"
+  ], env)
   expect(created.code, created.stderr).toBe(0)
   apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey
   const ingest = await runVdb(["ingest", "--all", FIXTURES, "--json"], env)
@@ -44,7 +54,8 @@ afterAll(async () => {
   await running?.stop()
 })
 
-const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolAnswer
+const call = async (name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as ToolAnswer
 const dataOf = <A>(answer: ToolAnswer) => (answer.structuredContent as { data: A }).data
 
 /** The JSON-RPC error code a request was refused with. */
@@ -59,7 +70,9 @@ describe("MCP tool arguments", () => {
     for (const since of ["-005000-01-01", "-271821-04-20", "0000-01-01", "1969-12-31T23:59:59Z", "+010000-01-01"]) {
       const answer = await call("get_usage", { since })
       expect(answer.isError, since).toBe(true)
-      expect(textOf(answer), since).toMatch(/^invalid_argument: since must be an ISO 8601 date or time in the years 1970 to 9999/)
+      expect(textOf(answer), since).toMatch(
+        /^invalid_argument: since must be an ISO 8601 date or time in the years 1970 to 9999/
+      )
     }
     const ok = await call("get_usage", { since: "1970-01-01" })
     expect(ok.isError).toBeFalsy()
@@ -67,18 +80,26 @@ describe("MCP tool arguments", () => {
   })
 
   it("get_source_record's marker names the offset after the characters returned", async () => {
-    const whole = dataOf<{ json: string; totalChars: number; truncated: boolean }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 50_000 }))
+    const whole = dataOf<{ json: string; totalChars: number; truncated: boolean }>(
+      await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 50_000 })
+    )
     expect(whole.truncated).toBe(false)
     expect(whole.totalChars).toBeGreaterThan(30_000)
     // At the minimum of 100 (below it is refused: test/mcp/argumentRanges.test.ts), the next page starts at 100.
-    const first = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 100 }))
+    const first = dataOf<{ json: string }>(
+      await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", max_chars: 100 })
+    )
     expect(first.json.slice(0, 100)).toBe(whole.json.slice(0, 100))
     expect(first.json).toMatch(/\[truncated: \d+ more characters; call again with offset=100\]$/)
-    const second = dataOf<{ json: string }>(await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", offset: 100, max_chars: 100 }))
+    const second = dataOf<{ json: string }>(
+      await call("get_source_record", { identifier: RAPID_RESET, source: "mitre", offset: 100, max_chars: 100 })
+    )
     expect(second.json.slice(0, 100)).toBe(whole.json.slice(100, 200))
     expect(second.json).toMatch(/call again with offset=200\]$/)
     // The marker is built from the limit applied (no fixture record reaches 50,000 characters).
-    expect(truncate("x".repeat(60_000), 50_000, (limit) => `call again with offset=${limit}`).text).toMatch(/\[truncated: 10000 more characters; call again with offset=50000\]$/)
+    expect(truncate("x".repeat(60_000), 50_000, (limit) => `call again with offset=${limit}`).text).toMatch(
+      /\[truncated: 10000 more characters; call again with offset=50000\]$/
+    )
   })
 
   it("recent_kev_entries keeps the real total on a page past the end", async () => {
@@ -90,7 +111,8 @@ describe("MCP tool arguments", () => {
     expect(beyond.isError).toBeFalsy()
     expect(dataOf(beyond)).toEqual({ items: [], total: first.total, nextCursor: null })
     const last = Buffer.from(`o:${first.total - 1}`, "utf8").toString("base64url")
-    expect(dataOf<{ items: Array<unknown>; total: number }>(await call("recent_kev_entries", { cursor: last }))).toMatchObject({ total: first.total, nextCursor: null })
+    expect(dataOf<{ items: Array<unknown>; total: number }>(await call("recent_kev_entries", { cursor: last })))
+      .toMatchObject({ total: first.total, nextCursor: null })
   })
 
   it("recent_kev_entries refuses a since that is not a calendar date", async () => {
@@ -118,7 +140,12 @@ describe("MCP tool listing", () => {
     expect(tools).toHaveLength(TOOL_DEFINITIONS.length)
     for (const tool of tools) {
       const writes = tool.name === "issue_nonces"
-      expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: !writes, destructiveHint: false, idempotentHint: !writes, openWorldHint: false })
+      expect(tool.annotations, tool.name).toMatchObject({
+        readOnlyHint: !writes,
+        destructiveHint: false,
+        idempotentHint: !writes,
+        openWorldHint: false
+      })
     }
     const status = tools.find((t) => t.name === "get_rate_limit_status")!
     expect(status.description).not.toContain("without using a request")
@@ -141,15 +168,23 @@ describe("MCP prompts", () => {
 
   it("completion/complete suggests the fixed choices of a prompt argument and nothing for free text", async () => {
     const complete = async (name: string, argument: string, value: string) =>
-      (await client.complete({ ref: { type: "ref/prompt", name }, argument: { name: argument, value } })).completion.values
+      (await client.complete({ ref: { type: "ref/prompt", name }, argument: { name: argument, value } })).completion
+        .values
     expect(await complete("ssvc_decision", "mission_impact", "")).toEqual(["low", "medium", "high"])
     expect(await complete("ssvc_decision", "mission_impact", "H")).toEqual(["high"])
     expect(await complete("review_guardrails", "focus", "p")).toEqual(["PII", "prompt injection"])
     expect(await complete("executive_summary", "audience", "c")).toEqual(["CISO", "customers"])
     expect(await complete("triage_vulnerability", "identifier", "CVE-")).toEqual([])
-    const template = await client.complete({ ref: { type: "ref/resource", uri: "vdb://vuln/{identifier}" }, argument: { name: "identifier", value: "CVE" } })
+    const template = await client.complete({
+      ref: { type: "ref/resource", uri: "vdb://vuln/{identifier}" },
+      argument: { name: "identifier", value: "CVE" }
+    })
     expect(template.completion.values).toEqual([])
-    expect((await refusal(client.complete({ ref: { type: "ref/prompt", name: "no_such_prompt" }, argument: { name: "x", value: "" } }))).code).toBe(-32602)
+    expect(
+      (await refusal(
+        client.complete({ ref: { type: "ref/prompt", name: "no_such_prompt" }, argument: { name: "x", value: "" } })
+      )).code
+    ).toBe(-32602)
   })
 })
 
@@ -178,15 +213,29 @@ describe("MCP resources", () => {
   })
 
   it("on 2026-07-28 an unknown identifier gets the code the library gives a URI no template matches", async () => {
-    const codes = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const mcp = yield* McpClient.McpClient
-      expect(mcp.protocolVersion).toBe("2026-07-28")
-      const codeOf = (uri: string) => mcp.readResource({ uri }).pipe(Effect.flip, Effect.map((e) => e.reason._tag === "ProtocolError" ? e.reason.code : e.reason._tag))
-      return { unknown: yield* codeOf("vdb://vuln/CVE-1999-99999"), unmatched: yield* codeOf("vdb://nothing/here") }
-    }).pipe(
-      Effect.provide(McpClient.layerHttp({ name: "vdb-test", version: "1.0.0", url: mcpUrl, protocol: McpProtocol.v2026_07_28, headers: { authorization: apiKey } })),
-      Effect.provide(FetchHttpClient.layer)
-    )))
+    const codes = await Effect.runPromise(Effect.scoped(
+      Effect.gen(function*() {
+        const mcp = yield* McpClient.McpClient
+        expect(mcp.protocolVersion).toBe("2026-07-28")
+        const codeOf = (uri: string) =>
+          mcp.readResource({ uri }).pipe(
+            Effect.flip,
+            Effect.map((e) => e.reason._tag === "ProtocolError" ? e.reason.code : e.reason._tag)
+          )
+        return { unknown: yield* codeOf("vdb://vuln/CVE-1999-99999"), unmatched: yield* codeOf("vdb://nothing/here") }
+      }).pipe(
+        Effect.provide(
+          McpClient.layerHttp({
+            name: "vdb-test",
+            version: "1.0.0",
+            url: mcpUrl,
+            protocol: McpProtocol.v2026_07_28,
+            headers: { authorization: apiKey }
+          })
+        ),
+        Effect.provide(FetchHttpClient.layer)
+      )
+    ))
     expect(codes.unmatched).toBe(-32602)
     expect(codes.unknown).toBe(codes.unmatched)
   })

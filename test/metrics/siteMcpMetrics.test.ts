@@ -1,10 +1,10 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { randomUUID } from "node:crypto"
 import { Context, Effect, Layer, Metric, Redacted } from "effect"
 import { PrometheusMetrics } from "effect/observability"
+import { randomUUID } from "node:crypto"
 import { DeviceGrants } from "../../src/device/DeviceGrants.ts"
-import { withToolMetrics } from "../../src/metrics/McpMetrics.ts"
 import { ToolFailure } from "../../src/mcp/ToolKit.ts"
+import { withToolMetrics } from "../../src/metrics/McpMetrics.ts"
 import { PostgresTest } from "../support/database.ts"
 
 /** Device-grant steps and poll answers, and MCP tool calls by tool and outcome (docs/operations.md, "Site and MCP"). */
@@ -44,7 +44,10 @@ describe("site and MCP metrics", () => {
     it.effect("MCP tool calls count by tool and outcome: ok, the failure's code, or error", () =>
       Effect.gen(function*() {
         const handlers = withToolMetrics({
-          lookup: (ok: boolean) => ok ? Effect.succeed({ text: "", data: null }) : Effect.fail(new ToolFailure({ code: "unknown_identifier", message: "x" })),
+          lookup: (ok: boolean) =>
+            ok
+              ? Effect.succeed({ text: "", data: null })
+              : Effect.fail(new ToolFailure({ code: "unknown_identifier", message: "x" })),
           broken: (_: boolean) => Effect.die("defect")
         } as Record<string, (ok: boolean) => Effect.Effect<unknown, ToolFailure>>)
         yield* handlers.lookup!(true)

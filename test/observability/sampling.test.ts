@@ -1,7 +1,7 @@
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { HttpTraceContext } from "effect/http"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TracingLayer, TracingOn } from "../../src/observability/Tracing.ts"
 
@@ -28,18 +28,30 @@ beforeAll(async () => {
 })
 afterAll(() => receiver.close())
 
-const REMOTE = HttpTraceContext.fromHeaders({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" } as never)
+const REMOTE = HttpTraceContext.fromHeaders(
+  { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" } as never
+)
 
 const exportedWith = async (env: Record<string, string>, remoteParent = false) => {
   names = []
-  const root = Effect.withSpan(Effect.withSpan(Effect.void, "child"), "root", remoteParent && REMOTE._tag === "Some" ? { parent: REMOTE.value } : {})
-  const on = await Effect.runPromise(Effect.gen(function*() {
-    yield* Effect.forEach(Array.from({ length: 200 }), () => root, { discard: true })
-    return yield* TracingOn
-  }).pipe(
-    Effect.provide(TracingLayer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
-  ))
-  return { on, roots: names.filter((name) => name === "root").length, children: names.filter((name) => name === "child").length }
+  const root = Effect.withSpan(
+    Effect.withSpan(Effect.void, "child"),
+    "root",
+    remoteParent && REMOTE._tag === "Some" ? { parent: REMOTE.value } : {}
+  )
+  const on = await Effect.runPromise(
+    Effect.gen(function*() {
+      yield* Effect.forEach(Array.from({ length: 200 }), () => root, { discard: true })
+      return yield* TracingOn
+    }).pipe(
+      Effect.provide(TracingLayer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
+    )
+  )
+  return {
+    on,
+    roots: names.filter((name) => name === "root").length,
+    children: names.filter((name) => name === "child").length
+  }
 }
 
 describe("trace sampling", () => {

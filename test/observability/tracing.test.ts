@@ -1,6 +1,6 @@
-import { fileURLToPath } from "node:url"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
@@ -82,13 +82,20 @@ beforeAll(async () => {
     VDB_PROVIDER_OPENAI_BASE_URL: `http://127.0.0.1:${providerPort}/v1`
   }
   server = await startServer(env, ["api", "gateway"])
-  const created = await runVdb(["org", "create", "--name", "traced", "--per-minute", "0", "--per-week", "0", "--json"], env)
+  const created = await runVdb(
+    ["org", "create", "--name", "traced", "--per-minute", "0", "--per-week", "0", "--json"],
+    env
+  )
   expect(created.code, created.stderr).toBe(0)
   const org = JSON.parse(created.stdout) as { uuid: string; apiKey: string }
   const serviceKey = await runVdb(["gateway", "service-key", "create", "--org", org.uuid, "--json"], env)
   expect(serviceKey.code, serviceKey.stderr).toBe(0)
   const { key } = JSON.parse(serviceKey.stdout) as { key: string }
-  const set = await runVdb(["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"], env, PROVIDER_KEY)
+  const set = await runVdb(
+    ["gateway", "provider-key", "set", "--org", org.uuid, "--provider", "openai"],
+    env,
+    PROVIDER_KEY
+  )
   expect(set.code, set.stderr).toBe(0)
   secrets.push(org.apiKey, key)
   // A guardrail that matches part of the prompt: the matched text is redacted upstream and never exported.
@@ -111,7 +118,11 @@ beforeAll(async () => {
   expect(api.status).toBeLessThan(500)
   const chat = await fetch(`http://127.0.0.1:${server.ports.gateway}/openai/${org.uuid}/v1/chat/completions`, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", traceparent: clientParent(GATEWAY_TRACE) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      traceparent: clientParent(GATEWAY_TRACE)
+    },
     body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: `${PROMPT} ${AWS_KEY}` }] })
   })
   expect(chat.status, await chat.text()).toBe(200)
@@ -145,7 +156,11 @@ describe("traces over OTLP/HTTP", () => {
     expect(request?.parentSpanId).toBe("00f067aa0ba902b7")
     const inTrace = spans.filter((span) => span.traceId === API_TRACE)
     expect(inTrace.find((span) => span.name === "api.authenticate")?.parentSpanId).toBe(request?.spanId)
-    expect(inTrace.some((span) => span.name.startsWith("sql.") || span.name.includes("postgres") || span.name.includes("pglite"))).toBe(true)
+    expect(
+      inTrace.some((span) =>
+        span.name.startsWith("sql.") || span.name.includes("postgres") || span.name.includes("pglite")
+      )
+    ).toBe(true)
   })
 
   it("the gateway request: its server span continues the client's trace; the upstream call is its descendant and sent the provider a traceparent of that trace", () => {

@@ -1,11 +1,11 @@
-import { createHmac } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import { createHmac } from "node:crypto"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { SqlBackends } from "../support/database.ts"
 import { SecretBoxTest } from "../support/secrets.ts"
-import { Invalidation } from "../../src/db/Invalidation.ts"
 
 const backends = [
   ...SqlBackends.map(({ name, layer }) => ({

@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest"
 import { PolicyRefusal } from "../../schema/GatewayError.ts"
 import { clientName } from "../../src/policies/ClientIdentity.ts"
 import { historyOf } from "../../src/policies/DeclaredCapabilities.ts"
-import { capabilityCheck, clientRefusal, modelRefusal, providerRefusal, visibleModels } from "../../src/policies/PolicyEvaluation.ts"
+import {
+  capabilityCheck,
+  clientRefusal,
+  modelRefusal,
+  providerRefusal,
+  visibleModels
+} from "../../src/policies/PolicyEvaluation.ts"
 import { compileSnapshot, type PolicyEntryView } from "../../src/policies/PolicySnapshot.ts"
 
 const snapshotOf = (...entries: Array<Partial<PolicyEntryView> & Pick<PolicyEntryView, "kind" | "effect" | "value">>) =>
@@ -93,7 +99,11 @@ describe("tools, MCP servers and skills", () => {
   })
 
   it("a choice naming a stripped tool goes, in each of its forms; allowed_tools loses only the stripped entries", () => {
-    const policy = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }, { kind: "mcp", effect: "strip", value: "tracker" })
+    const policy = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }, {
+      kind: "mcp",
+      effect: "strip",
+      value: "tracker"
+    })
       .forProvider("openai")
     const strip = (surface: "chat" | "responses", body: Record<string, unknown>) => {
       const result = capabilityCheck(policy, surface, { model: "m", ...body })
@@ -106,22 +116,44 @@ describe("tools, MCP servers and skills", () => {
     expect(chosen.body).toEqual({ model: "m", tools: [custom[1]] })
     expect(chosen.removals).toEqual([{ path: ["tools", 0], remove: true }, { path: ["tool_choice"], remove: true }])
     const functions = [{ name: "shell" }, { name: "search" }]
-    expect(strip("chat", { functions, function_call: { name: "shell" } }).body).toEqual({ model: "m", functions: [functions[1]] })
+    expect(strip("chat", { functions, function_call: { name: "shell" } }).body).toEqual({
+      model: "m",
+      functions: [functions[1]]
+    })
     expect(strip("chat", { functions, function_call: { name: "search" } }).body).toEqual({
       model: "m",
       functions: [functions[1]],
       function_call: { name: "search" }
     })
     // Chat allowed_tools: the stripped entry goes; the restriction stays.
-    const allowed = { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "shell" } }, { type: "function", function: { name: "search" } }] } }
+    const allowed = {
+      type: "allowed_tools",
+      allowed_tools: {
+        mode: "auto",
+        tools: [{ type: "function", function: { name: "shell" } }, { type: "function", function: { name: "search" } }]
+      }
+    }
     const narrowed = strip("chat", { tools: chatTools, tool_choice: allowed })
-    expect(narrowed.body!.tool_choice).toEqual({ type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "search" } }] } })
+    expect(narrowed.body!.tool_choice).toEqual({
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "search" } }] }
+    })
     expect(narrowed.removals).toContainEqual({ path: ["tool_choice", "allowed_tools", "tools", 0], remove: true })
     // Responses: allowed_tools naming only stripped tools goes whole; an MCP choice of a stripped server goes.
-    const responsesTools = [{ type: "function", name: "shell" }, { type: "function", name: "search" }, { type: "mcp", server_label: "tracker", server_url: "https://t.example/mcp" }]
-    const onlyStripped = strip("responses", { tools: responsesTools, tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "shell" }] } })
+    const responsesTools = [{ type: "function", name: "shell" }, { type: "function", name: "search" }, {
+      type: "mcp",
+      server_label: "tracker",
+      server_url: "https://t.example/mcp"
+    }]
+    const onlyStripped = strip("responses", {
+      tools: responsesTools,
+      tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "shell" }] }
+    })
     expect(onlyStripped.body).toEqual({ model: "m", tools: [responsesTools[1]] })
-    const mcpChoice = strip("responses", { tools: responsesTools, tool_choice: { type: "mcp", server_label: "tracker", name: "get" } })
+    const mcpChoice = strip("responses", {
+      tools: responsesTools,
+      tool_choice: { type: "mcp", server_label: "tracker", name: "get" }
+    })
     expect(mcpChoice.body).toEqual({ model: "m", tools: [responsesTools[1]] })
   })
 
@@ -130,7 +162,9 @@ describe("tools, MCP servers and skills", () => {
     const kiro = (names: Array<string>, used: Array<string> = []) => ({
       conversationState: {
         currentMessage: { userInputMessage: { content: "hi", userInputMessageContext: { tools: names.map(tool) } } },
-        history: [{ assistantResponseMessage: { content: "", toolUses: used.map((name) => ({ name, toolUseId: "t", input: {} })) } }]
+        history: [{
+          assistantResponseMessage: { content: "", toolUses: used.map((name) => ({ name, toolUseId: "t", input: {} })) }
+        }]
       }
     })
     const deny = snapshotOf({ kind: "tool", effect: "deny", value: "shell" }).forProvider("kiro")
@@ -140,7 +174,10 @@ describe("tools, MCP servers and skills", () => {
     const some = capabilityCheck(strip, "kiro", kiro(["search", "shell"]))
     if (some instanceof PolicyRefusal) throw some
     expect(some.body).toEqual(kiro(["search"]))
-    expect(some.removals).toEqual([{ path: ["conversationState", "currentMessage", "userInputMessage", "userInputMessageContext", "tools", 1], remove: true }])
+    expect(some.removals).toEqual([{
+      path: ["conversationState", "currentMessage", "userInputMessage", "userInputMessageContext", "tools", 1],
+      remove: true
+    }])
     const all = capabilityCheck(strip, "kiro", kiro(["shell"]))
     if (all instanceof PolicyRefusal) throw all
     expect((all.body as any).conversationState.currentMessage.userInputMessage.userInputMessageContext).toEqual({})
@@ -151,10 +188,14 @@ describe("tools, MCP servers and skills", () => {
     const decoy = { type: "custom", custom: { name: "shell" }, function: { name: "search" } }
     const denied = snapshotOf({ kind: "tool", effect: "deny", value: "shell" }).forProvider("openai")
     expect(codeOf(capabilityCheck(denied, "chat", { model: "m", tools: [decoy] }))).toBe("tool_denied")
-    const stripped = capabilityCheck(snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("openai"), "chat", {
-      model: "m",
-      tools: [decoy, chatTools[1]]
-    })
+    const stripped = capabilityCheck(
+      snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("openai"),
+      "chat",
+      {
+        model: "m",
+        tools: [decoy, chatTools[1]]
+      }
+    )
     if (stripped instanceof PolicyRefusal) throw stripped
     expect(stripped.body!.tools).toEqual([chatTools[1]])
   })
@@ -163,7 +204,10 @@ describe("tools, MCP servers and skills", () => {
     const policy = snapshotOf({ kind: "tool", effect: "strip", value: "shell" }).forProvider("x")
     const chat = capabilityCheck(policy, "chat", {
       tools: chatTools,
-      messages: [{ role: "assistant", tool_calls: [{ type: "function", function: { name: "shell", arguments: "{}" } }] }]
+      messages: [{
+        role: "assistant",
+        tool_calls: [{ type: "function", function: { name: "shell", arguments: "{}" } }]
+      }]
     })
     expect(codeOf(chat)).toBe("tool_denied")
     expect((chat as PolicyRefusal).detail).toContain("shell")
@@ -182,7 +226,8 @@ describe("tools, MCP servers and skills", () => {
   })
 
   it("records which tools a conversation already called", () => {
-    expect([...historyOf("chat", { messages: [{ role: "assistant", function_call: { name: "legacy" } }] }).tools]).toEqual(["legacy"])
+    expect([...historyOf("chat", { messages: [{ role: "assistant", function_call: { name: "legacy" } }] }).tools])
+      .toEqual(["legacy"])
   })
 
   it("tool allowlist mode from the first allow entry; deny wins", () => {
@@ -202,14 +247,27 @@ describe("tools, MCP servers and skills", () => {
       { kind: "skill", effect: "allow", value: "pdf" }
     )
     const anthropic = snapshot.forProvider("anthropic")
-    expect(codeOf(capabilityCheck(anthropic, "messages", { mcp_servers: [{ name: "x", url: "https://x.example/mcp" }] })))
+    expect(
+      codeOf(capabilityCheck(anthropic, "messages", { mcp_servers: [{ name: "x", url: "https://x.example/mcp" }] }))
+    )
       .toBe("mcp_denied")
-    expect(codeOf(capabilityCheck(anthropic, "messages", { tools: [{ type: "mcp_toolset", mcp_server_name: "y" }], mcp_servers: [] })))
+    expect(
+      codeOf(
+        capabilityCheck(anthropic, "messages", {
+          tools: [{ type: "mcp_toolset", mcp_server_name: "y" }],
+          mcp_servers: []
+        })
+      )
+    )
       .toBe("pass")
     expect(codeOf(capabilityCheck(snapshot.forProvider("openai"), "responses", {
       tools: [{ type: "mcp", server_label: "x", server_url: "https://x.example/mcp" }]
     }))).toBe("pass")
-    expect(codeOf(capabilityCheck(anthropic, "messages", { container: { skills: [{ skill_id: "pdf" }] } }))).toBe("pass")
-    expect(codeOf(capabilityCheck(anthropic, "messages", { container: { skills: [{ skill_id: "xlsx" }] } }))).toBe("skill_denied")
+    expect(codeOf(capabilityCheck(anthropic, "messages", { container: { skills: [{ skill_id: "pdf" }] } }))).toBe(
+      "pass"
+    )
+    expect(codeOf(capabilityCheck(anthropic, "messages", { container: { skills: [{ skill_id: "xlsx" }] } }))).toBe(
+      "skill_denied"
+    )
   })
 })

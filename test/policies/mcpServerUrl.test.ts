@@ -40,7 +40,17 @@ describe("canonicalMcpUrl", () => {
     expect(canonicalMcpUrl("https://evil.example/a//mcp")).toBe("https://evil.example/a//mcp")
   })
 
-  it.each(["", "not a url", "/mcp", "https://", "https://exa mple.com/", "ftp://evil.example/mcp", "file:///etc/passwd", "javascript:alert(1)", "https://./mcp"])(
+  it.each([
+    "",
+    "not a url",
+    "/mcp",
+    "https://",
+    "https://exa mple.com/",
+    "ftp://evil.example/mcp",
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "https://./mcp"
+  ])(
     "%j is not a server URL",
     (raw) => {
       expect(canonicalMcpUrl(raw)).toBeUndefined()
@@ -61,7 +71,10 @@ describe("policy entries", () => {
 describe("every spelling of one server compares equal (property)", () => {
   const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/)
   const segment = fc.stringMatching(/^[A-Za-z0-9\-._~]{1,8}$/).filter((s) => s !== "." && s !== "..")
-  const server = fc.record({ host: fc.array(label, { minLength: 1, maxLength: 3 }), path: fc.array(segment, { maxLength: 4 }) })
+  const server = fc.record({
+    host: fc.array(label, { minLength: 1, maxLength: 3 }),
+    path: fc.array(segment, { maxLength: 4 })
+  })
 
   /** A random case for each letter. */
   const recase = (text: string, flips: ReadonlyArray<boolean>) =>
@@ -82,22 +95,31 @@ describe("every spelling of one server compares equal (property)", () => {
   })
 
   it("case, trailing dot, default port, user information, escapes, dot segments, trailing slashes, query, fragment", () => {
-    fc.assert(fc.property(server, spelling, ({ host, path }, s) => {
-      const hostname = host.join(".") + ".example"
-      const plain = `https://${hostname}/${path.join("/")}`
-      const spelled = `${recase("https", s.flips)}://${s.user}${recase(hostname, s.flips)}${s.dot ? "." : ""}${s.port ? ":443" : ""}` +
-        `/${s.detour}${path.map((p) => encode(p, s.picks)).join("/")}${s.slashes}${s.tail}`
-      expect(canonicalMcpUrl(spelled)).toBe(canonicalMcpUrl(plain))
-      expect(canonicalMcpUrl(plain)).toBe(`https://${hostname}${path.length === 0 ? "" : `/${path.join("/")}`}`)
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(server, spelling, ({ host, path }, s) => {
+        const hostname = host.join(".") + ".example"
+        const plain = `https://${hostname}/${path.join("/")}`
+        const spelled =
+          `${recase("https", s.flips)}://${s.user}${recase(hostname, s.flips)}${s.dot ? "." : ""}${
+            s.port ? ":443" : ""
+          }` +
+          `/${s.detour}${path.map((p) => encode(p, s.picks)).join("/")}${s.slashes}${s.tail}`
+        expect(canonicalMcpUrl(spelled)).toBe(canonicalMcpUrl(plain))
+        expect(canonicalMcpUrl(plain)).toBe(`https://${hostname}${path.length === 0 ? "" : `/${path.join("/")}`}`)
+      }),
+      { numRuns: 500 }
+    )
   })
 
   it("another host, port or path is another server", () => {
-    fc.assert(fc.property(server, server, (a, b) => {
-      const url = (s: typeof a) => `https://${s.host.join(".")}.example/${s.path.join("/")}`
-      fc.pre(a.host.join(".") !== b.host.join(".") || a.path.join("/") !== b.path.join("/"))
-      expect(canonicalMcpUrl(url(a))).not.toBe(canonicalMcpUrl(url(b)))
-      expect(canonicalMcpUrl(url(a).replace(".example/", ".example:8443/"))).not.toBe(canonicalMcpUrl(url(a)))
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(server, server, (a, b) => {
+        const url = (s: typeof a) => `https://${s.host.join(".")}.example/${s.path.join("/")}`
+        fc.pre(a.host.join(".") !== b.host.join(".") || a.path.join("/") !== b.path.join("/"))
+        expect(canonicalMcpUrl(url(a))).not.toBe(canonicalMcpUrl(url(b)))
+        expect(canonicalMcpUrl(url(a).replace(".example/", ".example:8443/"))).not.toBe(canonicalMcpUrl(url(a)))
+      }),
+      { numRuns: 300 }
+    )
   })
 })

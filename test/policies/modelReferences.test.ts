@@ -5,7 +5,9 @@ import { modelsRefusal } from "../../src/policies/PolicyEvaluation.ts"
 import { compileSnapshot } from "../../src/policies/PolicySnapshot.ts"
 
 const policyOf = (...entries: Array<{ effect: "allow" | "deny"; value: string }>) =>
-  compileSnapshot(1, entries.map((e) => ({ kind: "model" as const, provider: "openrouter", ...e }))).forProvider("openrouter")
+  compileSnapshot(1, entries.map((e) => ({ kind: "model" as const, provider: "openrouter", ...e }))).forProvider(
+    "openrouter"
+  )
 
 const codeOf = (result: unknown) => result instanceof PolicyRefusal ? result.refusal : "pass"
 
@@ -41,7 +43,11 @@ describe("modelReferencesOf", () => {
 
   it("a function tool's JSON schema is not a server tool's parameters", () => {
     const reading = modelReferencesOf("responses", {
-      tools: [{ type: "function", name: "f", parameters: { type: "object", model: 5, properties: { model: { type: "string" } } } }]
+      tools: [{
+        type: "function",
+        name: "f",
+        parameters: { type: "object", model: 5, properties: { model: { type: "string" } } }
+      }]
     }, "m")
     expect(reading).toEqual({ _tag: "Read", refs: [{ name: "m", at: "", pattern: false }], routerConstrained: false })
   })
@@ -68,7 +74,11 @@ describe("modelReferencesOf", () => {
     })
     expect(modelReferencesOf("kiro", body("now"), "now")).toEqual({
       _tag: "Read",
-      refs: [{ name: "now", at: "", pattern: false }, { name: "old", at: "conversationState.history[0].userInputMessage.modelId", pattern: false }],
+      refs: [{ name: "now", at: "", pattern: false }, {
+        name: "old",
+        at: "conversationState.history[0].userInputMessage.modelId",
+        pattern: false
+      }],
       routerConstrained: false
     })
     expect(modelReferencesOf("kiro", body(7), "")).toMatchObject({ _tag: "Malformed" })
@@ -78,7 +88,8 @@ describe("modelReferencesOf", () => {
 describe("modelsRefusal", () => {
   it("deny: a variant of a denied model, and a pattern covering one, are denied", () => {
     const policy = policyOf({ effect: "deny", value: "openai/gpt-4o" })
-    const judge = (body: Record<string, unknown>, model = "x/ok") => codeOf(modelsRefusal(policy, "openrouter", "chat", body, model))
+    const judge = (body: Record<string, unknown>, model = "x/ok") =>
+      codeOf(modelsRefusal(policy, "openrouter", "chat", body, model))
     expect(judge({}, "openai/gpt-4o:nitro")).toBe("model_denied")
     expect(judge({}, "openai/gpt-4o-mini")).toBe("pass")
     expect(judge({ models: ["openai/gpt-4o:free"] })).toBe("model_denied")
@@ -91,7 +102,8 @@ describe("modelsRefusal", () => {
 
   it("allowlist: a listed model's variants pass; a pattern passes only when listed itself", () => {
     const policy = policyOf({ effect: "allow", value: "openai/gpt-4o" }, { effect: "allow", value: "anthropic/*" })
-    const judge = (body: Record<string, unknown>, model = "openai/gpt-4o") => codeOf(modelsRefusal(policy, "openrouter", "chat", body, model))
+    const judge = (body: Record<string, unknown>, model = "openai/gpt-4o") =>
+      codeOf(modelsRefusal(policy, "openrouter", "chat", body, model))
     expect(judge({}, "openai/gpt-4o:nitro")).toBe("pass")
     expect(judge({ models: ["openai/gpt-4o-mini"] })).toBe("model_not_allowed")
     expect(judge({ plugins: [{ allowed_models: ["anthropic/*"] }] })).toBe("pass")
@@ -105,7 +117,9 @@ describe("modelsRefusal", () => {
     expect(judge(deny, {})).toBe("model_denied")
     expect(judge(deny, {}, "openrouter/auto:nitro")).toBe("model_denied")
     expect(judge(deny, { models: ["openrouter/auto"] }, "x/ok")).toBe("model_denied")
-    expect(judge(deny, { plugins: [{ id: "auto-router", enabled: false, allowed_models: ["anthropic/*"] }] })).toBe("model_denied")
+    expect(judge(deny, { plugins: [{ id: "auto-router", enabled: false, allowed_models: ["anthropic/*"] }] })).toBe(
+      "model_denied"
+    )
     expect(judge(deny, { plugins: [{ id: "auto-router", allowed_models: [] }] })).toBe("model_denied")
     expect(judge(deny, { plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] })).toBe("pass")
     const allowlist = policyOf({ effect: "allow", value: "openrouter/auto" }, { effect: "allow", value: "anthropic/*" })
@@ -115,13 +129,16 @@ describe("modelsRefusal", () => {
 
   it("Anthropic's fallbacks mode: \"off\" passes, \"default\" (the provider picks) is refused", () => {
     const deny = policyOf({ effect: "deny", value: "claude-opus-4-6" })
-    const judge = (fallbacks: unknown) => codeOf(modelsRefusal(deny, "anthropic", "messages", { fallbacks }, "claude-ok"))
+    const judge = (fallbacks: unknown) =>
+      codeOf(modelsRefusal(deny, "anthropic", "messages", { fallbacks }, "claude-ok"))
     expect(judge("off")).toBe("pass")
     expect(judge("default")).toBe("model_denied")
     expect(judge([{ model: "claude-sonnet-4-5", max_tokens: 100 }])).toBe("pass")
     expect(judge([{ model: "claude-opus-4-6", max_tokens: 100 }])).toBe("model_denied")
     const allowlist = policyOf({ effect: "allow", value: "claude-ok" })
-    expect(codeOf(modelsRefusal(allowlist, "anthropic", "messages", { fallbacks: "default" }, "claude-ok"))).toBe("model_not_allowed")
+    expect(codeOf(modelsRefusal(allowlist, "anthropic", "messages", { fallbacks: "default" }, "claude-ok"))).toBe(
+      "model_not_allowed"
+    )
   })
 
   it("no model entries: nothing is read, not even a malformed list", () => {

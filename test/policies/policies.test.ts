@@ -1,10 +1,10 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { Invalidation } from "../../src/db/Invalidation.ts"
 import { Policies } from "../../src/policies/Policies.ts"
 import { admits } from "../../src/policies/PolicySnapshot.ts"
 import { PostgresTest, SqlBackends } from "../support/database.ts"
-import { Invalidation } from "../../src/db/Invalidation.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 const OTHER = "0b0e6d8a-1111-4c5b-8e7f-0a1b2c3d4e5f"
@@ -43,7 +43,10 @@ describe.each(backends)("Policies ($name)", ({ layer: backend }) => {
           Effect.map(Effect.flip(policies.add(ORG, entry)), (e) => e.status)
         assert.strictEqual(yield* refused({ kind: "skill", effect: "strip", value: "x" }), 400)
         assert.strictEqual(yield* refused({ kind: "model", effect: "deny", value: "gpt-4.1" }), 400)
-        assert.strictEqual(yield* refused({ kind: "provider", effect: "deny", provider: "openai", value: "openai" }), 400)
+        assert.strictEqual(
+          yield* refused({ kind: "provider", effect: "deny", provider: "openai", value: "openai" }),
+          400
+        )
         assert.strictEqual(yield* refused({ kind: "provider", effect: "deny", value: "Not a slug!" }), 400)
         assert.strictEqual(yield* refused({ kind: "tool", effect: "deny", value: "  " }), 400)
         // An MCP URL that does not parse would match nothing: refused when written, not ignored.

@@ -29,19 +29,23 @@ const eventually = (check: Effect.Effect<boolean, unknown>, limitMs = 2000) =>
   })
 
 describe("policy changes between gateway processes (postgresql, LISTEN/NOTIFY)", () => {
-  it.live("an allow entry added on one process switches the other to allowlist mode at once, not after the TTL", () =>
-    Effect.gen(function*() {
-      const db = yield* throwawayDatabase
-      yield* Layer.build(MigrationsLayer.pipe(Layer.provide(layerPostgres(Redacted.make(db.url), 1)), Layer.orDie))
-      const a = yield* gatewayProcess(db.url)
-      const b = yield* gatewayProcess(db.url)
-      const modelOn = (p: Policies["Service"]) =>
-        Effect.map(p.snapshot(ORG), (s) => admits(s.forProvider("openai").models, "gpt-4o"))
-      assert.strictEqual(yield* modelOn(b), "ok")
-      const entry = yield* a.add(ORG, { kind: "model", effect: "allow", provider: "openai", value: "gpt-4.1" })
-      assert.strictEqual(yield* modelOn(a), "not_allowed")
-      yield* eventually(Effect.map(modelOn(b), (r) => r === "not_allowed"))
-      yield* b.remove(ORG, entry.uuid)
-      yield* eventually(Effect.map(modelOn(a), (r) => r === "ok"))
-    }).pipe(Effect.scoped), 60_000)
+  it.live(
+    "an allow entry added on one process switches the other to allowlist mode at once, not after the TTL",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* throwawayDatabase
+        yield* Layer.build(MigrationsLayer.pipe(Layer.provide(layerPostgres(Redacted.make(db.url), 1)), Layer.orDie))
+        const a = yield* gatewayProcess(db.url)
+        const b = yield* gatewayProcess(db.url)
+        const modelOn = (p: Policies["Service"]) =>
+          Effect.map(p.snapshot(ORG), (s) => admits(s.forProvider("openai").models, "gpt-4o"))
+        assert.strictEqual(yield* modelOn(b), "ok")
+        const entry = yield* a.add(ORG, { kind: "model", effect: "allow", provider: "openai", value: "gpt-4.1" })
+        assert.strictEqual(yield* modelOn(a), "not_allowed")
+        yield* eventually(Effect.map(modelOn(b), (r) => r === "not_allowed"))
+        yield* b.remove(ORG, entry.uuid)
+        yield* eventually(Effect.map(modelOn(a), (r) => r === "ok"))
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

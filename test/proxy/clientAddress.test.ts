@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { parseTrustedProxies, resolveClientAddress, resolveForwardedProto, TrustedProxiesInvalid } from "../../src/server/ClientAddress.ts"
+import {
+  parseTrustedProxies,
+  resolveClientAddress,
+  resolveForwardedProto,
+  TrustedProxiesInvalid
+} from "../../src/server/ClientAddress.ts"
 
 const list = (text: string) => {
   const parsed = parseTrustedProxies(text)

@@ -1,11 +1,11 @@
+import { Effect, Exit, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
-import { Effect, Exit, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { cookiesOf, csrfIn, http, postForm, postJson } from "../device/http.ts"
 import { throwawayDatabase } from "../support/database.ts"
 import { NGINX, type RunningNginx, startNginx } from "../support/nginx.ts"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
-import { cookiesOf, csrfIn, http, postForm, postJson } from "../device/http.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
 
 /**
  * `bin/vdb serve --workers 2` on one PostgreSQL behind a real nginx on loopback. nginx connects
@@ -34,10 +34,24 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
       VDB_TRUSTED_PROXIES: `${PROXY}, ::1`
     }, ["api", "site"])
     nginx = await startNginx({ api: server.ports.api, site: server.ports.site }, PROXY)
-    const created = await runVdb(["org", "create", "--name", "proxied", "--per-minute", "10", "--per-week", "0", "--json"], server.env)
+    const created = await runVdb([
+      "org",
+      "create",
+      "--name",
+      "proxied",
+      "--per-minute",
+      "10",
+      "--per-week",
+      "0",
+      "--json"
+    ], server.env)
     assert.strictEqual(created.code, 0, created.stderr)
     org = JSON.parse(created.stdout)
-    const member = await runVdb(["member", "create", "--org", org.uuid, "--email", email, "--json"], server.env, `${PASSWORD}\n`)
+    const member = await runVdb(
+      ["member", "create", "--org", org.uuid, "--email", email, "--json"],
+      server.env,
+      `${PASSWORD}\n`
+    )
     assert.strictEqual(member.code, 0, member.stderr)
   }, 120_000)
 
@@ -62,7 +76,10 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
       const reply = await authorize(server.ports.site, "127.0.0.23", { "x-forwarded-for": `198.51.100.${i}` })
       assert.strictEqual(reply.status, 200, reply.text)
     }
-    assert.strictEqual((await authorize(server.ports.site, "127.0.0.23", { "x-forwarded-for": "198.51.100.99" })).status, 429)
+    assert.strictEqual(
+      (await authorize(server.ports.site, "127.0.0.23", { "x-forwarded-for": "198.51.100.99" })).status,
+      429
+    )
     // Through nginx, a client naming the exhausted address is still itself: nginx appends what it saw.
     assert.strictEqual((await authorize(site, "127.0.0.24", { "x-forwarded-for": "127.0.0.23" })).status, 200)
   })
@@ -80,9 +97,15 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
     const signedIn = await postJson(site, SESSION, { email, password: PASSWORD }, { from: "127.0.0.34" })
     assert.strictEqual(signedIn.status, 200, signedIn.text)
     const cookie = `vdb_session=${cookiesOf(signedIn)["vdb_session"]}`
-    const entry = await http(site, "GET", `/device?code=${grant.user_code}`, { headers: { cookie }, from: "127.0.0.34" })
+    const entry = await http(site, "GET", `/device?code=${grant.user_code}`, {
+      headers: { cookie },
+      from: "127.0.0.34"
+    })
     assert.strictEqual(entry.status, 200, entry.text)
-    const page = await postForm(site, "/device", { csrf: csrfIn(entry.text), code: grant.user_code }, { headers: { cookie }, from: "127.0.0.34" })
+    const page = await postForm(site, "/device", { csrf: csrfIn(entry.text), code: grant.user_code }, {
+      headers: { cookie },
+      from: "127.0.0.34"
+    })
     assert.strictEqual(page.status, 200, page.text)
     assert.include(page.text, "<dd>127.0.0.31</dd>")
     assert.notInclude(page.text, `<dd>${PROXY}</dd>`)
@@ -93,22 +116,38 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
     const grant = (await authorize(site, "127.0.0.51")).json as { device_code: string; user_code: string }
     const signedIn = await postJson(site, SESSION, { email, password: PASSWORD }, { from: "127.0.0.52" })
     const cookie = `vdb_session=${cookiesOf(signedIn)["vdb_session"]}`
-    const approved = await postJson(site, "/api/site/v1/cli/device/approve", { user_code: grant.user_code }, { headers: { cookie }, from: "127.0.0.52" })
+    const approved = await postJson(site, "/api/site/v1/cli/device/approve", { user_code: grant.user_code }, {
+      headers: { cookie },
+      from: "127.0.0.52"
+    })
     assert.strictEqual(approved.status, 200, approved.text)
-    const polls = await Promise.all(Array.from({ length: 50 }, () =>
-      postJson(site, "/api/site/v1/cli/device/token", { device_code: grant.device_code }, { from: "127.0.0.51" })))
+    const polls = await Promise.all(
+      Array.from(
+        { length: 50 },
+        () =>
+          postJson(site, "/api/site/v1/cli/device/token", { device_code: grant.device_code }, { from: "127.0.0.51" })
+      )
+    )
     const issued = polls.filter((r) => r.status === 200)
     assert.strictEqual(issued.length, 1, polls.map((r) => `${r.status} ${r.json?.error ?? ""}`).join(","))
     assert.strictEqual(issued[0]!.json.api_key, org.apiKey)
   })
 
   it("a rotated secret and a deactivation are refused at once by both workers", async () => {
-    const made = await runVdb(["org", "create", "--name", "rotating", "--per-minute", "0", "--per-week", "0", "--json"], server.env)
+    const made = await runVdb(
+      ["org", "create", "--name", "rotating", "--per-minute", "0", "--per-week", "0", "--json"],
+      server.env
+    )
     const rotating = JSON.parse(made.stdout) as { uuid: string; apiKey: string }
     const statuses = (apiKey: string) =>
-      Promise.all(Array.from({ length: 8 }, (_, i) =>
-        http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: apiKey }, from: `127.0.0.${60 + i}` })
-          .then((r) => r.status)))
+      Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", {
+            headers: { authorization: apiKey },
+            from: `127.0.0.${60 + i}`
+          })
+            .then((r) => r.status))
+      )
     // Read (and cached) by both workers first: authentication before the lookup, so 404 means admitted.
     assert.deepStrictEqual(await statuses(rotating.apiKey), Array(8).fill(404))
     const rotated = await runVdb(["org", "rotate-secret", rotating.uuid, "--json"], server.env)
@@ -122,8 +161,13 @@ describe.skipIf(!existsSync(NGINX))("two workers behind nginx, one PostgreSQL", 
   })
 
   it("an organization's per-minute limit is exact across both workers", async () => {
-    const replies = await Promise.all(Array.from({ length: 24 }, (_, i) =>
-      http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", { headers: { authorization: org.apiKey }, from: `127.0.0.${40 + (i % 4)}` })))
+    const replies = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        http(nginx.ports.api!, "GET", "/v1/info/CVE-2021-44228", {
+          headers: { authorization: org.apiKey },
+          from: `127.0.0.${40 + (i % 4)}`
+        }))
+    )
     const refused = replies.filter((r) => r.status === 429).length
     assert.strictEqual(replies.length - refused, 10, replies.map((r) => r.status).join(","))
   })

@@ -42,7 +42,8 @@ const partlyFull = Effect.gen(function*() {
 
 describe("rate limiter: a cost is admitted whole or not at all", () => {
   layer(RateLimiter.layer.pipe(Layer.provideMerge(PostgresTest)), { timeout: 60_000 })((it) => {
-    it.effect("PostgreSQL: limit 3, cost 4 refused and not counted, cost 3 admitted, then nothing fits", () => limitedTo3)
+    it.effect("PostgreSQL: limit 3, cost 4 refused and not counted, cost 3 admitted, then nothing fits", () =>
+      limitedTo3)
     it.effect("PostgreSQL: a cost larger than the room left is refused whole", () => partlyFull)
 
     it.effect("PostgreSQL: limits 0/0 admit any cost without touching the database", () =>
@@ -62,7 +63,9 @@ describe("rate limiter: a cost is admitted whole or not at all", () => {
         const org = "00000000-0000-4000-8000-000000000014"
         const limits = { perMinute: 0, perWeek: 20 }
         const costs = [1, 1, 6, 1, 1, 6, 1, 1, 6, 1, 1, 6]
-        const decisions = yield* Effect.forEach(costs, (cost) => limiter.consume(org, limits, cost), { concurrency: "unbounded" })
+        const decisions = yield* Effect.forEach(costs, (cost) => limiter.consume(org, limits, cost), {
+          concurrency: "unbounded"
+        })
         const admitted = costs.reduce((sum, cost, i) => sum + (decisions[i]!.admitted ? cost : 0), 0)
         assert.isAtMost(admitted, 20)
         assert.strictEqual((yield* limiter.peek(org, limits)).week.used, admitted)

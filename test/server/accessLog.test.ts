@@ -1,14 +1,14 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Layer, Logger, References, Scope, Stream } from "effect"
+import { HttpEffect, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { Readable } from "node:stream"
-import { NodeHttpServer } from "@effect/platform-node"
-import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
-import { Context, Effect, Exit, Layer, Logger, References, Scope, Stream } from "effect"
-import { HttpEffect, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { AccessLogWriter, accessLog, durationText, isoTimestamp } from "../../src/server/AccessLog.ts"
+import { accessLog, AccessLogWriter, durationText, isoTimestamp } from "../../src/server/AccessLog.ts"
 import { type LineWriter, makeLineWriter } from "../../src/server/LineWriter.ts"
 import { throwawayDatabase } from "../support/database.ts"
 import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
@@ -24,7 +24,11 @@ interface Line {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** Sends one request; `abortAfterFirstChunk` closes the connection once the body has started. */
-const send = (port: number, path: string, options: { headers?: Record<string, string>; abortAfterFirstChunk?: boolean } = {}) =>
+const send = (
+  port: number,
+  path: string,
+  options: { headers?: Record<string, string>; abortAfterFirstChunk?: boolean } = {}
+) =>
   new Promise<number>((resolve, reject) => {
     const req = httpRequest({ host: "127.0.0.1", port, path, headers: options.headers ?? {} }, (res) => {
       res.on("data", () => {
@@ -75,7 +79,9 @@ const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
         "GET",
         "/accepted",
         Effect.andThen(
-          HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setStatus(response, 202))),
+          HttpEffect.appendPreResponseHandler((_request, response) =>
+            Effect.succeed(HttpServerResponse.setStatus(response, 202))
+          ),
           Effect.succeed(HttpServerResponse.empty())
         )
       ),
@@ -85,7 +91,11 @@ const serveProbe = (writer: LineWriter, extra?: Layer.Layer<never>) =>
         HttpServerResponse.stream(Stream.concat(Stream.make(new TextEncoder().encode("first\n")), Stream.never))
       )
     )
-    const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true, middleware: accessLog("probe", { relays: true }) }).pipe(
+    const server = HttpRouter.serve(routes, {
+      disableLogger: true,
+      disableListenLog: true,
+      middleware: accessLog("probe", { relays: true })
+    }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provide(Layer.succeed(AccessLogWriter, writer)),
       Layer.provide(extra ?? Layer.empty)
@@ -145,20 +155,41 @@ describe("access log in process", () => {
 
       const logged: Array<string> = []
       yield* Effect.logInfo("request").pipe(
-        Effect.annotateLogs({ service: "probe", requestId: "same-shape", method: "GET", route: "/ok", status: 200, durationMs: 0.5 }),
+        Effect.annotateLogs({
+          service: "probe",
+          requestId: "same-shape",
+          method: "GET",
+          route: "/ok",
+          status: 200,
+          durationMs: 0.5
+        }),
         Effect.provide(Logger.layer([Logger.map(Logger.formatJson, (line) => void logged.push(line))]))
       )
       const theirs = JSON.parse(logged[0]!)
       assert.deepStrictEqual(Object.keys(ours), Object.keys(theirs))
       assert.deepStrictEqual(Object.keys(ours.annotations), Object.keys(theirs.annotations))
-      const stable = (line: any) => ({ ...line, timestamp: typeof line.timestamp, fiberId: typeof line.fiberId, annotations: { ...line.annotations, durationMs: typeof line.annotations.durationMs } })
+      const stable = (line: any) => ({
+        ...line,
+        timestamp: typeof line.timestamp,
+        fiberId: typeof line.fiberId,
+        annotations: { ...line.annotations, durationMs: typeof line.annotations.durationMs }
+      })
       assert.deepStrictEqual(stable(ours), stable(theirs))
       assert.isTrue(!Number.isNaN(Date.parse(ours.timestamp)))
     })))
 
   it("formats timestamps and durations exactly as toISOString and JSON of the rounded number would", () => {
     // The cached-prefix timestamp across second, minute, day and year boundaries, and within one second.
-    const instants = [0, 999, 1000, 1_767_225_599_999, 1_767_225_600_000, 1_767_225_600_001, 1_700_000_000_123, 1_700_000_000_987]
+    const instants = [
+      0,
+      999,
+      1000,
+      1_767_225_599_999,
+      1_767_225_600_000,
+      1_767_225_600_001,
+      1_700_000_000_123,
+      1_700_000_000_987
+    ]
     let seed = 7
     const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647
     for (let i = 0; i < 5000; i++) instants.push(1_600_000_000_000 + Math.floor(next() * 4e11))
@@ -177,17 +208,24 @@ describe("access log in process", () => {
       const port = yield* serveProbe(sink.writer)
       const N = 300
       const statuses = yield* Effect.promise(() =>
-        Promise.all(Array.from({ length: N }, (_, i) => send(port, `/ok?i=${i}`, { headers: { "x-request-id": `c-${i}` } })))
+        Promise.all(
+          Array.from({ length: N }, (_, i) => send(port, `/ok?i=${i}`, { headers: { "x-request-id": `c-${i}` } }))
+        )
       )
       assert.isTrue(statuses.every((status) => status === 200))
-      for (let i = 0; i < 50; i++) yield* Effect.promise(() => send(port, "/ok", { headers: { "x-request-id": `s-${i}` } }))
+      for (let i = 0; i < 50; i++) {
+        yield* Effect.promise(() => send(port, "/ok", { headers: { "x-request-id": `s-${i}` } }))
+      }
       yield* waitFor(() => sink.lines().length >= N + 50)
 
       // Every chunk ends on a line boundary: no line is ever split across writes.
       assert.isTrue(sink.chunks.every((chunk) => chunk.endsWith("\n")))
       const ids = sink.parsed().map((line) => line.annotations.requestId)
       assert.strictEqual(ids.length, N + 50)
-      assert.deepStrictEqual(ids.filter((id) => id.startsWith("c-")).sort(), Array.from({ length: N }, (_, i) => `c-${i}`).sort())
+      assert.deepStrictEqual(
+        ids.filter((id) => id.startsWith("c-")).sort(),
+        Array.from({ length: N }, (_, i) => `c-${i}`).sort()
+      )
       assert.deepStrictEqual(ids.filter((id) => id.startsWith("s-")), Array.from({ length: 50 }, (_, i) => `s-${i}`))
     })))
 
@@ -224,11 +262,16 @@ describe("line writer", () => {
 
   it("the stderr writer flushes lines queued in the turn that calls process.exit", async () => {
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, [join(import.meta.dirname, "fixtures/accessLogExit.ts"), "5"], (error, _stdout, stderr) =>
-        resolve({ code: error ? (error.code as number) : 0, stderr }))
+      execFile(
+        process.execPath,
+        [join(import.meta.dirname, "fixtures/accessLogExit.ts"), "5"],
+        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr })
+      )
     })
     assert.strictEqual(run.code, 0)
-    const ids = run.stderr.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line).annotations.requestId)
+    const ids = run.stderr.split("\n").filter((line) => line !== "").map((line) =>
+      JSON.parse(line).annotations.requestId
+    )
     assert.deepStrictEqual(ids, ["exit-0", "exit-1", "exit-2", "exit-3", "exit-4"])
   })
 })
@@ -271,7 +314,10 @@ describe("access log of bin/vdb serve", () => {
       })
     }
     const find = (service: string, route: string) => lines.find((l) => l.service === service && l.route === route)
-    assert.deepStrictEqual([find("api", "/v1/nothing")?.status, find("api", "/v1/nothing")?.requestId], [404, "req-404"])
+    assert.deepStrictEqual([find("api", "/v1/nothing")?.status, find("api", "/v1/nothing")?.requestId], [
+      404,
+      "req-404"
+    ])
     assert.strictEqual(find("api", "/v1/vuln/CVE-2021-44228")?.status, 401)
     assert.strictEqual(find("gateway", "/nothing")?.status, 404)
     assert.match(find("gateway", "/nothing")!.requestId, UUID)

@@ -56,7 +56,9 @@ describe("GET /metrics", () => {
       expect(response.status).toBe(401)
     }
     expect((await fetch(`http://127.0.0.1:${server.ports.api}/${RAW}/x`)).status).toBe(404)
-    expect((await fetch(`http://127.0.0.1:${server.ports.api}/readyz`, { method: "PROPFIND" })).status).toBeGreaterThan(0)
+    expect((await fetch(`http://127.0.0.1:${server.ports.api}/readyz`, { method: "PROPFIND" })).status).toBeGreaterThan(
+      0
+    )
     const after = await scrape()
     expect(valueOf(after, vuln) - valueOf(before, vuln)).toBe(3)
     expect(valueOf(after, unmatched) - valueOf(before, unmatched)).toBe(1)
@@ -70,7 +72,13 @@ describe("GET /metrics", () => {
     for (const service of ["api", "gateway", "site", "mcp"]) {
       expect(after).toMatch(new RegExp(`^vdb_http_requests_in_flight\\{service="${service}"\\} \\d+$`, "m"))
     }
-    for (const name of ["vdb_process_resident_memory_bytes", "vdb_process_heap_used_bytes", "vdb_process_event_loop_delay_p99_seconds"]) {
+    for (
+      const name of [
+        "vdb_process_resident_memory_bytes",
+        "vdb_process_heap_used_bytes",
+        "vdb_process_event_loop_delay_p99_seconds"
+      ]
+    ) {
       expect(valueOf(after, name)).toBeGreaterThanOrEqual(0)
       expect(after).toMatch(new RegExp(`^${name} `, "m"))
     }
@@ -88,7 +96,9 @@ describe("GET /metrics", () => {
     const statusClass = `${Math.floor(response.status / 100)}xx`
     await response.arrayBuffer()
     const after = await scrape()
-    const counted = after.split("\n").filter((l) => l.startsWith(`vdb_http_request_duration_seconds_count{service="gateway"`))
+    const counted = after.split("\n").filter((l) =>
+      l.startsWith(`vdb_http_request_duration_seconds_count{service="gateway"`)
+    )
     const moved = counted.filter((l) => {
       const series = l.slice(0, l.lastIndexOf(" "))
       return valueOf(after, series) > valueOf(before, series)
@@ -105,8 +115,13 @@ describe("GET /metrics", () => {
     }
     const text = await scrape()
     const result = await new Promise<{ code: number; output: string }>((resolve) => {
-      const child = execFile("promtool", ["check", "metrics"], { timeout: 30_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, output: stdout + stderr }))
+      const child = execFile(
+        "promtool",
+        ["check", "metrics"],
+        { timeout: 30_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, output: stdout + stderr })
+      )
       child.stdin?.end(text)
     })
     expect(result.output).toBe("")
@@ -144,7 +159,9 @@ describe("GET /metrics", () => {
           `http://127.0.0.1:${webPort}/api/v1/query?query=${encodeURIComponent(promql)}`
         ).catch(() => undefined)
         if (response?.status !== 200) return []
-        const body = await response.json() as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } }
+        const body = await response.json() as {
+          data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> }
+        }
         return body.data.result
       }
       const deadline = Date.now() + 30_000

@@ -35,7 +35,9 @@ describe("metrics counters", () => {
   it.effect("the response cache counts a hit per answer served from it and a miss per answer built", () =>
     Effect.gen(function*() {
       const registry = new Map()
-      const { service: cache } = yield* ResponseCache.make(5_000).pipe(Effect.provideService(Metric.MetricRegistry, registry))
+      const { service: cache } = yield* ResponseCache.make(5_000).pipe(
+        Effect.provideService(Metric.MetricRegistry, registry)
+      )
       const built = Effect.succeed({ value: "a", bytes: 100, dependsOn: [] })
       // A handler's own peek before serve, as the /vuln handler does: one miss, not two.
       assert.isUndefined(cache.peek("a"))
@@ -54,7 +56,11 @@ describe("organization label", () => {
       assert.strictEqual((yield* OrgLabel)("6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"), "")
       const label = yield* OrgLabel.pipe(
         Effect.provide(OrgLabel.layer),
-        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ VDB_METRICS_ORG_LABEL: "on", VDB_METRICS_ORG_LABEL_LIMIT: "2" })))
+        Effect.provide(
+          ConfigProvider.layer(
+            ConfigProvider.fromUnknown({ VDB_METRICS_ORG_LABEL: "on", VDB_METRICS_ORG_LABEL_LIMIT: "2" })
+          )
+        )
       )
       assert.deepStrictEqual(["a", "b", "a", "c", "b"].map(label), ["a", "b", "a", "other", "b"])
     }))

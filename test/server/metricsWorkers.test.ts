@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { throwawayDatabase } from "../support/database.ts"
 import { freePort, type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
@@ -42,7 +42,10 @@ describe("GET /metrics with --workers 2", () => {
 
   /** The sum over workers of a series (its name and labels other than `worker`), and the workers seen. */
   const total = (text: string, name: string, labels: string) => {
-    const pattern = new RegExp(`^${name}\\{${labels.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")},worker="(\\d+)"\\} (\\S+)$`, "gm")
+    const pattern = new RegExp(
+      `^${name}\\{${labels.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")},worker="(\\d+)"\\} (\\S+)$`,
+      "gm"
+    )
     let sum = 0
     const workers = new Set<string>()
     for (const match of text.matchAll(pattern)) {
@@ -56,13 +59,17 @@ describe("GET /metrics with --workers 2", () => {
     const series = `service="api",route="/v1/vulns/:id",method="GET",status_class="4xx"`
     const before = total(await scrape(), "vdb_http_request_duration_seconds_count", series).sum
     // New connections each time (no keep-alive), so the primary spreads them over both workers.
-    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-      fetch(`http://127.0.0.1:${server.ports.api}/v1/vulns/CVE-2021-${i}`, { headers: { connection: "close" } })
-        .then(async (response) => {
-          await response.arrayBuffer()
-          return response.status
-        })
-    ))
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          fetch(`http://127.0.0.1:${server.ports.api}/v1/vulns/CVE-2021-${i}`, { headers: { connection: "close" } })
+            .then(async (response) => {
+              await response.arrayBuffer()
+              return response.status
+            })
+      )
+    )
     expect(statuses.every((status) => status === 401)).toBe(true)
     for (let scrapeNo = 0; scrapeNo < 4; scrapeNo++) {
       const text = await scrape()

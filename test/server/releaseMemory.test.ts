@@ -1,5 +1,5 @@
-import { getHeapSpaceStatistics } from "node:v8"
 import { Effect } from "effect"
+import { getHeapSpaceStatistics } from "node:v8"
 import { describe, expect, it } from "vitest"
 import { releaseMemory } from "../../src/runtime/ReleaseMemory.ts"
 

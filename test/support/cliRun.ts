@@ -13,12 +13,14 @@ export const cliRunner = <const Name extends string, I, C, E, R>(command: Comman
   return (args: ReadonlyArray<string>, stdin = "") =>
     Effect.gen(function*() {
       const before = { out: (yield* TestConsole.logLines).length, err: (yield* TestConsole.errorLines).length }
-      const exit = yield* Effect.exit(cli(args).pipe(
-        Effect.provide(Layer.merge(
-          NodeServices.layer,
-          Stdio.layerTest({ stdin: stdin === "" ? Stream.empty : Stream.make(new TextEncoder().encode(stdin)) })
-        ))
-      ))
+      const exit = yield* Effect.exit(
+        cli(args).pipe(
+          Effect.provide(Layer.merge(
+            NodeServices.layer,
+            Stdio.layerTest({ stdin: stdin === "" ? Stream.empty : Stream.make(new TextEncoder().encode(stdin)) })
+          ))
+        )
+      )
       const out = (yield* TestConsole.logLines).slice(before.out).map(String)
       const err = (yield* TestConsole.errorLines).slice(before.err).map(String)
       const error = exit._tag === "Failure"

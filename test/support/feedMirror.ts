@@ -1,10 +1,10 @@
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
-import { Effect } from "effect"
 import { type ApiMirror, apiMirror, apiMirrorConfig } from "./mirror/index.ts"
 
 /**
@@ -80,8 +80,16 @@ export const kevCatalogue = (extra: ReadonlyArray<unknown> = []) => {
 /** The recorded samples at the paths the feeds are pointed at. */
 export const SAMPLES: ReadonlyArray<readonly [string, () => Buffer, string]> = [
   ["/cisa-kev/known_exploited_vulnerabilities.json", () => Buffer.from(kevCatalogue()), "application/json"],
-  ["/epss/epss_scores-current.csv.gz", () => gzipSync(fixture("sources/epss/epss_scores.subset.csv")), "application/gzip"],
-  ["/exploit-db/files_exploits.csv", () => fixture("sources/exploit-db/files_exploits.subset.csv"), "text/plain; charset=utf-8"],
+  [
+    "/epss/epss_scores-current.csv.gz",
+    () => gzipSync(fixture("sources/epss/epss_scores.subset.csv")),
+    "application/gzip"
+  ],
+  [
+    "/exploit-db/files_exploits.csv",
+    () => fixture("sources/exploit-db/files_exploits.subset.csv"),
+    "text/plain; charset=utf-8"
+  ],
   ["/nuclei/cves.json", () => fixture("corpus/nuclei/cves.json"), "text/plain; charset=utf-8"]
 ]
 
@@ -89,7 +97,9 @@ export const SAMPLES: ReadonlyArray<readonly [string, () => Buffer, string]> = [
 export const nvdItems = (): Array<{ cve: Record<string, unknown> }> => {
   const dir = `${FIXTURES}sources/nist-nvd/`
   return readdirSync(dir).sort().flatMap((f) => {
-    const doc = JSON.parse(readFileSync(dir + f, "utf8")) as { vulnerabilities?: Array<{ cve: Record<string, unknown> }> } & Record<string, unknown>
+    const doc = JSON.parse(readFileSync(dir + f, "utf8")) as {
+      vulnerabilities?: Array<{ cve: Record<string, unknown> }>
+    } & Record<string, unknown>
     return doc.vulnerabilities ?? [{ cve: doc }]
   })
 }
@@ -144,7 +154,11 @@ const answerFault = (fault: Fault, file: File, req: IncomingMessage, res: Server
       res.write(file.body.subarray(0, file.body.length >> 1))
       return 200
     case "lyingLength":
-      res.writeHead(200, { "content-type": file.contentType, etag: file.etag, "content-length": String(file.body.length + 4096) })
+      res.writeHead(200, {
+        "content-type": file.contentType,
+        etag: file.etag,
+        "content-length": String(file.body.length + 4096)
+      })
       res.write(file.body, () => res.socket?.destroy())
       return 200
     case "truncatedGzip": {
@@ -184,7 +198,16 @@ export const feedMirror = Effect.acquireRelease(
       const path = parsed.pathname
       const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
       const note = (status: number) =>
-        requests.push({ path, conditional, status, userAgent: req.headers["user-agent"], query: parsed.search, apiKey: req.headers.apikey !== undefined, authorization: req.headers.authorization !== undefined, at: Date.now() })
+        requests.push({
+          path,
+          conditional,
+          status,
+          userAgent: req.headers["user-agent"],
+          query: parsed.search,
+          apiKey: req.headers.apikey !== undefined,
+          authorization: req.headers.authorization !== undefined,
+          at: Date.now()
+        })
       if (api.answer(req, res, parsed)) return
       if (path === "/nist-nvd/cves/2.0") {
         res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))
@@ -203,7 +226,10 @@ export const feedMirror = Effect.acquireRelease(
         }
         return note(answerFault(fault, file, req, res))
       }
-      if (req.headers["if-none-match"] === file.etag || (req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === file.lastModified)) {
+      if (
+        req.headers["if-none-match"] === file.etag ||
+        (req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === file.lastModified)
+      ) {
         res.writeHead(304, { etag: file.etag, "last-modified": file.lastModified }).end()
         return note(304)
       }

@@ -37,7 +37,9 @@ export const startNginx = async (upstreams: Record<string, number>, bindFrom: st
         proxy_buffering off;
       }
     }`).join("\n")
-  writeFileSync(join(prefix, "nginx.conf"), `
+  writeFileSync(
+    join(prefix, "nginx.conf"),
+    `
 ${process.getuid?.() === 0 ? "user root;" : ""}
 worker_processes 1;
 pid ${prefix}/nginx.pid;
@@ -52,7 +54,8 @@ http {
   scgi_temp_path ${prefix}/proxy;
   ${servers}
 }
-`)
+`
+  )
   const child: ChildProcess = spawn(NGINX, ["-p", prefix, "-c", join(prefix, "nginx.conf"), "-g", "daemon off;"], {
     stdio: ["ignore", "ignore", "pipe"]
   })

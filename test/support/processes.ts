@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -16,8 +16,13 @@ export interface Run {
 /** Runs `bin/vdb` as a user would, with a controlled environment. */
 export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>, input?: string): Promise<Run> =>
   new Promise((resolvePromise) => {
-    const child = execFile(VDB, [...args], { env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolvePromise({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }))
+    const child = execFile(
+      VDB,
+      [...args],
+      { env: { ...baseEnv(), ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolvePromise({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })
+    )
     if (input !== undefined) child.stdin?.end(input)
     else child.stdin?.end()
   })
@@ -27,7 +32,12 @@ export const runVdb = (args: ReadonlyArray<string>, env: Record<string, string>,
  * Metrics are off (their default port, 9464, is one for every server); test/server/metrics.test.ts turns them on.
  * The feeds' schedule is off (it would reach the publishers); test/feeds/schedule.test.ts turns it on against a mirror.
  */
-export const baseEnv = () => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VDB_METRICS: "off", VDB_SYNC: "off" })
+export const baseEnv = () => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "/tmp",
+  VDB_METRICS: "off",
+  VDB_SYNC: "off"
+})
 
 export const tempDataDir = () => join(mkdtempSync(join(tmpdir(), "vdb-data-")), "data")
 
@@ -72,8 +82,11 @@ export interface RunningServer {
  * test process can still take a port between the check and the bind: then it starts again on
  * other ports.
  */
-export const startServer = async (env: Record<string, string>, services: ReadonlyArray<string> = []): Promise<RunningServer> => {
-  for (let attempt = 1; ; attempt++) {
+export const startServer = async (
+  env: Record<string, string>,
+  services: ReadonlyArray<string> = []
+): Promise<RunningServer> => {
+  for (let attempt = 1;; attempt++) {
     try {
       return await startServerOnce(env, services)
     } catch (error) {
@@ -91,7 +104,10 @@ const startServerOnce = async (env: Record<string, string>, services: ReadonlyAr
     VDB_SITE_PORT: String(ports.site),
     VDB_MCP_PORT: String(ports.mcp)
   }
-  const child = spawn(VDB, ["serve", ...services], { env: { ...baseEnv(), ...fullEnv }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(VDB, ["serve", ...services], {
+    env: { ...baseEnv(), ...fullEnv },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let stdout = ""
   let stderr = ""
   child.stdout.on("data", (d) => (stdout += d))

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto"
 import { Layer } from "effect"
+import { randomBytes } from "node:crypto"
 import { MasterKey } from "../../src/secrets/MasterKey.ts"
 import { SecretBox } from "../../src/secrets/SecretBox.ts"
 

@@ -43,8 +43,10 @@ export const startThrowawayCluster = async (): Promise<ThrowawayCluster> => {
   const data = join(root, "data")
   run("initdb", ["-D", data, "--auth=trust", "-U", "postgres", "--no-sync", "--no-instructions"])
   const port = await freePort()
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`
-  const start = () => void run("pg_ctl", ["-D", data, "-o", options, "-l", join(root, "log"), "-w", "-t", "60", "start"])
+  const options =
+    `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`
+  const start = () =>
+    void run("pg_ctl", ["-D", data, "-o", options, "-l", join(root, "log"), "-w", "-t", "60", "start"])
   const stop = () => void run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
   start()
   return {

@@ -1,12 +1,12 @@
+import { Effect, Redacted } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { statusOf } from "../../schema/ErrorStatus.ts"
 import { UpstreamClient, type UpstreamRequest } from "../../src/http/UpstreamClient.ts"
-import { PgliteTest } from "../support/database.ts"
 import { type ManagedGateway, newOrg, startManagedGateway } from "../gateway/manage/harness.ts"
 import { type FakeUpstream, startFakeUpstream } from "../gateway/upstreams/FakeUpstream.ts"
+import { PgliteTest } from "../support/database.ts"
 
 /**
  * A provider key stored before keys were checked (CR/LF, NUL, a second line): undici refuses to

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe as effectDescribe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestConsole } from "effect/testing"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { versionsCommand } from "../../src/cli/VersionsCommands.ts"
 import { cliRunner } from "../support/cliRun.ts"
@@ -66,7 +66,6 @@ describe("bin/vdb versions compare", () => {
     expect(run.stderr).toContain("2 of 5 comparisons disagree with vdb's npm order")
     expect(run.code).toBe(1)
   })
-
 })
 
 const run = cliRunner(versionsCommand)
@@ -87,7 +86,9 @@ effectDescribe("versions compare (in-process)", () => {
       Effect.gen(function*() {
         const result = yield* run(["compare", "Cargo"], "1 < 2\n")
         expect(result.out).toEqual([])
-        expect(result.error).toMatch(/^ecosystem "Cargo" is not supported for version ordering \(supported: npm, crates\.io, Go,/)
+        expect(result.error).toMatch(
+          /^ecosystem "Cargo" is not supported for version ordering \(supported: npm, crates\.io, Go,/
+        )
       }))
   })
 })

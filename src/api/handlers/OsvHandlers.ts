@@ -3,16 +3,16 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
 import type { OsvQuery } from "../../../schema/OsvQuery.ts"
+import { identifierProblem, normaliseIdentifier } from "../../vulns/Identifier.ts"
 import { PackageIndex, type PackageRecord } from "../../vulns/PackageIndex.ts"
 import { packageKey } from "../../vulns/PackageNames.ts"
-import { Api } from "../Api.ts"
 import { vulnResponse } from "../AnswerResponses.ts"
+import { Api } from "../Api.ts"
 import type { VulnAnswer } from "../CachedAnswers.ts"
 import { weakEtag } from "../Conditional.ts"
-import { identifierProblem, normaliseIdentifier } from "../../vulns/Identifier.ts"
 import { BATCH_MAX_QUERIES, BATCH_PAGE_SIZE, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
 import { pageOf, pageOffset, pageToken, recordMatcher } from "../PackageMatch.ts"
-import { packageTarget, type PackageTarget } from "../PackageTarget.ts"
+import { type PackageTarget, packageTarget } from "../PackageTarget.ts"
 import { ResponseCache } from "../ResponseCache.ts"
 
 const encoder = new TextEncoder()
@@ -21,9 +21,16 @@ const CURSOR = /^[0-9]{1,19}$/
 
 /** What one query resolves to before the index is read; `at` names the batch entry in messages. */
 const resolve = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadRequest> => {
-  if (query.commit !== undefined) return Result.fail(new BadRequest({ message: `${at}commit queries are not supported; query by package and version` }))
+  if (query.commit !== undefined) {
+    return Result.fail(
+      new BadRequest({ message: `${at}commit queries are not supported; query by package and version` })
+    )
+  }
   if (query.package === undefined) return Result.fail(new BadRequest({ message: `${at}package is required` }))
-  return Result.mapError(packageTarget(query.package, query.version), (e) => new BadRequest({ message: `${at}${e.message}` }))
+  return Result.mapError(
+    packageTarget(query.package, query.version),
+    (e) => new BadRequest({ message: `${at}${e.message}` })
+  )
 }
 
 const jsonResponse = (text: string) => {
@@ -38,109 +45,152 @@ const jsonResponse = (text: string) => {
  * adds a record drops them at once, here and in every other process
  * (`ResponseCache`); versions are evaluated per request against them.
  */
-export const OsvHandlers = HttpApiBuilder.group(Api, "osv", Effect.fn(function*(handlers) {
-  const index = yield* PackageIndex
-  const cache = yield* ResponseCache
+export const OsvHandlers = HttpApiBuilder.group(
+  Api,
+  "osv",
+  Effect.fn(function*(handlers) {
+    const index = yield* PackageIndex
+    const cache = yield* ResponseCache
 
-  /** The records of each package (distinct), from the cache, the missing ones read by one statement. */
-  const packagesOf = (targets: ReadonlyArray<PackageTarget>) =>
-    cache.serveMany(
-      targets.map((t) => `pkg\u0000${t.base}\u0000${t.name}`),
-      (missing) =>
-        Effect.map(index.packages(missing.map((n) => targets[n]!)), (found) =>
-          found.map((records, m) => ({
-            value: records,
-            bytes: records.reduce((n, r) => n + 2 * (r.brief.length + r.key.originIdentifier.length) + 256 + 256 * r.entries.length, 0),
-            dependsOn: [packageKey(targets[missing[m]!]!.base, targets[missing[m]!]!.name), ...records.map((r) => r.id)]
-          })))
-    )
+    /** The records of each package (distinct), from the cache, the missing ones read by one statement. */
+    const packagesOf = (targets: ReadonlyArray<PackageTarget>) =>
+      cache.serveMany(
+        targets.map((t) => `pkg\u0000${t.base}\u0000${t.name}`),
+        (missing) =>
+          Effect.map(index.packages(missing.map((n) => targets[n]!)), (found) =>
+            found.map((records, m) => ({
+              value: records,
+              bytes: records.reduce(
+                (n, r) => n + 2 * (r.brief.length + r.key.originIdentifier.length) + 256 + 256 * r.entries.length,
+                0
+              ),
+              dependsOn: [
+                packageKey(targets[missing[m]!]!.base, targets[missing[m]!]!.name),
+                ...records.map((r) => r.id)
+              ]
+            })))
+      )
 
-  return handlers.handleAll({
-    query: ({ payload }) =>
-      Effect.gen(function*() {
-        const target = yield* Effect.fromResult(resolve(payload, ""))
-        const matches = yield* Effect.fromResult(recordMatcher(target))
-        const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
-        // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
-        const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${target.version ?? "\u0000"}\u0000${offset}`
-        const answer = yield* cache.serve(key, Effect.gen(function*() {
-          const [records] = yield* packagesOf([target])
-          const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
-          // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
-          const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
-          const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
-          const body = encoder.encode(`{"vulns":[${texts.join(",")}]${tail}}`)
-          return { value: { body, etag: weakEtag(body) }, bytes: body.byteLength, dependsOn: [packageKey(target.base, target.name), ...page.map((r) => r.id)] }
-        }))
-        return HttpServerResponse.uint8Array(answer.value.body, { contentType: JSON_TYPE, headers: { etag: answer.value.etag } })
-      }),
+    return handlers.handleAll({
+      query: ({ payload }) =>
+        Effect.gen(function*() {
+          const target = yield* Effect.fromResult(resolve(payload, ""))
+          const matches = yield* Effect.fromResult(recordMatcher(target))
+          const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
+          // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
+          const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${
+            target.version ?? "\u0000"
+          }\u0000${offset}`
+          const answer = yield* cache.serve(
+            key,
+            Effect.gen(function*() {
+              const [records] = yield* packagesOf([target])
+              const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
+              // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
+              const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
+              const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
+              const body = encoder.encode(`{"vulns":[${texts.join(",")}]${tail}}`)
+              return {
+                value: { body, etag: weakEtag(body) },
+                bytes: body.byteLength,
+                dependsOn: [packageKey(target.base, target.name), ...page.map((r) => r.id)]
+              }
+            })
+          )
+          return HttpServerResponse.uint8Array(answer.value.body, {
+            contentType: JSON_TYPE,
+            headers: { etag: answer.value.etag }
+          })
+        }),
 
-    querybatch: ({ payload }) =>
-      Effect.gen(function*() {
-        if (payload.queries.length > BATCH_MAX_QUERIES) {
-          return yield* new BadRequest({ message: `too many queries: ${payload.queries.length}, at most ${BATCH_MAX_QUERIES} a batch` })
-        }
-        // Every query checked before anything is read; each package read once however often it is asked about.
-        const slots = new Map<string, number>()
-        const targets: Array<PackageTarget> = []
-        const asked: Array<{ readonly slot: number; readonly offset: number; readonly matches: (r: PackageRecord) => boolean }> = []
-        for (let n = 0; n < payload.queries.length; n++) {
-          const at = `queries[${n}]: `
-          const target = yield* Effect.fromResult(resolve(payload.queries[n]!, at))
-          const matches = yield* Effect.fromResult(Result.mapError(recordMatcher(target), (e) => new BadRequest({ message: `${at}${e.message}` })))
-          const offset = yield* Effect.fromResult(pageOffset(payload.queries[n]!.page_token))
-          const key = `${target.base}\u0000${target.name}`
-          let slot = slots.get(key)
-          if (slot === undefined) {
-            slots.set(key, slot = targets.length)
-            targets.push(target)
+      querybatch: ({ payload }) =>
+        Effect.gen(function*() {
+          if (payload.queries.length > BATCH_MAX_QUERIES) {
+            return yield* new BadRequest({
+              message: `too many queries: ${payload.queries.length}, at most ${BATCH_MAX_QUERIES} a batch`
+            })
           }
-          asked.push({ slot, offset, matches })
-        }
-        const records = yield* packagesOf(targets)
-        // Written as text from each record's rendered `{id, modified}`: no result objects, no JSON encoding.
-        let body = `{"results":[`
-        for (let n = 0; n < asked.length; n++) {
-          const { matches, offset, slot } = asked[n]!
-          const end = offset + BATCH_PAGE_SIZE
-          let found = 0
-          body += n === 0 ? `{"vulns":[` : `,{"vulns":[`
-          for (const record of records[slot]!) {
-            if (!matches(record)) continue
-            if (found >= offset && found < end) body += found === offset ? record.brief : `,${record.brief}`
-            found++
+          // Every query checked before anything is read; each package read once however often it is asked about.
+          const slots = new Map<string, number>()
+          const targets: Array<PackageTarget> = []
+          const asked: Array<
+            { readonly slot: number; readonly offset: number; readonly matches: (r: PackageRecord) => boolean }
+          > = []
+          for (let n = 0; n < payload.queries.length; n++) {
+            const at = `queries[${n}]: `
+            const target = yield* Effect.fromResult(resolve(payload.queries[n]!, at))
+            const matches = yield* Effect.fromResult(
+              Result.mapError(recordMatcher(target), (e) => new BadRequest({ message: `${at}${e.message}` }))
+            )
+            const offset = yield* Effect.fromResult(pageOffset(payload.queries[n]!.page_token))
+            const key = `${target.base}\u0000${target.name}`
+            let slot = slots.get(key)
+            if (slot === undefined) {
+              slots.set(key, slot = targets.length)
+              targets.push(target)
+            }
+            asked.push({ slot, offset, matches })
           }
-          body += found > end ? `],"next_page_token":${JSON.stringify(pageToken(end))}}` : "]}"
-        }
-        return jsonResponse(`${body}]}`)
-      }),
+          const records = yield* packagesOf(targets)
+          // Written as text from each record's rendered `{id, modified}`: no result objects, no JSON encoding.
+          let body = `{"results":[`
+          for (let n = 0; n < asked.length; n++) {
+            const { matches, offset, slot } = asked[n]!
+            const end = offset + BATCH_PAGE_SIZE
+            let found = 0
+            body += n === 0 ? `{"vulns":[` : `,{"vulns":[`
+            for (const record of records[slot]!) {
+              if (!matches(record)) continue
+              if (found >= offset && found < end) body += found === offset ? record.brief : `,${record.brief}`
+              found++
+            }
+            body += found > end ? `],"next_page_token":${JSON.stringify(pageToken(end))}}` : "]}"
+          }
+          return jsonResponse(`${body}]}`)
+        }),
 
-    osvRecord: ({ params, request }) => {
-      const problem = identifierProblem(params.id)
-      if (problem !== undefined) return Effect.fail(new BadRequest({ message: problem }))
-      const id = normaliseIdentifier(params.id)
-      if (id === undefined) return Effect.fail(new BadRequest({ message: `malformed identifier ${JSON.stringify(params.id.slice(0, 100))}` }))
-      const key = `osv\u0000${id}`
-      const build = Effect.flatMap(index.record(id), (osv) => {
-        if (osv === undefined) return Effect.fail(new NotFound({ message: `${id} has no OSV record in any data source` }))
-        const identity = encoder.encode(osv)
-        return Effect.succeed({ value: { etag: weakEtag(identity), identity } as VulnAnswer, bytes: identity.byteLength, dependsOn: [id] })
-      })
-      return Effect.map(cache.serve(key, build), (served) => vulnResponse(served.value, request, (bytes) => cache.grew(key, bytes)))
-    },
-
-    changes: ({ query }) =>
-      Effect.gen(function*() {
-        const since = query.since ?? "0"
-        if (!CURSOR.test(since)) return yield* new BadRequest({ message: "invalid since: pass a next_cursor from an earlier answer" })
-        const limit = query.limit ?? CHANGES_LIMIT_DEFAULT
-        const rows = yield* index.changes(BigInt(since), limit + 1)
-        const page = rows.slice(0, limit)
-        return {
-          changes: page.map((c) => ({ id: c.id, modified: c.modified })),
-          next_cursor: page.length === 0 ? since : page[page.length - 1]!.cursor,
-          has_more: rows.length > limit
+      osvRecord: ({ params, request }) => {
+        const problem = identifierProblem(params.id)
+        if (problem !== undefined) return Effect.fail(new BadRequest({ message: problem }))
+        const id = normaliseIdentifier(params.id)
+        if (id === undefined) {
+          return Effect.fail(
+            new BadRequest({ message: `malformed identifier ${JSON.stringify(params.id.slice(0, 100))}` })
+          )
         }
-      })
+        const key = `osv\u0000${id}`
+        const build = Effect.flatMap(index.record(id), (osv) => {
+          if (osv === undefined) {
+            return Effect.fail(new NotFound({ message: `${id} has no OSV record in any data source` }))
+          }
+          const identity = encoder.encode(osv)
+          return Effect.succeed({
+            value: { etag: weakEtag(identity), identity } as VulnAnswer,
+            bytes: identity.byteLength,
+            dependsOn: [id]
+          })
+        })
+        return Effect.map(
+          cache.serve(key, build),
+          (served) => vulnResponse(served.value, request, (bytes) => cache.grew(key, bytes))
+        )
+      },
+
+      changes: ({ query }) =>
+        Effect.gen(function*() {
+          const since = query.since ?? "0"
+          if (!CURSOR.test(since)) {
+            return yield* new BadRequest({ message: "invalid since: pass a next_cursor from an earlier answer" })
+          }
+          const limit = query.limit ?? CHANGES_LIMIT_DEFAULT
+          const rows = yield* index.changes(BigInt(since), limit + 1)
+          const page = rows.slice(0, limit)
+          return {
+            changes: page.map((c) => ({ id: c.id, modified: c.modified })),
+            next_cursor: page.length === 0 ? since : page[page.length - 1]!.cursor,
+            has_more: rows.length > limit
+          }
+        })
+    })
   })
-}))
+)

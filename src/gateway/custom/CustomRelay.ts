@@ -13,7 +13,7 @@ import {
   UpstreamClient,
   type UpstreamRequest
 } from "../../http/UpstreamClient.ts"
-import { type CustomRoute, CustomProviders } from "../../providers/custom/CustomProviders.ts"
+import { CustomProviders, type CustomRoute } from "../../providers/custom/CustomProviders.ts"
 import { makeHostVetting, VettingPolicy } from "../../providers/custom/VettingPolicy.ts"
 
 type Refusal = UpstreamBlocked | UpstreamUnreachable
@@ -22,7 +22,10 @@ export interface CustomRelayShape {
   /** The calling organization's custom provider under `slug`, or `undefined` (unknown, or another organization's). */
   lookup(orgUuid: string | undefined, slug: string): Effect.Effect<CustomRoute | undefined, BackendUnavailable>
   /** `ProviderCredentialInvalid`: the stored key is no valid header value (stored before keys were checked). */
-  stream(route: CustomRoute, request: UpstreamRequest): Effect.Effect<StreamedResponse, Refusal | UpstreamRedirect | ProviderCredentialInvalid>
+  stream(
+    route: CustomRoute,
+    request: UpstreamRequest
+  ): Effect.Effect<StreamedResponse, Refusal | UpstreamRedirect | ProviderCredentialInvalid>
   buffered(
     route: CustomRoute,
     request: UpstreamRequest
@@ -94,11 +97,14 @@ export class CustomRelay extends Context.Reference<CustomRelayShape>("vdb/gatewa
               return Effect.fail(new UpstreamRedirect({ provider: route.slug }))
             })),
         buffered: (route, request) =>
-          Effect.flatMap(pinned(route, request), (sent) =>
-            Effect.flatMap(client.buffered(sent), (response) =>
-              isRedirect(response.status)
-                ? Effect.fail(new UpstreamRedirect({ provider: route.slug }))
-                : Effect.succeed(response)))
+          Effect.flatMap(
+            pinned(route, request),
+            (sent) =>
+              Effect.flatMap(client.buffered(sent), (response) =>
+                isRedirect(response.status)
+                  ? Effect.fail(new UpstreamRedirect({ provider: route.slug }))
+                  : Effect.succeed(response))
+          )
       } satisfies CustomRelayShape
     })
   )

@@ -1,7 +1,7 @@
 import { statusOf } from "../../../schema/ErrorStatus.ts"
 import type { GatewayError, PolicyRefusal, Violation } from "../../../schema/GatewayError.ts"
-import type { ProviderKeyMissing, ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
+import type { ProviderKeyMissing, ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 
 /** Everything a gateway route can answer with instead of the provider's response. */
 export type GatewayFailure =
@@ -30,9 +30,17 @@ export const describeFailure = (failure: GatewayFailure): FailureView => {
     case "BackendUnavailable":
       return { status, code: "backend_unavailable", message: `${failure.backend} backend unavailable` }
     case "ProviderKeyMissing":
-      return { status, code: "provider_key_missing", message: `no ${failure.provider} provider key is stored for this organization` }
+      return {
+        status,
+        code: "provider_key_missing",
+        message: `no ${failure.provider} provider key is stored for this organization`
+      }
     case "ProviderKeyUnreadable":
-      return { status, code: "provider_key_unreadable", message: `the stored ${failure.provider} provider key could not be decrypted` }
+      return {
+        status,
+        code: "provider_key_unreadable",
+        message: `the stored ${failure.provider} provider key could not be decrypted`
+      }
     case "PolicyRefusal":
       return {
         status,

@@ -40,7 +40,11 @@ const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
  * gateway has none to send, so the one from the vault's sign-in is added,
  * as the object's first member: every byte the client sent stays as it was.
  */
-export const withProfileArn = (body: Uint8Array, parsed: Record<string, unknown>, profileArn: string | undefined): Uint8Array => {
+export const withProfileArn = (
+  body: Uint8Array,
+  parsed: Record<string, unknown>,
+  profileArn: string | undefined
+): Uint8Array => {
   if (profileArn === undefined || parsed.profileArn !== undefined) return body
   let at = 0
   while (at < body.length && WHITESPACE.has(body[at]!)) at++

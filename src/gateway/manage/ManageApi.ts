@@ -1,9 +1,9 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "effect/http-api"
+import { CheckRequest, FirewallCheckResult } from "../../../schema/FirewallCheck.ts"
 import { GatewayPolicyEntry, NewPolicyEntry } from "../../../schema/GatewayPolicy.ts"
 import { GuardrailRule, GuardrailRulePatch, NewGuardrailRule } from "../../../schema/GuardrailRule.ts"
 import { CustomProvider, NewCustomProvider } from "../../providers/custom/CustomProvider.ts"
-import { CheckRequest, FirewallCheckResult } from "../../../schema/FirewallCheck.ts"
 import {
   ManageInvalidRequestBody,
   ManageNotFoundBody,
@@ -41,17 +41,26 @@ const Created = <S extends Schema.Top>(schema: S) => schema.pipe(HttpApiSchema.s
 
 export class GuardrailsApi extends HttpApiGroup.make("guardrails").add(
   HttpApiEndpoint.get("list", "/guardrails", { success: RuleList })
-    .annotate(OpenApi.Description, "The organization's guardrail rules in priority order; `compiles: false` marks a stored pattern RE2 refuses (it enforces nothing)."),
+    .annotate(
+      OpenApi.Description,
+      "The organization's guardrail rules in priority order; `compiles: false` marks a stored pattern RE2 refuses (it enforces nothing)."
+    ),
   HttpApiEndpoint.post("create", "/guardrails", {
     payload: NewGuardrailRule,
     success: Created(GuardrailRule),
     error: ManageInvalidRequestBody
-  }).annotate(OpenApi.Description, "Create a rule. 400 with the compiler's message for a pattern RE2 does not compile."),
+  }).annotate(
+    OpenApi.Description,
+    "Create a rule. 400 with the compiler's message for a pattern RE2 does not compile."
+  ),
   HttpApiEndpoint.post("check", "/guardrails/check", {
     payload: CheckRequest,
     success: FirewallCheckResult,
     error: [ManageInvalidRequestBody, ManageUnavailableBody]
-  }).annotate(OpenApi.Description, "Dry run: the decision and matched rule names for one text (and, with `provider`, the provider policy). Changes nothing; never echoes the text."),
+  }).annotate(
+    OpenApi.Description,
+    "Dry run: the decision and matched rule names for one text (and, with `provider`, the provider policy). Changes nothing; never echoes the text."
+  ),
   HttpApiEndpoint.get("show", "/guardrails/:uuid", {
     params: RuleUuid,
     success: GuardrailRule,
@@ -82,7 +91,10 @@ export class GuardrailsApi extends HttpApiGroup.make("guardrails").add(
 
 export class PoliciesApi extends HttpApiGroup.make("policies").add(
   HttpApiEndpoint.get("list", "/policies", { success: PolicyList })
-    .annotate(OpenApi.Description, "Allow, deny and strip entries for providers, models, tools, MCP servers, skills and clients."),
+    .annotate(
+      OpenApi.Description,
+      "Allow, deny and strip entries for providers, models, tools, MCP servers, skills and clients."
+    ),
   HttpApiEndpoint.post("add", "/policies", {
     payload: NewPolicyEntry,
     success: Created(GatewayPolicyEntry),
@@ -119,14 +131,20 @@ export class InferenceLogApi extends HttpApiGroup.make("inferenceLog").add(
   HttpApiEndpoint.put("set", "/inference-log", {
     payload: InferenceLogSetting,
     success: InferenceLogSetting
-  }).annotate(OpenApi.Description, "Record inference metadata (never prompt or completion text) for this organization, or stop.")
+  }).annotate(
+    OpenApi.Description,
+    "Record inference metadata (never prompt or completion text) for this organization, or stop."
+  )
 ) {}
 
 export const CustomProviderList = Schema.Struct({ data: Schema.Array(CustomProvider) })
 
 export class CustomProvidersApi extends HttpApiGroup.make("customProviders").add(
   HttpApiEndpoint.get("list", "/custom-providers", { success: CustomProviderList })
-    .annotate(OpenApi.Description, "The organization's custom providers (no keys: those are in the vault, under the same slug)."),
+    .annotate(
+      OpenApi.Description,
+      "The organization's custom providers (no keys: those are in the vault, under the same slug)."
+    ),
   HttpApiEndpoint.post("add", "/custom-providers", {
     payload: NewCustomProvider,
     success: Created(CustomProvider),
@@ -147,9 +165,11 @@ export class CustomProvidersApi extends HttpApiGroup.make("customProviders").add
  * `Content-Encoding` other than identity is `415` in the dialect rather than the framework's plain
  * text. Runs after authentication, on endpoints that take a body.
  */
-export class ManageBodyFormat extends HttpApiMiddleware.Service<ManageBodyFormat>()("vdb/gateway/manage/ManageBodyFormat", {
-  error: ManageUnsupportedMediaTypeBody
-}) {}
+export class ManageBodyFormat
+  extends HttpApiMiddleware.Service<ManageBodyFormat>()("vdb/gateway/manage/ManageBodyFormat", {
+    error: ManageUnsupportedMediaTypeBody
+  })
+{}
 
 /** Mounted under `/manage/v1`; OpenAPI at `/manage/v1/openapi.json`. */
 export class ManageApi extends HttpApi.make("vdb-gateway-manage")
@@ -167,6 +187,7 @@ export class ManageApi extends HttpApi.make("vdb-gateway-manage")
   .annotateMerge(OpenApi.annotations({
     title: "vdb gateway management API",
     version: "1.0.0",
-    description: "One organization's firewall and gateway settings. Authorization: ApiKey <org_uuid>:<hex> (the vulnerability API credential; requests count against the organization's limits). Errors: {\"error\": {\"message\", \"type\", \"code\"}}."
+    description:
+      "One organization's firewall and gateway settings. Authorization: ApiKey <org_uuid>:<hex> (the vulnerability API credential; requests count against the organization's limits). Errors: {\"error\": {\"message\", \"type\", \"code\"}}."
   }))
 {}

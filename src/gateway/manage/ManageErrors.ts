@@ -30,17 +30,21 @@ export class ManageNotFound extends Schema.TaggedError<ManageNotFound>()("Manage
 }) {}
 
 /** A request body over the management API's cap (8 MiB, as the inference routes), refused once the cap is passed. */
-export class ManageRequestTooLarge extends Schema.TaggedError<ManageRequestTooLarge>()("ManageRequestTooLarge", fields, {
-  httpApiStatus: 413
-}) {}
+export class ManageRequestTooLarge
+  extends Schema.TaggedError<ManageRequestTooLarge>()("ManageRequestTooLarge", fields, {
+    httpApiStatus: 413
+  })
+{}
 
 /**
  * A body the API does not read: not JSON (`unsupported_media_type`), or compressed
  * (`unsupported_content_encoding`, as the inference routes refuse it).
  */
-export class ManageUnsupportedMediaType extends Schema.TaggedError<ManageUnsupportedMediaType>()("ManageUnsupportedMediaType", fields, {
-  httpApiStatus: 415
-}) {}
+export class ManageUnsupportedMediaType
+  extends Schema.TaggedError<ManageUnsupportedMediaType>()("ManageUnsupportedMediaType", fields, {
+    httpApiStatus: 415
+  })
+{}
 
 export class ManageRateLimited extends Schema.TaggedError<ManageRateLimited>()("ManageRateLimited", fields, {
   httpApiStatus: 429
@@ -54,7 +58,12 @@ export class ManageUnavailable extends Schema.TaggedError<ManageUnavailable>()("
   httpApiStatus: 503
 }) {}
 
-const DIALECT = new Map<number, new(props: { readonly message: string; readonly code: string }) => ManageInvalidRequest | ManageNotFound | ManageUnavailable>([
+const DIALECT = new Map<
+  number,
+  new(
+    props: { readonly message: string; readonly code: string }
+  ) => ManageInvalidRequest | ManageNotFound | ManageUnavailable
+>([
   [400, ManageInvalidRequest],
   [404, ManageNotFound],
   [503, ManageUnavailable]

@@ -1,6 +1,14 @@
 import { Effect } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { catchAll, routesOf, UNMATCHED_CODES, unmatchedBy, unmatchedHeaders, unmatchedMessage, unmatchedStatus } from "../../server/RouteFallback.ts"
+import {
+  catchAll,
+  routesOf,
+  UNMATCHED_CODES,
+  unmatchedBy,
+  unmatchedHeaders,
+  unmatchedMessage,
+  unmatchedStatus
+} from "../../server/RouteFallback.ts"
 import { ManageApi } from "./ManageApi.ts"
 
 const unmatched = unmatchedBy([...routesOf(ManageApi), ["GET", "/manage/v1/openapi.json"]])

@@ -1,11 +1,18 @@
 import { ByteSize, Effect, Layer } from "effect"
-import { HttpEffect, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import {
+  HttpEffect,
+  HttpIncomingMessage,
+  HttpMethod,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
+import { UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
 import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
 import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
 import { declaresOver } from "../../server/BodyCap.ts"
 import { schemaErrorSummary } from "../../server/SchemaErrorSummary.ts"
-import { UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
 import { isEncoded, MAX_BODY_BYTES } from "../relay/RequestBody.ts"
 import { ManageBodyFormat } from "./ManageApi.ts"
 import {
@@ -39,38 +46,46 @@ const CHALLENGE = `ApiKey realm="vdb"`
  * the rate-limit headers (with `Retry-After` on a 429) are added as the API
  * adds them.
  */
-export const ManageAuthenticationLive = Layer.effect(ManageAuthentication, Effect.gen(function*() {
-  const authentication = yield* Authentication
-  return ManageAuthentication.of({
-    apiKey: Effect.fnUntraced(function*(httpEffect, options) {
-      const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
-      yield* HttpEffect.appendPreResponseHandler((_request, response) =>
-        Effect.sync(() => {
-          const challenged = response.status === 401 ? HttpServerResponse.setHeader(response, "www-authenticate", CHALLENGE) : response
-          return slot.decision === null ? challenged : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
+export const ManageAuthenticationLive = Layer.effect(
+  ManageAuthentication,
+  Effect.gen(function*() {
+    const authentication = yield* Authentication
+    return ManageAuthentication.of({
+      apiKey: Effect.fnUntraced(function*(httpEffect, options) {
+        const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
+        yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.sync(() => {
+            const challenged = response.status === 401
+              ? HttpServerResponse.setHeader(response, "www-authenticate", CHALLENGE)
+              : response
+            return slot.decision === null
+              ? challenged
+              : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
+          })
+        )
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (!APIKEY_SCHEME.test((request.headers.authorization ?? "").trim())) return yield* missingCredentials
+        // The API's middleware wraps a handler; this one only notes the organization it provides.
+        let org: CurrentOrg["Service"] | undefined
+        const noteOrg = Effect.map(CurrentOrg, (current) => {
+          org = current
+          return admitted
         })
-      )
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!APIKEY_SCHEME.test((request.headers.authorization ?? "").trim())) return yield* missingCredentials
-      // The API's middleware wraps a handler; this one only notes the organization it provides.
-      let org: CurrentOrg["Service"] | undefined
-      const noteOrg = Effect.map(CurrentOrg, (current) => {
-        org = current
-        return admitted
+        yield* authentication.apiKey(noteOrg, options).pipe(
+          Effect.provideService(RequestMeter, slot),
+          Effect.catchTags({
+            Unauthorized: (e) => Effect.fail(new ManageUnauthorized({ message: e.message, code: "invalid_api_key" })),
+            Forbidden: (e) => Effect.fail(new ManageForbidden({ message: e.message, code: "organization_inactive" })),
+            TooManyRequests: (e) =>
+              Effect.fail(new ManageRateLimited({ message: e.message, code: "rate_limit_exceeded" }))
+          })
+        )
+        if (org === undefined) return yield* missingCredentials
+        return yield* Effect.provideService(httpEffect, CurrentOrg, org)
       })
-      yield* authentication.apiKey(noteOrg, options).pipe(
-        Effect.provideService(RequestMeter, slot),
-        Effect.catchTags({
-          Unauthorized: (e) => Effect.fail(new ManageUnauthorized({ message: e.message, code: "invalid_api_key" })),
-          Forbidden: (e) => Effect.fail(new ManageForbidden({ message: e.message, code: "organization_inactive" })),
-          TooManyRequests: (e) => Effect.fail(new ManageRateLimited({ message: e.message, code: "rate_limit_exceeded" }))
-        })
-      )
-      if (org === undefined) return yield* missingCredentials
-      return yield* Effect.provideService(httpEffect, CurrentOrg, org)
     })
   })
-}))
+)
 
 /** The slot that failed to decode is named; the input itself (possibly a secret) never is. */
 export const ManageValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
@@ -78,14 +93,15 @@ export const ManageValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
   (error) =>
     error.kind === "ResponseHeaders"
       ? Effect.die(error)
-      : Effect.fail(new ManageInvalidRequest({
-        message: `invalid ${slotName(error.kind)}: ${schemaErrorSummary(error.cause.message)}`,
-        code: "invalid_request"
-      }))
+      : Effect.fail(
+        new ManageInvalidRequest({
+          message: `invalid ${slotName(error.kind)}: ${schemaErrorSummary(error.cause.message)}`,
+          code: "invalid_request"
+        })
+      )
 )
 
 const slotName = (kind: string) => kind === "Payload" || kind === "Body" ? "request body" : kind.toLowerCase()
-
 
 /**
  * The largest management request body read: the inference routes' cap, so any text the firewall
@@ -93,10 +109,15 @@ const slotName = (kind: string) => kind === "Payload" || kind === "Body" ? "requ
  */
 const MAX_BODY = ByteSize.fromInputUnsafe(MAX_BODY_BYTES)
 
-const tooLarge = new ManageRequestTooLarge({ message: `request body over ${MAX_BODY_BYTES / 1024 / 1024} MiB`, code: "request_too_large" })
+const tooLarge = new ManageRequestTooLarge({
+  message: `request body over ${MAX_BODY_BYTES / 1024 / 1024} MiB`,
+  code: "request_too_large"
+})
 
 /** An unreadable body is reported by the platform as a defect of the payload's decoding. */
-const failureOf = (defect: unknown): Effect.Effect<never, ManageInternal | ManageRequestTooLarge | ManageInvalidRequest> => {
+const failureOf = (
+  defect: unknown
+): Effect.Effect<never, ManageInternal | ManageRequestTooLarge | ManageInvalidRequest> => {
   if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError") {
     return Effect.fail(
       defect.reason.reason === "BodyTooLarge"
@@ -117,7 +138,10 @@ export const ManageFailuresLive = Layer.succeed(ManageFailures)((httpEffect) =>
       : Effect.catchDefect(Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, MAX_BODY), failureOf))
 )
 
-const notJson = new ManageUnsupportedMediaType({ message: "send Content-Type: application/json", code: "unsupported_media_type" })
+const notJson = new ManageUnsupportedMediaType({
+  message: "send Content-Type: application/json",
+  code: "unsupported_media_type"
+})
 
 const encoded = new UnsupportedContentEncoding()
 const compressed = new ManageUnsupportedMediaType({ message: encoded.message, code: encoded.code })
@@ -152,4 +176,9 @@ export const ManageBodyFormatLive = Layer.succeed(ManageBodyFormat)((httpEffect,
   })
 )
 
-export const ManageMiddleware = Layer.mergeAll(ManageAuthenticationLive, ManageValidationLive, ManageFailuresLive, ManageBodyFormatLive)
+export const ManageMiddleware = Layer.mergeAll(
+  ManageAuthenticationLive,
+  ManageValidationLive,
+  ManageFailuresLive,
+  ManageBodyFormatLive
+)

@@ -27,9 +27,11 @@ export class ManageAuthentication extends HttpApiMiddleware.Service<ManageAuthen
 }) {}
 
 /** Request decoding failures (path, body) as `400 {error:{message,type,code}}`. */
-export class ManageValidation extends HttpApiMiddleware.Service<ManageValidation>()("vdb/gateway/manage/ManageValidation", {
-  error: ManageInvalidRequestBody
-}) {}
+export class ManageValidation
+  extends HttpApiMiddleware.Service<ManageValidation>()("vdb/gateway/manage/ManageValidation", {
+    error: ManageInvalidRequestBody
+  })
+{}
 
 /**
  * Outermost: a body past the cap becomes `413`, one that cannot be read `400`, and any other

@@ -13,7 +13,9 @@ const single = (value: string | ReadonlyArray<string> | undefined): string | und
 /** The service key from `Authorization: Bearer` or `x-api-key`, whichever carries one. */
 export const presentedServiceKey = (headers: HeaderRecord): string | undefined => {
   const authorization = single(headers["authorization"])
-  if (authorization !== undefined && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === "bearer ") {
+  if (
+    authorization !== undefined && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === "bearer "
+  ) {
     const token = authorization.slice(7).trim()
     if (token !== "") return token
   }

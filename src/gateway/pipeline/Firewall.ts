@@ -1,11 +1,14 @@
 import { Effect, Layer } from "effect"
 import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
-import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { tamperedOutcome } from "../../guardrails/DelimiterIntegrity.ts"
+import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { type Removal, shapeOf, spliceEdits } from "../../guardrails/JsonSplice.ts"
+import { Nonces } from "../../nonces/Nonces.ts"
+import { inspectSealedBlocks, nonceModeOf } from "../../nonces/SealedBlocks.ts"
 import { clientName } from "../../policies/ClientIdentity.ts"
 import { disabledProviders } from "../../policies/DisabledProviders.ts"
+import { Policies } from "../../policies/Policies.ts"
 import {
   capabilityCheck,
   clientRefusal,
@@ -13,13 +16,10 @@ import {
   providerRefusal,
   visibleModels
 } from "../../policies/PolicyEvaluation.ts"
-import { Policies } from "../../policies/Policies.ts"
-import { Nonces } from "../../nonces/Nonces.ts"
-import { inspectSealedBlocks, nonceModeOf } from "../../nonces/SealedBlocks.ts"
 import { surfaceOf } from "../../providers/ProviderCatalog.ts"
 import { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
-import { Inspection } from "./Inspection.ts"
 import { countDecision, countRefusal } from "./FirewallMetrics.ts"
+import { Inspection } from "./Inspection.ts"
 import { type Decision, type InboundRequest, refusedWith, strongest, type Verdict } from "./Verdict.ts"
 
 // Guardrail rules live in the policy backend: their store being unreachable is the spec's "policy backend unavailable".
@@ -30,16 +30,19 @@ const encoder = new TextEncoder()
 
 // Made per refusal: `refusedWith` attaches the verdict to the refusal it is given.
 // The policies read fields by their exact names; some upstreams (Go's encoding/json) match names in any case.
-const caseVariant = () => new PolicyRefusal({
-  refusal: "request_uninspectable",
-  detail: "the request body spells a field the policies read (tools, name, model, ...) in another letter case, " +
-    "which some providers read as that field; send it in lower case"
-})
+const caseVariant = () =>
+  new PolicyRefusal({
+    refusal: "request_uninspectable",
+    detail: "the request body spells a field the policies read (tools, name, model, ...) in another letter case, " +
+      "which some providers read as that field; send it in lower case"
+  })
 
-const uninspectable = (detail?: string) => new PolicyRefusal({
-  refusal: "request_uninspectable",
-  detail: detail ?? `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
-})
+const uninspectable = (detail?: string) =>
+  new PolicyRefusal({
+    refusal: "request_uninspectable",
+    detail: detail ??
+      `the request body nests JSON deeper than ${MAX_INSPECTED_DEPTH} levels, which the firewall does not inspect`
+  })
 
 /**
  * The firewall step, in the order the spec implies:
@@ -91,7 +94,10 @@ export const makeFirewall = Effect.gen(function*() {
 
     if (nonce !== undefined && nonce.tampered > 0) {
       // The same decision as the dry run's (src/guardrails/DelimiterIntegrity.ts).
-      const tampered = tamperedOutcome(yield* Effect.mapError(guardrails.delimiterIntegrity(orgUuid), asPolicyUnavailable), nonce.tampered)
+      const tampered = tamperedOutcome(
+        yield* Effect.mapError(guardrails.delimiterIntegrity(orgUuid), asPolicyUnavailable),
+        nonce.tampered
+      )
       if (tampered?.refusal !== undefined) return yield* refuse(tampered.refusal)
       if (tampered !== undefined) {
         decision = "flag"
@@ -108,7 +114,13 @@ export const makeFirewall = Effect.gen(function*() {
     if (providerRefused !== undefined) return yield* refuse(providerRefused)
     const policy = snapshot.forProvider(provider.slug)
     // Every model the body names (fallback lists, server tools, routers' patterns), as the sealed-block step left it.
-    const modelRefused = modelsRefusal(policy, provider.slug, surface, sealed.body ?? request.parsed, request.envelope.model)
+    const modelRefused = modelsRefusal(
+      policy,
+      provider.slug,
+      surface,
+      sealed.body ?? request.parsed,
+      request.envelope.model
+    )
     if (modelRefused !== undefined) return yield* refuse(modelRefused)
     if (policy.clients.allow.size > 0 || policy.clients.deny.size > 0) {
       const clientRefused = clientRefusal(policy, clientName(headers))

@@ -1,9 +1,9 @@
 import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
-import type { Provider } from "../../providers/ProviderCatalog.ts"
-import type { Endpoint } from "../../providers/catalog/ProviderSpec.ts"
 import type { Decision } from "../../inference/Decision.ts"
 import type { NonceSummary } from "../../nonces/SealedBlocks.ts"
+import type { Endpoint } from "../../providers/catalog/ProviderSpec.ts"
+import type { Provider } from "../../providers/ProviderCatalog.ts"
 
 export { type Decision, strongest } from "../../inference/Decision.ts"
 export type { NonceSummary } from "../../nonces/SealedBlocks.ts"

@@ -6,7 +6,11 @@ import { pipeline, type Readable, Transform } from "node:stream"
  * /metrics). Destroying the returned stream (client gone) destroys the
  * source, which aborts the upstream request.
  */
-export const countBytes = (source: Readable, onDone: (bytes: number) => void, onChunk?: (chunk: Buffer) => void): Readable => {
+export const countBytes = (
+  source: Readable,
+  onDone: (bytes: number) => void,
+  onChunk?: (chunk: Buffer) => void
+): Readable => {
   let bytes = 0
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {

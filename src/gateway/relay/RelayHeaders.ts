@@ -86,7 +86,8 @@ export const clientResponseHeaders = (
     const value = upstream[name]
     if (
       value === undefined || HOP_BY_HOP.has(name) || isGatewayHeader(name) ||
-      name === "set-cookie" || (!keepContentLength && name === "content-length") || (named !== undefined && named.has(name))
+      name === "set-cookie" || (!keepContentLength && name === "content-length") ||
+      (named !== undefined && named.has(name))
     ) continue
     out[name] = typeof value === "string" ? value : value.join(", ")
   }

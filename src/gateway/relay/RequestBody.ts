@@ -2,9 +2,9 @@ import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { IncomingMessage } from "node:http"
 import { Readable } from "node:stream"
-import { declaresOver } from "../../server/BodyCap.ts"
 import { GatewayInvalidRequest, RequestTooLarge, UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
+import { declaresOver } from "../../server/BodyCap.ts"
 
 /** Transport limit, not a token limit; not configurable. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -118,7 +118,9 @@ export const jsonObjectOf = (body: Buffer): Record<string, unknown> | undefined 
   } catch {
     return undefined
   }
-  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, unknown> : undefined
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? parsed as Record<string, unknown>
+    : undefined
 }
 
 export const isStreaming = (envelope: InferenceEnvelope): boolean => envelope.stream === true

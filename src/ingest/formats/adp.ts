@@ -22,7 +22,9 @@ export const kevMetric = (k: KevMetricInput): Record<string, unknown> => ({
     content: {
       dateAdded: k.dateAdded,
       reference: `https://www.cisa.gov/known-exploited-vulnerabilities-catalog?search_api_fulltext=${k.cve}`,
-      ...(k.knownRansomwareCampaignUse !== undefined ? { knownRansomwareCampaignUse: k.knownRansomwareCampaignUse } : {}),
+      ...(k.knownRansomwareCampaignUse !== undefined
+        ? { knownRansomwareCampaignUse: k.knownRansomwareCampaignUse }
+        : {}),
       ...(k.dueDate !== undefined ? { dueDate: k.dueDate } : {}),
       ...(k.requiredAction !== undefined ? { requiredAction: k.requiredAction } : {})
     }

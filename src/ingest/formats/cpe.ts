@@ -2,7 +2,8 @@ import { asArray, asString, isRecord } from "./text.ts"
 
 /** NVD CPE applicability configurations to CVE 5.1 `affected` products. */
 
-const CPE23 = /^cpe:2\.3:[aho*-](:(((\?*|\*?)([a-zA-Z0-9\-._]|(\\[\\*?!"#$%&'()+,/:;<=>@[\]^`{|}~]))+(\?*|\*?))|[*-])){5}(:(([a-zA-Z]{2,3}(-([a-zA-Z]{2}|[0-9]{3}))?)|[*-]))(:(((\?*|\*?)([a-zA-Z0-9\-._]|(\\[\\*?!"#$%&'()+,/:;<=>@[\]^`{|}~]))+(\?*|\*?))|[*-])){4}$/
+const CPE23 =
+  /^cpe:2\.3:[aho*-](:(((\?*|\*?)([a-zA-Z0-9\-._]|(\\[\\*?!"#$%&'()+,/:;<=>@[\]^`{|}~]))+(\?*|\*?))|[*-])){5}(:(([a-zA-Z]{2,3}(-([a-zA-Z]{2}|[0-9]{3}))?)|[*-]))(:(((\?*|\*?)([a-zA-Z0-9\-._]|(\\[\\*?!"#$%&'()+,/:;<=>@[\]^`{|}~]))+(\?*|\*?))|[*-])){4}$/
 
 /** Splits a CPE 2.3 formatted string on unescaped colons. */
 const cpeParts = (cpe: string): Array<string> => {
@@ -60,7 +61,12 @@ export const affectedFromConfigurations = (configurations: unknown): Array<Recor
             ...(endEx !== undefined ? { lessThan: endEx } : { lessThanOrEqual: endIn })
           })
         } else if (startIn !== undefined || startEx !== undefined) {
-          versions.push({ version: startIn ?? startEx, status: "affected", versionType: "custom", lessThanOrEqual: "*" })
+          versions.push({
+            version: startIn ?? startEx,
+            status: "affected",
+            versionType: "custom",
+            lessThanOrEqual: "*"
+          })
         } else if (cpeVersion !== "*" && cpeVersion !== "-") {
           versions.push({ version: unescape(cpeVersion), status: "affected" })
         }

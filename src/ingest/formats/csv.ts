@@ -73,7 +73,12 @@ export class CsvRowReader {
     if (this.failed) return []
     let error: CsvError | undefined
     try {
-      error = this.api.parse(buf, end, (r) => this.out.push({ row: r.record, line: r.info.lines + this.lineOffset }), () => {})
+      error = this.api.parse(
+        buf,
+        end,
+        (r) => this.out.push({ row: r.record, line: r.info.lines + this.lineOffset }),
+        () => {}
+      )
     } catch (e) {
       error = e as CsvError
     }

@@ -63,9 +63,25 @@ const ENGLISH = /^en([_-][A-Za-z]{4})?([_-]([A-Za-z]{2}|[0-9]{3}))?$/
 const CWE = /^CWE-[1-9][0-9]*$/
 
 const REFERENCE_TAGS = new Set([
-  "broken-link", "customer-entitlement", "exploit", "government-resource", "issue-tracking", "mailing-list",
-  "mitigation", "not-applicable", "patch", "permissions-required", "media-coverage", "product", "related",
-  "release-notes", "signature", "technical-description", "third-party-advisory", "vendor-advisory", "vdb-entry"
+  "broken-link",
+  "customer-entitlement",
+  "exploit",
+  "government-resource",
+  "issue-tracking",
+  "mailing-list",
+  "mitigation",
+  "not-applicable",
+  "patch",
+  "permissions-required",
+  "media-coverage",
+  "product",
+  "related",
+  "release-notes",
+  "signature",
+  "technical-description",
+  "third-party-advisory",
+  "vendor-advisory",
+  "vdb-entry"
 ])
 
 /** Source tags (`Third Party Advisory`, `ADVISORY`, `x_refsource_CONFIRM`) to CVE 5 tags or `x_` extensions. */
@@ -76,9 +92,15 @@ export const referenceTag = (tag: string): string | undefined => {
   const slug = t.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
   if (REFERENCE_TAGS.has(slug)) return slug
   const mapped: Record<string, string> = {
-    "advisory": "vendor-advisory", "us-government-resource": "government-resource", "vdb": "vdb-entry",
-    "fix": "patch", "report": "issue-tracking", "article": "media-coverage", "evidence": "exploit",
-    "exploit-db": "exploit", "vdb-entry-": "vdb-entry"
+    "advisory": "vendor-advisory",
+    "us-government-resource": "government-resource",
+    "vdb": "vdb-entry",
+    "fix": "patch",
+    "report": "issue-tracking",
+    "article": "media-coverage",
+    "evidence": "exploit",
+    "exploit-db": "exploit",
+    "vdb-entry-": "vdb-entry"
   }
   return mapped[slug] ?? (slug === "" ? undefined : `x_${slug}`.slice(0, 128))
 }
@@ -94,7 +116,11 @@ const descriptions = (items: ReadonlyArray<DescriptionInput>): Array<Record<stri
     const whole = d.value.trim()
     out.push(
       value !== whole && Array.from(whole).length <= 16384
-        ? { lang, value, supportingMedia: [{ type: d.markdown ? "text/markdown" : "text/plain", base64: false, value: whole }] }
+        ? {
+          lang,
+          value,
+          supportingMedia: [{ type: d.markdown ? "text/markdown" : "text/plain", base64: false, value: whole }]
+        }
         : { lang, value }
     )
   }
@@ -132,9 +158,11 @@ const problemTypes = (items: ReadonlyArray<ProblemTypeInput>): Array<Record<stri
     seen.add(cwe)
     const description = text(p.description, 4096) ?? cwe
     out.push({
-      descriptions: [CWE.test(cwe)
-        ? { type: "CWE", cweId: cwe, lang: "en", description }
-        : { type: "text", lang: "en", description }]
+      descriptions: [
+        CWE.test(cwe)
+          ? { type: "CWE", cweId: cwe, lang: "en", description }
+          : { type: "text", lang: "en", description }
+      ]
     })
   }
   return out
@@ -149,7 +177,9 @@ const uniqueJson = <T>(xs: ReadonlyArray<T>): Array<T> => {
 }
 
 /** The CVE record for one source's knowledge of `input.id`, with its `/info` counts. */
-export const buildRecord = (input: RecordInput): { readonly record: Record<string, unknown>; readonly counts: RecordCounts } => {
+export const buildRecord = (
+  input: RecordInput
+): { readonly record: Record<string, unknown>; readonly counts: RecordCounts } => {
   const cna = input.cna
   const refs = references(cna.references)
   const pts = problemTypes(cna.problemTypes)
@@ -157,7 +187,9 @@ export const buildRecord = (input: RecordInput): { readonly record: Record<strin
   const affected = cna.affected.length > 0
     ? cna.affected
     : [{ vendor: PLACEHOLDER_PRODUCT, product: PLACEHOLDER_PRODUCT, defaultStatus: "unknown" }]
-  const solutions = descriptions((cna.solutions ?? []).map((value) => ({ value }))).filter((d) => d.value !== NO_DESCRIPTION)
+  const solutions = descriptions((cna.solutions ?? []).map((value) => ({ value }))).filter((d) =>
+    d.value !== NO_DESCRIPTION
+  )
   const title = text(cna.title, 256)
   const datePublic = timestamp(cna.datePublic)
   const container: Record<string, unknown> = {

@@ -49,7 +49,13 @@ export const baseScoreV3 = (vector: string): number | undefined => {
     (scope !== "U" && scope !== "C") || av === undefined || ac === undefined || ui === undefined ||
     c === undefined || i === undefined || a === undefined
   ) return undefined
-  const pr = prKey === "N" ? 0.85 : prKey === "L" ? (scope === "C" ? 0.68 : 0.62) : prKey === "H" ? (scope === "C" ? 0.5 : 0.27) : undefined
+  const pr = prKey === "N"
+    ? 0.85
+    : prKey === "L"
+    ? (scope === "C" ? 0.68 : 0.62)
+    : prKey === "H"
+    ? (scope === "C" ? 0.5 : 0.27)
+    : undefined
   if (pr === undefined) return undefined
   const iss = 1 - (1 - c) * (1 - i) * (1 - a)
   const impact = scope === "U" ? 6.42 * iss : 7.52 * (iss - 0.029) - 3.25 * Math.pow(iss - 0.02, 15)

@@ -10,7 +10,10 @@ export type Detected =
 const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
   [/^(sources|corpus)\/sploitscan\//, "sploitscan is a cross-check aggregation, not an upstream of the service"],
   [/^sources\/osv\/yaml\//, "PyPA YAML originals of the JSON conversions beside them (same items)"],
-  [/^corpus\/nuclei\/cves\.cvedb-yml-vulnerability\.json$/, "older mirror of nuclei's cves.json with CI paths; superseded by cves.json"],
+  [
+    /^corpus\/nuclei\/cves\.cvedb-yml-vulnerability\.json$/,
+    "older mirror of nuclei's cves.json with CI paths; superseded by cves.json"
+  ],
   [/^corpus\/cisa-kev\/.*\.csv$/, "CSV export of the KEV catalog JSON beside it (same entries)"],
   [/^corpus\/exploit-db\/files_shellcodes\.csv$/, "shellcodes name no CVE and share the EDB id space with exploits"]
 ]
@@ -34,6 +37,8 @@ export const detectSource = (relativePath: string): Detected => {
   // A checkout's exploit files (exploitdb `exploits/…`, metasploit-framework `modules/….rb`) are data too.
   if (folder === "metasploit" && modulePathOf(path) !== undefined) return { kind: "source", source: "metasploit" }
   if (folder === "exploit-db" && exploitFileOf(path) !== undefined) return { kind: "source", source: "exploit-db" }
-  if (!DATA_FILE.test(path)) return { kind: "skip", reason: "not a data file (json, ndjson, csv, yaml, optionally .gz)" }
+  if (!DATA_FILE.test(path)) {
+    return { kind: "skip", reason: "not a data file (json, ndjson, csv, yaml, optionally .gz)" }
+  }
   return { kind: "source", source: folder as IngestSource }
 }

@@ -2,6 +2,7 @@ import type { IngestSource } from "../Upstream.ts"
 import * as euvd from "./euvd.ts"
 import * as exploitDb from "./exploitDb.ts"
 import { type DocContext, problem, type Read } from "./item.ts"
+import type { JsonSplitOptions } from "./jsonSplit.ts"
 import * as kev from "./kev.ts"
 import * as metasploit from "./metasploit.ts"
 import * as mitre from "./mitre.ts"
@@ -9,7 +10,6 @@ import * as nuclei from "./nuclei.ts"
 import * as nvd from "./nvd.ts"
 import * as osv from "./osv.ts"
 import * as pocInGithub from "./pocInGithub.ts"
-import type { JsonSplitOptions } from "./jsonSplit.ts"
 
 /**
  * Documents (parsed JSON/YAML) to items, per source. A document that cannot be read (one nested a
@@ -42,7 +42,9 @@ const itemsBySource = (source: IngestSource, doc: unknown, ctx: DocContext): Ite
     case "euvd":
       return euvd.items(doc, ctx)
     case "exploit-db":
-      return exploitDb.isMapping(doc) ? exploitDb.mappingItems(doc, ctx) : [problem(ctx.position, "Exploit-DB JSON must be the CVE → EDB-ID mapping")]
+      return exploitDb.isMapping(doc)
+        ? exploitDb.mappingItems(doc, ctx)
+        : [problem(ctx.position, "Exploit-DB JSON must be the CVE → EDB-ID mapping")]
     case "metasploit":
       return metasploit.items(doc, ctx)
     case "nuclei":
@@ -139,7 +141,13 @@ export const elementReads = (
 }
 
 /** The reads of one member of a mapping, as the source's reader gives it within the whole document. */
-export const memberReads = (source: IngestSource, key: string, value: unknown, index: number, ctx: DocContext): Iterable<Read> => {
+export const memberReads = (
+  source: IngestSource,
+  key: string,
+  value: unknown,
+  index: number,
+  ctx: DocContext
+): Iterable<Read> => {
   const one = { [key]: value }
   const reads = source === "exploit-db" ? exploitDb.mappingItems(one, ctx) : documentItems(source, one, ctx)
   return reindex(reads, ctx.position, index, false)

@@ -13,10 +13,12 @@ export interface EpssHeader {
 /** The model/date comment line; files without one (older exports) give an empty model and no date. */
 export const parseHeader = (line: string): EpssHeader | undefined => {
   if (!line.startsWith("#")) return undefined
-  const fields = new Map(line.slice(1).split(",").map((kv) => {
-    const i = kv.indexOf(":")
-    return [kv.slice(0, i).trim(), kv.slice(i + 1).trim()] as const
-  }))
+  const fields = new Map(
+    line.slice(1).split(",").map((kv) => {
+      const i = kv.indexOf(":")
+      return [kv.slice(0, i).trim(), kv.slice(i + 1).trim()] as const
+    })
+  )
   const date = dateOnly(fields.get("score_date"))
   const modelVersion = fields.get("model_version")
   return date !== undefined && modelVersion !== undefined ? { modelVersion, date } : undefined
@@ -33,10 +35,19 @@ export function* rowItems(
     const score = Number(row.epss)
     const percentile = Number(row.percentile)
     if (!CVE_ID.test(cve)) yield problem(at, `EPSS row without a CVE id (${JSON.stringify(row.cve ?? "")})`)
-    else if (!(score >= 0 && score <= 1) || !(percentile >= 0 && percentile <= 1) || row.epss?.trim() === "" || row.percentile?.trim() === "") {
+    else if (
+      !(score >= 0 && score <= 1) || !(percentile >= 0 && percentile <= 1) || row.epss?.trim() === "" ||
+      row.percentile?.trim() === ""
+    ) {
       yield problem(at, `${cve}: epss/percentile must be numbers in [0, 1]`)
     } else if (header === undefined) yield problem(at, "EPSS file without its #model_version,score_date header")
-    else yield itemOf({ ...ctx, position: at }, cve, { cve, score, percentile, date: header.date, modelVersion: header.modelVersion })
+    else {yield itemOf({ ...ctx, position: at }, cve, {
+        cve,
+        score,
+        percentile,
+        date: header.date,
+        modelVersion: header.modelVersion
+      })}
   }
 }
 
@@ -45,6 +56,12 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
   if (!isRecord(p) || typeof p.cve !== "string" || typeof p.score !== "number" || typeof p.percentile !== "number") {
     return problem(item.position, "EPSS item without cve/score/percentile")
   }
-  const score: EpssScore = { cve: p.cve, score: p.score, percentile: p.percentile, date: String(p.date), modelVersion: String(p.modelVersion) }
+  const score: EpssScore = {
+    cve: p.cve,
+    score: p.score,
+    percentile: p.percentile,
+    date: String(p.date),
+    modelVersion: String(p.modelVersion)
+  }
   return [{ kind: "epss", scores: [score] }]
 }

@@ -56,7 +56,12 @@ const versionsOf = (v: unknown): Array<Record<string, unknown>> => {
   const m = /^(\S+) (<|≤|<=)(\S+)$/.exec(s)
   if (m === null) return [{ version: s.slice(0, 1024), status: "affected" }]
   const start = m[1] === "unspecified" ? "0" : m[1]!
-  return [{ version: start, status: "affected", versionType: "custom", ...(m[2] === "<" ? { lessThan: m[3] } : { lessThanOrEqual: m[3] }) }]
+  return [{
+    version: start,
+    status: "affected",
+    versionType: "custom",
+    ...(m[2] === "<" ? { lessThan: m[3] } : { lessThanOrEqual: m[3] })
+  }]
 }
 
 export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyArray<Normalised> | ItemProblem => {
@@ -80,12 +85,19 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     }]
   })
   const vector = asString(e.baseScoreVector)
-  const metric = vector === undefined ? undefined
-    : metricFromVector(vector, asString(e.baseScoreVersion), typeof e.baseScore === "number" && e.baseScore >= 0 ? e.baseScore : undefined)
+  const metric = vector === undefined ?
+    undefined
+    : metricFromVector(
+      vector,
+      asString(e.baseScoreVersion),
+      typeof e.baseScore === "number" && e.baseScore >= 0 ? e.baseScore : undefined
+    )
   const published = euvdDate(e.datePublished)
   const updated = euvdDate(e.dateUpdated)
   const exploitedSince = euvdDate(e.exploitedSince)
-  const epss = typeof e.epss === "number" ? { score: Math.round(e.epss * 1000) / 100000, source: "euvd", date: (updated ?? published)?.slice(0, 10) } : undefined
+  const epss = typeof e.epss === "number"
+    ? { score: Math.round(e.epss * 1000) / 100000, source: "euvd", date: (updated ?? published)?.slice(0, 10) }
+    : undefined
   const adp = enrichmentContainer({
     source: "euvd",
     upstream,

@@ -3,7 +3,8 @@ import { VDB_ADP_ORG_ID } from "../../vulns/EnrichmentContainer.ts"
 
 export const CVE_ID = /^CVE-[0-9]{4}-[0-9]{4,19}$/
 /** Identifier kinds other than CVE that become records (see docs/sources.md, "the relaxation"). */
-export const NON_CVE_RECORD_ID = /^(GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-[0-9]{4}-[0-9]+|RUSTSEC-[0-9]{4}-[0-9]{4}|GO-[0-9]{4}-[0-9]{4,}|EUVD-[0-9]{4}-[0-9]+|[A-Z][A-Z0-9]*(-[A-Za-z0-9.:_]+)+)$/
+export const NON_CVE_RECORD_ID =
+  /^(GHSA(-[23456789cfghjmpqrvwx]{4}){3}|PYSEC-[0-9]{4}-[0-9]+|RUSTSEC-[0-9]{4}-[0-9]{4}|GO-[0-9]{4}-[0-9]{4,}|EUVD-[0-9]{4}-[0-9]+|[A-Z][A-Z0-9]*(-[A-Za-z0-9.:_]+)+)$/
 const CVE_LOOSE = /^(?:CVE-)?([0-9]{4})-([0-9]{4,19})$/i
 
 export const isCveId = (id: string): boolean => CVE_ID.test(id)
@@ -113,7 +114,8 @@ export const sourcePage = (source: string, id: string): string => {
   }
 }
 
-const GHSA_IN_URL = /^https?:\/\/github\.com\/(?:advisories|[^/]+\/[^/]+\/security\/advisories)\/(GHSA(?:-[23456789cfghjmpqrvwx]{4}){3})\/?$/i
+const GHSA_IN_URL =
+  /^https?:\/\/github\.com\/(?:advisories|[^/]+\/[^/]+\/security\/advisories)\/(GHSA(?:-[23456789cfghjmpqrvwx]{4}){3})\/?$/i
 
 /** A CVE record's reference that *is* a GitHub advisory page names that advisory as an alias. */
 export const ghsaOfReference = (url: string): string | undefined => {

@@ -12,19 +12,23 @@ import * as osv from "./osv.ts"
 import * as pocInGithub from "./pocInGithub.ts"
 import { openReader } from "./reader.ts"
 
-export { withEpss, GENERATOR_VERSION } from "./adp.ts"
+export { GENERATOR_VERSION, withEpss } from "./adp.ts"
 export { countRecord } from "./counts.ts"
-export { detectSource, type Detected } from "./detect.ts"
+export { type Detected, detectSource } from "./detect.ts"
+export { canonicalId, exploitUuid, isCveId, NON_CVE_RECORD_ID } from "./ids.ts"
 export { MAX_RECORD_BYTES } from "./limits.ts"
 export { formatOf, INGEST_FORMATS, type IngestFormat, type ItemReader, openReader } from "./reader.ts"
-export { canonicalId, exploitUuid, isCveId, NON_CVE_RECORD_ID } from "./ids.ts"
 
 /**
  * Splits one file's decoded text into upstream items (the incremental reader
  * fed the whole text at once). A malformed item gives an ItemProblem
  * (position + reason) and reading goes on; nothing here throws.
  */
-export function* readItems(source: IngestSource, fileName: string, content: string): Iterable<UpstreamItem | ItemProblem> {
+export function* readItems(
+  source: IngestSource,
+  fileName: string,
+  content: string
+): Iterable<UpstreamItem | ItemProblem> {
   const reader = openReader(source, fileName)
   yield* reader.push(Buffer.from(content, "utf8"))
   yield* reader.end()

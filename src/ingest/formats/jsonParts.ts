@@ -15,7 +15,13 @@ export type JsonPart =
     readonly text: string | undefined
     readonly bytes: number
   }
-  | { readonly kind: "member"; readonly key: string; readonly index: number; readonly text: string | undefined; readonly bytes: number }
+  | {
+    readonly kind: "member"
+    readonly key: string
+    readonly index: number
+    readonly text: string | undefined
+    readonly bytes: number
+  }
 
 export interface JsonSplitOptions {
   /** Cut the elements of a top-level array. */
@@ -44,7 +50,17 @@ export interface Unit {
   readonly key: string | undefined
 }
 
-export type State = "top" | "arrayValue" | "arrayNext" | "objectKey" | "key" | "colon" | "objectValue" | "objectNext" | "value" | "done"
+export type State =
+  | "top"
+  | "arrayValue"
+  | "arrayNext"
+  | "objectKey"
+  | "key"
+  | "colon"
+  | "objectValue"
+  | "objectNext"
+  | "value"
+  | "done"
 
 /** Member names longer than this are not decoded: such a member is reported like a record over the cap. */
 export const MAX_KEY = 64 * 1024

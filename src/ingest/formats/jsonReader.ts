@@ -1,7 +1,7 @@
 import type { IngestSource } from "../Upstream.ts"
 import { documentItems, elementReads, isMemberMapping, memberReads, SHAPE_MEMBERS, splitOptions } from "./documents.ts"
 import { type DocContext, problem, type Read } from "./item.ts"
-import { hasContent, isSpace, jsonSyntaxError, type ItemReader } from "./itemReader.ts"
+import { hasContent, isSpace, type ItemReader, jsonSyntaxError } from "./itemReader.ts"
 import { type JsonPart, JsonSplitter } from "./jsonSplit.ts"
 import { CappedBytes, MAX_RECORD_BYTES, overCap } from "./limits.ts"
 import { LineSplitter } from "./lines.ts"
@@ -119,7 +119,9 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
     if (!mapping) return
     prefix.drop()
     for (const m of first) {
-      yield* m.bytes >= 0 ? [problem(`${fileName}#${m.index}`, overCap(m.bytes))] : memberReads(source, m.key, m.value, m.index, ctx)
+      yield* m.bytes >= 0
+        ? [problem(`${fileName}#${m.index}`, overCap(m.bytes))]
+        : memberReads(source, m.key, m.value, m.index, ctx)
     }
   }
 
@@ -167,7 +169,9 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
       if (mode === "sniff" || mode === "single") return yield* wholeDocument(source, fileName, prefix)
       const s = splitter!
       for (const part of s.end()) yield* partReads(part)
-      if (mapping === undefined && members !== undefined && members.length > 0 && s.failure === undefined) yield* decideMapping()
+      if (mapping === undefined && members !== undefined && members.length > 0 && s.failure === undefined) {
+        yield* decideMapping()
+      }
       yield* releaseHeld(true)
       if (elements > 0 || mapping === true) {
         if (s.failure !== undefined) yield problem(fileName, `malformed JSON after the records read: ${s.failure}`)

@@ -163,7 +163,10 @@ export class JsonSplitter {
           continue
         case "objectValue": {
           const key = this.key
-          if (b === 0x5b && !this.splitDone && key !== undefined && this.frames.length === 1 && this.options.lists.includes(key)) {
+          if (
+            b === 0x5b && !this.splitDone && key !== undefined && this.frames.length === 1 &&
+            this.options.lists.includes(key)
+          ) {
             this.splitDone = true
             this.open("array", key, true)
             i++
@@ -234,7 +237,9 @@ export class JsonSplitter {
     this.inString = false
     this.escaped = false
     this.state = "value"
-    this.unit = frame?.units === true ? { pieces: [], size: 0, over: false, key: frame.kind === "object" ? this.key : undefined } : undefined
+    this.unit = frame?.units === true
+      ? { pieces: [], size: 0, over: false, key: frame.kind === "object" ? this.key : undefined }
+      : undefined
     return true
   }
 
@@ -259,7 +264,9 @@ export class JsonSplitter {
     if (unitStart >= 0) this.keep(unit, bytes.subarray(unitStart, end))
     const index = frame.index++
     this.split = true
-    const text = unit.over || (frame.kind === "object" && unit.key === undefined) ? undefined : decodeUtf8(unit.pieces, unit.size)
+    const text = unit.over || (frame.kind === "object" && unit.key === undefined)
+      ? undefined
+      : decodeUtf8(unit.pieces, unit.size)
     return frame.kind === "object"
       ? { kind: "member", key: unit.key ?? "", index, text, bytes: unit.size }
       : { kind: "element", list: frame.list, index, text, bytes: unit.size }

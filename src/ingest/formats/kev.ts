@@ -12,13 +12,17 @@ import { asArray, asString, dateOnly, isRecord, unixSeconds } from "./text.ts"
  */
 
 const cvesOf = (e: Record<string, unknown>): Array<string> =>
-  typeof e.cveID === "string" ? [canonicalId(e.cveID)]
-  : asArray(e.cve).flatMap((c) => typeof c === "string" ? [canonicalId(c)] : [])
+  typeof e.cveID === "string" ?
+    [canonicalId(e.cveID)]
+    : asArray(e.cve).flatMap((c) => typeof c === "string" ? [canonicalId(c)] : [])
 
 export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
-  const list = isRecord(doc) && Array.isArray(doc.vulnerabilities) ? doc.vulnerabilities
-    : isRecord(doc) && Array.isArray(doc.data) ? doc.data
-    : Array.isArray(doc) ? doc
+  const list = isRecord(doc) && Array.isArray(doc.vulnerabilities) ?
+    doc.vulnerabilities
+    : isRecord(doc) && Array.isArray(doc.data) ?
+    doc.data
+    : Array.isArray(doc) ?
+    doc
     : undefined
   if (list === undefined) return yield* one(doc, ctx, undefined)
   for (const [i, e] of list.entries()) yield* one(e, ctx, i)
@@ -32,7 +36,9 @@ export function* one(entry: unknown, ctx: DocContext, index: number | undefined)
   const bad = cves.find((c) => !CVE_ID.test(c))
   if (bad !== undefined) return yield problem(at, `invalid CVE id ${JSON.stringify(bad)}`)
   const added = entry.dateAdded ?? entry.date_added
-  if (dateOnly(added) === undefined) return yield problem(at, `${cves[0]}: impossible dateAdded ${JSON.stringify(added)}`)
+  if (dateOnly(added) === undefined) {
+    return yield problem(at, `${cves[0]}: impossible dateAdded ${JSON.stringify(added)}`)
+  }
   yield itemOf(ctx, cves[0]!, entry, index === undefined ? {} : { index })
 }
 
@@ -136,6 +142,8 @@ const vulncheckExploits = (e: Record<string, unknown>, cve: string): Array<Norma
   })
   return [
     ...(xdb.length > 0 ? [{ kind: "exploits" as const, summaryKey: "vulnCheckXDB" as const, exploits: xdb }] : []),
-    ...(reported.length > 0 ? [{ kind: "exploits" as const, summaryKey: "vulnCheckReportedExploitation" as const, exploits: reported }] : [])
+    ...(reported.length > 0
+      ? [{ kind: "exploits" as const, summaryKey: "vulnCheckReportedExploitation" as const, exploits: reported }]
+      : [])
   ]
 }

@@ -34,4 +34,3 @@ export class CappedBytes {
     this.over = true
   }
 }
-

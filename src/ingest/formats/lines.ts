@@ -10,7 +10,8 @@ export type Line =
   }
   | { readonly number: number; readonly over: true; readonly bytes: number }
 
-export const lineText = (line: Line & { readonly over: false }): string => line.bytes === 0 ? "" : decodeUtf8(line.pieces, line.bytes)
+export const lineText = (line: Line & { readonly over: false }): string =>
+  line.bytes === 0 ? "" : decodeUtf8(line.pieces, line.bytes)
 
 export const decodeUtf8 = (pieces: ReadonlyArray<Uint8Array>, size: number): string =>
   pieces.length === 1

@@ -41,7 +41,8 @@ export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
 const MODULE_FILE = /(?:^|\/)(modules\/.+\.rb)$/
 
 /** A module's path inside a metasploit-framework checkout (`…/modules/exploits/…/x.rb`), else undefined. */
-export const modulePathOf = (fileName: string): string | undefined => MODULE_FILE.exec(fileName.replaceAll("\\", "/"))?.[1]
+export const modulePathOf = (fileName: string): string | undefined =>
+  MODULE_FILE.exec(fileName.replaceAll("\\", "/"))?.[1]
 
 /**
  * A module file read from a checkout of metasploit-framework: the module's own

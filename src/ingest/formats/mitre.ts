@@ -8,7 +8,9 @@ import { asArray, distinct, isRecord, timestamp } from "./text.ts"
 /** CVE JSON 5.x records (cvelistV5, vulnrichment): one file, an array, or NDJSON lines of records. */
 
 const cveIdOf = (doc: unknown): string | undefined =>
-  isRecord(doc) && isRecord(doc.cveMetadata) && typeof doc.cveMetadata.cveId === "string" ? doc.cveMetadata.cveId : undefined
+  isRecord(doc) && isRecord(doc.cveMetadata) && typeof doc.cveMetadata.cveId === "string"
+    ? doc.cveMetadata.cveId
+    : undefined
 
 export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
   if (Array.isArray(doc)) {

@@ -1,7 +1,7 @@
 import type { IngestSource } from "../Upstream.ts"
 import { documentItems } from "./documents.ts"
 import { problem, type Read } from "./item.ts"
-import { jsonSyntaxError, type ItemReader } from "./itemReader.ts"
+import { type ItemReader, jsonSyntaxError } from "./itemReader.ts"
 import { MAX_RECORD_BYTES, overCap } from "./limits.ts"
 import { type Line, LineSplitter, lineText } from "./lines.ts"
 

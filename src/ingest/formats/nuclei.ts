@@ -10,13 +10,16 @@ import { asArray, asString, isRecord } from "./text.ts"
  * its index line give the same uuid.
  */
 
-const TEMPLATE_ROOT = /(?:^|\/)((?:http|network|dns|file|headless|ssl|javascript|code|cloud|dast|tcp|cves|vulnerabilities)\/.+\.ya?ml)$/
+const TEMPLATE_ROOT =
+  /(?:^|\/)((?:http|network|dns|file|headless|ssl|javascript|code|cloud|dast|tcp|cves|vulnerabilities)\/.+\.ya?ml)$/
 
 /** A repository-relative template path (the older index carries absolute CI paths). */
 export const templatePath = (path: string): string | undefined => TEMPLATE_ROOT.exec(path.trim())?.[1]
 
-const isIndexEntry = (x: unknown): x is Record<string, unknown> => isRecord(x) && typeof x.ID === "string" && "file_path" in x
-const isTemplate = (x: unknown): x is Record<string, unknown> => isRecord(x) && typeof x.id === "string" && isRecord(x.info)
+const isIndexEntry = (x: unknown): x is Record<string, unknown> =>
+  isRecord(x) && typeof x.ID === "string" && "file_path" in x
+const isTemplate = (x: unknown): x is Record<string, unknown> =>
+  isRecord(x) && typeof x.id === "string" && isRecord(x.info)
 
 export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
   if (Array.isArray(doc)) {
@@ -43,7 +46,13 @@ const templateUrls = (path: string) => ({
 })
 
 /** Top-level template keys naming a protocol, with the nuclei-templates folder of that protocol's CVE templates. */
-const PROTOCOL_FOLDERS: Readonly<Record<string, string>> = { http: "http", requests: "http", network: "network", tcp: "network", javascript: "javascript" }
+const PROTOCOL_FOLDERS: Readonly<Record<string, string>> = {
+  http: "http",
+  requests: "http",
+  network: "network",
+  tcp: "network",
+  javascript: "javascript"
+}
 const OTHER_PROTOCOLS = ["dns", "file", "headless", "ssl", "code", "websocket", "whois"]
 
 /**
@@ -56,7 +65,9 @@ const OTHER_PROTOCOLS = ["dns", "file", "headless", "ssl", "code", "websocket", 
 const conventionalPath = (t: Record<string, unknown>): string | undefined => {
   const id = String(t.id)
   if (!CVE_ID.test(id) || OTHER_PROTOCOLS.some((key) => key in t)) return undefined
-  const folders = new Set(Object.keys(t).flatMap((key) => Object.hasOwn(PROTOCOL_FOLDERS, key) ? [PROTOCOL_FOLDERS[key]!] : []))
+  const folders = new Set(
+    Object.keys(t).flatMap((key) => Object.hasOwn(PROTOCOL_FOLDERS, key) ? [PROTOCOL_FOLDERS[key]!] : [])
+  )
   const fuzzing = asArray(t.http).some((request) => isRecord(request) && "fuzzing" in request)
   if (folders.size !== 1 || fuzzing) return undefined
   return `${[...folders][0]}/cves/${id.slice(4, 8)}/${id}.yaml`
@@ -83,7 +94,9 @@ export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemP
       url: templateUrls(item.identifier).templateUrl,
       type: "exploit",
       ...(asString(info.Name) ? { title: info.Name as string } : {}),
-      details: { nuclei: { ...templateUrls(item.identifier), ...(asString(info.Severity) ? { severity: info.Severity } : {}) } }
+      details: {
+        nuclei: { ...templateUrls(item.identifier), ...(asString(info.Severity) ? { severity: info.Severity } : {}) }
+      }
     }
     return [{ kind: "exploits", summaryKey: "nuclei", exploits: [exploit] }]
   }

@@ -76,8 +76,9 @@ const rangesToVersions = (ranges: ReadonlyArray<unknown>, ecoType: string): Arra
       const limit = asString(e.limit)
       if (start === undefined) continue
       if (fixed !== undefined) out.push({ version: start, status: "affected", versionType, lessThan: fixed })
-      else if (lastAffected !== undefined) out.push({ version: start, status: "affected", versionType, lessThanOrEqual: lastAffected })
-      else if (limit !== undefined) out.push({ version: start, status: "affected", versionType, lessThan: limit })
+      else if (lastAffected !== undefined) {
+        out.push({ version: start, status: "affected", versionType, lessThanOrEqual: lastAffected })
+      } else if (limit !== undefined) out.push({ version: start, status: "affected", versionType, lessThan: limit })
       else continue
       start = undefined
     }
@@ -96,27 +97,41 @@ const affectedOf = (affected: ReadonlyArray<unknown>): Array<Record<string, unkn
     const ranges = rangesToVersions(asArray(a.ranges), ecoType)
     const listed = ranges.length > 0
       ? []
-      : asArray(a.versions).flatMap((v) => typeof v === "string" && v.trim() !== "" ? [{ version: v.trim(), status: "affected" }] : [])
+      : asArray(a.versions).flatMap((v) =>
+        typeof v === "string" && v.trim() !== "" ? [{ version: v.trim(), status: "affected" }] : []
+      )
     const seen = new Set<string>()
     const versions = [...ranges, ...listed].filter((v) => {
       const k = JSON.stringify(v)
       return seen.has(k) ? false : (seen.add(k), true)
     })
-    const gitRepo = asArray(a.ranges).map((r) => isRecord(r) ? asString(r.repo) : undefined).find((r) => r !== undefined)
+    const gitRepo = asArray(a.ranges).map((r) => isRecord(r) ? asString(r.repo) : undefined).find((r) =>
+      r !== undefined
+    )
     const ident = name !== undefined && collectionURL !== undefined
       ? { collectionURL, packageName: name }
       : { vendor: ecosystem !== "" ? ecosystem : "n/a", product: name ?? gitRepo ?? "n/a" }
     return [{
       ...ident,
-      ...(name !== undefined && collectionURL !== undefined && ecosystem !== ecosystem.split(":")[0] ? { platforms: [ecosystem] } : {}),
+      ...(name !== undefined && collectionURL !== undefined && ecosystem !== ecosystem.split(":")[0]
+        ? { platforms: [ecosystem] }
+        : {}),
       ...(versions.length > 0 ? { versions, defaultStatus: "unaffected" } : { defaultStatus: "unknown" })
     }]
   })
 
 const REFERENCE_TYPES: Record<string, string> = {
-  ADVISORY: "vendor-advisory", ARTICLE: "media-coverage", DETECTION: "signature", DISCUSSION: "mailing-list",
-  REPORT: "issue-tracking", FIX: "patch", INTRODUCED: "x_introduced", GIT: "x_git", PACKAGE: "product",
-  EVIDENCE: "exploit", WEB: "x_web"
+  ADVISORY: "vendor-advisory",
+  ARTICLE: "media-coverage",
+  DETECTION: "signature",
+  DISCUSSION: "mailing-list",
+  REPORT: "issue-tracking",
+  FIX: "patch",
+  INTRODUCED: "x_introduced",
+  GIT: "x_git",
+  PACKAGE: "product",
+  EVIDENCE: "exploit",
+  WEB: "x_web"
 }
 
 /** OSV aliases, canonicalised; `related`/upstream ids are not aliases (OSV rules). */
@@ -142,7 +157,10 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
   })
   const references: Array<ReferenceInput> = asArray(doc.references).flatMap((r) =>
     isRecord(r) && typeof r.url === "string"
-      ? [{ url: r.url, tags: typeof r.type === "string" ? [REFERENCE_TYPES[r.type] ?? `x_${r.type.toLowerCase()}`] : [] }]
+      ? [{
+        url: r.url,
+        tags: typeof r.type === "string" ? [REFERENCE_TYPES[r.type] ?? `x_${r.type.toLowerCase()}`] : []
+      }]
       : []
   )
   const modified = timestamp(doc.modified)
@@ -154,7 +172,14 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     enrichmentSource: source === "ghsa" ? "github/advisory-database (OSV)" : `OSV (${id.split("-")[0]})`,
     generatedAt,
     aliases: recordAliases(id, cveId, aliases),
-    dataCollected: ["descriptions", "affected", "references", "aliases", ...(metrics.length > 0 ? ["metrics"] : []), ...(cwes.length > 0 ? ["problemTypes"] : [])],
+    dataCollected: [
+      "descriptions",
+      "affected",
+      "references",
+      "aliases",
+      ...(metrics.length > 0 ? ["metrics"] : []),
+      ...(cwes.length > 0 ? ["problemTypes"] : [])
+    ],
     extra: {
       ...(typeof dbs.severity === "string" ? { x_severity: dbs.severity } : {}),
       ...(asArray(doc.related).length > 0 ? { x_related: distinct(asArray(doc.related).map(String)) } : {}),
@@ -172,7 +197,11 @@ export const normalise = (item: UpstreamItem, upstream: IngestSource): ReadonlyA
     dateUpdated: modified,
     cna: {
       title: summary,
-      descriptions: details !== undefined ? [{ value: details, markdown: true }] : summary !== undefined ? [{ value: summary }] : [],
+      descriptions: details !== undefined
+        ? [{ value: details, markdown: true }]
+        : summary !== undefined
+        ? [{ value: summary }]
+        : [],
       affected: affectedOf(asArray(doc.affected)),
       references,
       problemTypes: cwes.map((cwe) => ({ cwe })),

@@ -30,7 +30,10 @@ export function* items(doc: unknown, ctx: DocContext): Iterable<Read> {
 
 /** `https://raw.githubusercontent.com/nomi-sec/PoC-in-GitHub/master/2003/CVE-2003-0127.json` to its GitHub page. */
 const pageOf = (raw: string): string =>
-  raw.replace(/^https:\/\/raw\.githubusercontent\.com\/([^/]+)\/([^/]+)\/([^/]+)\//, "https://github.com/$1/$2/blob/$3/")
+  raw.replace(
+    /^https:\/\/raw\.githubusercontent\.com\/([^/]+)\/([^/]+)\/([^/]+)\//,
+    "https://github.com/$1/$2/blob/$3/"
+  )
 
 export const normalise = (item: UpstreamItem): ReadonlyArray<Normalised> | ItemProblem => {
   const p = item.parsed

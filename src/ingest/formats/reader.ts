@@ -22,7 +22,6 @@ export const formatOf = (fileName: string): IngestFormat => {
   return "json"
 }
 
-
 /** A YAML file is one document (a nuclei template), read whole up to the cap. */
 const yamlReader = (source: IngestSource, fileName: string): ItemReader => {
   const prefix = new CappedBytes()
@@ -101,7 +100,10 @@ const csvReader = (source: IngestSource, fileName: string): ItemReader => {
       else if (source === "exploit-db") {
         for (const v of Object.values(r.row)) groupedBytes += v.length
         if (groupedBytes <= MAX_GROUPED_BYTES) grouped.push(r)
-        else yield problem(`${fileName}:${r.line}`, `more than ${MAX_GROUPED_BYTES / 1024 / 1024} MiB of Exploit-DB rows in one file`)
+        else {yield problem(
+            `${fileName}:${r.line}`,
+            `more than ${MAX_GROUPED_BYTES / 1024 / 1024} MiB of Exploit-DB rows in one file`
+          )}
       } else if (source === "cisa-kev" || source === "vulncheck-kev") {
         yield* kev.one(r.row, { ...ctx, position: `${fileName}:${r.line}` }, undefined)
       }
@@ -159,11 +161,21 @@ const refusedReader = (fileName: string, reason: string): ItemReader => ({
  * goes on; nothing here throws. A file with nothing but whitespace is one
  * problem, "empty file".
  */
-export const openReader = (source: IngestSource, fileName: string, format: IngestFormat = formatOf(fileName)): ItemReader => {
+export const openReader = (
+  source: IngestSource,
+  fileName: string,
+  format: IngestFormat = formatOf(fileName)
+): ItemReader => {
   const inner = isCheckoutFile(source, fileName)
-    ? checkoutFileReader(source, fileName, source === "metasploit" ? metasploit.moduleFileItem : exploitDb.exploitFileItem)
+    ? checkoutFileReader(
+      source,
+      fileName,
+      source === "metasploit" ? metasploit.moduleFileItem : exploitDb.exploitFileItem
+    )
     : format === "csv"
-    ? CSV_SOURCES.includes(source) ? csvReader(source, fileName) : refusedReader(fileName, `CSV is not a format of ${source}`)
+    ? CSV_SOURCES.includes(source)
+      ? csvReader(source, fileName)
+      : refusedReader(fileName, `CSV is not a format of ${source}`)
     : format === "yaml"
     ? yamlReader(source, fileName)
     : format === "ndjson"
@@ -200,4 +212,5 @@ export const openReader = (source: IngestSource, fileName: string, format: Inges
 }
 
 const BOM = new Uint8Array([0xef, 0xbb, 0xbf])
-const startsWithBom = (bytes: Uint8Array) => bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+const startsWithBom = (bytes: Uint8Array) =>
+  bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf

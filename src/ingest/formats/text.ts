@@ -1,7 +1,8 @@
 /** Value-level sanitising shared by the record builders: what the CVE 5.1 schema accepts. */
 export { asArray, distinct, isRecord } from "../../vulns/JsonShapes.ts"
 
-const TIMESTAMP = /^((19|2[0-9])[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$/
+const TIMESTAMP =
+  /^((19|2[0-9])[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$/
 
 /**
  * An ISO 8601 timestamp the schema accepts (years 1900–2999), or undefined.
@@ -87,4 +88,5 @@ export const text = (value: unknown, max: number): string | undefined => {
   return `${points.slice(0, max - 1).join("")}…`
 }
 
-export const asString = (x: unknown): string | undefined => typeof x === "string" && x.trim() !== "" ? x.trim() : undefined
+export const asString = (x: unknown): string | undefined =>
+  typeof x === "string" && x.trim() !== "" ? x.trim() : undefined

@@ -18,7 +18,11 @@ const V4_PART = /^(?:0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$/
 
 const v4Part = (part: string): number | undefined => {
   if (!V4_PART.test(part)) return undefined
-  if (part.length >= 2 && (part[1] === "x" || part[1] === "X")) return part.length === 2 ? 0 : parseInt(part.slice(2), 16)
+  if (part.length >= 2 && (part[1] === "x" || part[1] === "X")) {
+    return part.length === 2
+      ? 0
+      : parseInt(part.slice(2), 16)
+  }
   if (part.length >= 2 && part[0] === "0") return parseInt(part.slice(1), 8)
   return Number(part)
 }
@@ -45,7 +49,8 @@ export const parseIpv4 = (text: string): Uint8Array | undefined => {
   return new Uint8Array([n >>> 24 & 255, n >>> 16 & 255, n >>> 8 & 255, n & 255])
 }
 
-const DOTTED_QUAD = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/
+const DOTTED_QUAD =
+  /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/
 const HEXTET = /^[0-9a-fA-F]{1,4}$/
 
 /** IPv6 text, brackets and a zone id (`%eth0`, `%25eth0`) allowed; an embedded dotted quad in the last 32 bits. */

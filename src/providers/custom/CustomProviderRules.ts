@@ -1,5 +1,5 @@
-import { isProviderSlug } from "../ProviderSlugs.ts"
 import type { AuthStyle } from "../catalog/ProviderSpec.ts"
+import { isProviderSlug } from "../ProviderSlugs.ts"
 import { CustomProviderInvalid, type CustomSurface, type NewCustomProvider } from "./CustomProvider.ts"
 import type { CustomProviderInput } from "./CustomProviderStore.ts"
 
@@ -48,7 +48,9 @@ const HEADER_VALUE = /^[\x20-\x7e]*$/
 const invalid = (reason: string) => new CustomProviderInvalid({ reason })
 
 export const slugProblem = (slug: string): string | undefined => {
-  if (!SLUG.test(slug)) return `slug ${JSON.stringify(slug.slice(0, 80))}: use 1-63 lower-case letters, digits and dashes`
+  if (!SLUG.test(slug)) {
+    return `slug ${JSON.stringify(slug.slice(0, 80))}: use 1-63 lower-case letters, digits and dashes`
+  }
   if (isProviderSlug(slug)) return `slug ${JSON.stringify(slug)} is a built-in provider`
   if (RESERVED_SLUGS.has(slug)) return `slug ${JSON.stringify(slug)} is reserved by the gateway`
   return undefined
@@ -79,7 +81,9 @@ export const parseBaseUrl = (raw: string): URL | string => {
     return "base_url is not a URL"
   }
   if (url.protocol !== "https:") return "base_url must be https"
-  if (url.username !== "" || url.password !== "") return "base_url must not carry credentials (store the key with provider-key set)"
+  if (url.username !== "" || url.password !== "") {
+    return "base_url must not carry credentials (store the key with provider-key set)"
+  }
   if (url.search !== "" || url.hash !== "") return "base_url must not have a query or fragment"
   if (url.hostname === "") return "base_url has no host"
   return url
@@ -96,7 +100,9 @@ export const validateRegistration = (
   const url = parseBaseUrl(input.base_url)
   if (typeof url === "string") return invalid(url)
   if (input.surfaces.length === 0) return invalid("name at least one surface (chat, responses, messages)")
-  if ((input.surfaces as ReadonlyArray<string>).includes("kiro")) return invalid("a custom provider cannot serve the kiro surface")
+  if ((input.surfaces as ReadonlyArray<string>).includes("kiro")) {
+    return invalid("a custom provider cannot serve the kiro surface")
+  }
   const surfaces = [...new Set(input.surfaces)] as Array<CustomSurface>
   const auth = parseAuth(input.auth ?? "bearer")
   if (auth === undefined) {
@@ -110,11 +116,15 @@ export const validateRegistration = (
     const name = raw.toLowerCase()
     const value = headers[raw]!
     if (!TOKEN.test(name)) return invalid(`default header ${JSON.stringify(raw.slice(0, 80))}: not a header name`)
-    if (FORBIDDEN_HEADERS.has(name) || name.startsWith("x-gateway-") || (auth._tag === "Header" && auth.name === name)) {
+    if (
+      FORBIDDEN_HEADERS.has(name) || name.startsWith("x-gateway-") || (auth._tag === "Header" && auth.name === name)
+    ) {
       return invalid(`default header ${name}: not allowed (keys go in the vault; connection headers are the gateway's)`)
     }
     if (value.length > MAX_HEADER_VALUE || !HEADER_VALUE.test(value)) {
-      return invalid(`default header ${name}: the value must be printable ASCII, at most ${MAX_HEADER_VALUE} characters`)
+      return invalid(
+        `default header ${name}: the value must be printable ASCII, at most ${MAX_HEADER_VALUE} characters`
+      )
     }
     // Header names are case-insensitive: two spellings of one name kept only the last, silently.
     if (name in defaultHeaders) return invalid(`default header ${name}: given twice (names are case-insensitive)`)

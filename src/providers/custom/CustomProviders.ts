@@ -1,11 +1,12 @@
 import { Context, Duration, Effect, Layer } from "effect"
+import { makeBackendCache } from "../../cache/BackendCache.ts"
+import { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
+import { keyCacheTtl } from "../../cache/KeyCacheTtl.ts"
 import { Invalidation, type InvalidationBus } from "../../db/Invalidation.ts"
 import { ProviderKeys } from "../../vault/ProviderKeys.ts"
-import { makeBackendCache } from "../../cache/BackendCache.ts"
-import { keyCacheTtl } from "../../cache/KeyCacheTtl.ts"
-import { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
-import { type Provider, resolveProvider } from "../ProviderCatalog.ts"
 import type { Endpoint, ProviderSpec } from "../catalog/ProviderSpec.ts"
+import { type Provider, resolveProvider } from "../ProviderCatalog.ts"
+import { parseAddress } from "./AddressVetting.ts"
 import {
   type CustomProvider,
   CustomProviderError,
@@ -13,7 +14,6 @@ import {
   CustomProviderNotFound,
   type NewCustomProvider
 } from "./CustomProvider.ts"
-import { parseAddress } from "./AddressVetting.ts"
 import { parseAuth, SLUG, validateRegistration } from "./CustomProviderRules.ts"
 import { type CustomProviderStore, memoryCustomProviderStore, sqlCustomProviderStore } from "./CustomProviderStore.ts"
 import { type HostVetting, makeHostVetting } from "./VettingPolicy.ts"
@@ -108,7 +108,10 @@ export const makeCustomProviders = Effect.fnUntraced(function*(options: {
     channels: ["custom-provider"]
   })
 
-  const lookup = (orgUuid: string | undefined, slug: string): Effect.Effect<CustomRoute | undefined, BackendUnavailable> =>
+  const lookup = (
+    orgUuid: string | undefined,
+    slug: string
+  ): Effect.Effect<CustomRoute | undefined, BackendUnavailable> =>
     orgUuid === undefined || !UUID.test(orgUuid) || !SLUG.test(slug)
       ? Effect.succeed(undefined)
       : Effect.map(cache.get(orgUuid.toLowerCase()), (routes) => routes.get(slug))
@@ -121,7 +124,9 @@ export const makeCustomProviders = Effect.fnUntraced(function*(options: {
     if (problem !== undefined) return yield* refuse(new CustomProviderInvalid({ reason: problem }))
     const created = yield* store.insert(org, checked.row)
     if (created === undefined) {
-      return yield* refuse(new CustomProviderInvalid({ reason: `slug ${JSON.stringify(input.slug)} is already registered` }))
+      return yield* refuse(
+        new CustomProviderInvalid({ reason: `slug ${JSON.stringify(input.slug)} is already registered` })
+      )
     }
     // A key left from an earlier provider of the same slug must not reach a new endpoint.
     yield* providerKeys.remove(org, created.slug)
@@ -164,13 +169,15 @@ export class CustomProviders extends Context.Service<CustomProviders, {
     return Layer.effect(
       CustomProviders,
       Effect.gen(function*() {
-        return CustomProviders.of(yield* makeCustomProviders({
-          store: yield* store,
-          ttl: yield* keyCacheTtl,
-          bus: yield* Invalidation,
-          vet: yield* makeHostVetting,
-          providerKeys: yield* ProviderKeys
-        }))
+        return CustomProviders.of(
+          yield* makeCustomProviders({
+            store: yield* store,
+            ttl: yield* keyCacheTtl,
+            bus: yield* Invalidation,
+            vet: yield* makeHostVetting,
+            providerKeys: yield* ProviderKeys
+          })
+        )
       })
     )
   }

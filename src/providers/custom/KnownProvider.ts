@@ -14,7 +14,9 @@ export const unknownProviderReason = (custom: CustomProviders["Service"], org: s
     : Effect.map(custom.lookup(org, slug), (route) =>
       route !== undefined
         ? undefined
-        : `unknown provider ${JSON.stringify(slug.slice(0, 64))} (known: ${PROVIDER_SLUGS.join(", ")}, or a custom provider of this organization)`)
+        : `unknown provider ${JSON.stringify(slug.slice(0, 64))} (known: ${
+          PROVIDER_SLUGS.join(", ")
+        }, or a custom provider of this organization)`)
 
 /**
  * Stores the organization's key for `slug`, a provider `unknownProviderReason` accepted. A custom

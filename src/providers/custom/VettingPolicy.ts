@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { looksNumeric, type ParsedAddress, parseAddress, reservedReason } from "./AddressVetting.ts"
+import { looksNumeric, parseAddress, type ParsedAddress, reservedReason } from "./AddressVetting.ts"
 import type { ResolveFailed } from "./Resolver.ts"
 import { Resolver } from "./Resolver.ts"
 

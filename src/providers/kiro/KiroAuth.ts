@@ -17,7 +17,10 @@ const DEFAULT_REGION = "us-east-1"
 /** `VDB_PROVIDER_KIRO_AUTH_URL` (social) and `VDB_PROVIDER_KIRO_OIDC_URL` (idc). */
 export const kiroAuthEndpoints = Config.all({
   social: Config.URL("VDB_PROVIDER_KIRO_AUTH_URL").pipe(Config.withDefault(new URL(DEFAULT_SOCIAL_REFRESH_URL))),
-  idc: Config.URL("VDB_PROVIDER_KIRO_OIDC_URL").pipe(Config.option, Config.map((o) => o._tag === "Some" ? o.value : undefined))
+  idc: Config.URL("VDB_PROVIDER_KIRO_OIDC_URL").pipe(
+    Config.option,
+    Config.map((o) => o._tag === "Some" ? o.value : undefined)
+  )
 })
 
 /** A freshly minted access token. */
@@ -93,7 +96,10 @@ export const refreshSignIn = (
         // throw away a working refresh token.
         const passing = response.status >= 500 || response.status === 408 || response.status === 429
         return Effect.andThen(
-          Effect.logWarning(passing ? "kiro sign-in service failing" : "kiro sign-in refresh refused", { status: response.status, method: signIn.authMethod }),
+          Effect.logWarning(passing ? "kiro sign-in service failing" : "kiro sign-in refresh refused", {
+            status: response.status,
+            method: signIn.authMethod
+          }),
           Effect.fail(passing ? unreachable : refusedBy)
         )
       }

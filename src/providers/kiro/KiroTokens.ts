@@ -1,9 +1,9 @@
 import { Clock, Context, Deferred, Effect, Layer, Metric, Redacted } from "effect"
 import { ProviderCredentialInvalid, type UpstreamAuthFailed } from "../../../schema/GatewayError.ts"
 import { isRefused, type KiroSignIn, parseKiroSignIn } from "../../../schema/KiroSignIn.ts"
-import { ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import type { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
 import { UpstreamClient } from "../../http/UpstreamClient.ts"
+import { ProviderKeyMissing, ProviderKeys, type ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 import { type KiroAuthEndpoints, kiroAuthEndpoints, refreshSignIn } from "./KiroAuth.ts"
 
 /** Calls to Kiro's token endpoint, by outcome (docs/operations.md): one per lease across processes. */
@@ -162,8 +162,15 @@ export class KiroTokens extends Context.Service<KiroTokens, {
             const written = JSON.stringify(current)
             const values = new Set([fromText, storedText, written])
             // Refreshed from a superseded value: that value still stands for this sign-in.
-            if (previous !== undefined && previous.signIn === from) for (const value of previous.stored) values.add(value)
-            minted.set(orgUuid, { access, refreshAt: refreshAtOf(now, answer.expiresInSeconds), signIn: current, stored: values })
+            if (previous !== undefined && previous.signIn === from) {
+              for (const value of previous.stored) values.add(value)
+            }
+            minted.set(orgUuid, {
+              access,
+              refreshAt: refreshAtOf(now, answer.expiresInSeconds),
+              signIn: current,
+              stored: values
+            })
             return [access, Redacted.make(written)] as const
           }))
 

@@ -19,7 +19,9 @@ const records = (): ReadonlyArray<readonly [string, Uint8Array]> =>
       }
     }
     walk(join(SOURCES, source))
-    return files.map((path) => [path.slice(SOURCES.length), Buffer.from(JSON.stringify(JSON.parse(readFileSync(path, "utf8"))))] as const)
+    return files.map((path) =>
+      [path.slice(SOURCES.length), Buffer.from(JSON.stringify(JSON.parse(readFileSync(path, "utf8"))))] as const
+    )
   })
 
 describe("/vuln's cached codings", () => {

@@ -6,9 +6,9 @@ import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { serveWithOrg } from "../harness.ts"
-import { forgeToken } from "./tokens.ts"
 import { get, type RawResponse } from "./http.ts"
 import { ingestRecord } from "./seed.ts"
+import { forgeToken } from "./tokens.ts"
 
 /**
  * `VulnFastPath` answers a cached `/vuln` for an active organization its limits admit before the
@@ -42,10 +42,14 @@ const countedOnBothPaths = (url: string, auth: Record<string, string>, etag: str
     const resetsAgree = (fast: RawResponse, full: RawResponse) => {
       for (const name of RESETS) {
         assert.strictEqual(fast.headers[name] === undefined, full.headers[name] === undefined, name)
-        if (fast.headers[name] !== undefined) assert.isAtMost(Math.abs(Number(fast.headers[name]) - Number(full.headers[name])), 1, name)
+        if (fast.headers[name] !== undefined) {
+          assert.isAtMost(Math.abs(Number(fast.headers[name]) - Number(full.headers[name])), 1, name)
+        }
       }
     }
-    const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "if-none-match": etag }]
+    const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, {
+      "if-none-match": etag
+    }]
     for (const headers of variants) {
       const fast = yield* get(url, { ...auth, ...headers })
       const full = yield* get(`${url}?via=httpapi`, { ...auth, ...headers })
@@ -66,7 +70,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const auth = { authorization: org.apiKey }
         const first = yield* get(`${base}/vuln/CVE-2034-0001`, auth)
         const etag = first.headers.etag as string
-        const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, { "accept-encoding": "br;q=1, gzip;q=0.5" }, { "if-none-match": etag }]
+        const variants: ReadonlyArray<Record<string, string>> = [{}, { "accept-encoding": "gzip" }, {
+          "accept-encoding": "br;q=1, gzip;q=0.5"
+        }, { "if-none-match": etag }]
         for (const headers of variants) {
           const fast = yield* get(`${base}/vuln/CVE-2034-0001`, { ...auth, ...headers })
           const full = yield* get(`${base}/vuln/CVE-2034-0001?via=httpapi`, { ...auth, ...headers })
@@ -99,7 +105,12 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const auth = { authorization: org.apiKey }
         const first = yield* get(`${base}/vuln/CVE-2034-0003`, auth)
         assert.strictEqual(first.headers["x-ratelimit-remaining-week"], "999")
-        const remaining = yield* countedOnBothPaths(`${base}/vuln/CVE-2034-0003`, auth, first.headers.etag as string, 999)
+        const remaining = yield* countedOnBothPaths(
+          `${base}/vuln/CVE-2034-0003`,
+          auth,
+          first.headers.etag as string,
+          999
+        )
 
         // At the limit: the fast path's refusal goes to the HttpApi, whose 429 is the API's; nothing more is counted.
         yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 - remaining })
@@ -109,7 +120,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual(over.headers["x-ratelimit-remaining-week"], "0")
         assert.isDefined(over.headers["retry-after"])
         yield* orgs.setLimits(org.uuid, { perMinute: 0, perWeek: 1000 })
-        assert.strictEqual((yield* get(`${base}/vuln/CVE-2034-0003`, auth)).headers["x-ratelimit-remaining-week"], String(remaining - 1))
+        assert.strictEqual(
+          (yield* get(`${base}/vuln/CVE-2034-0003`, auth)).headers["x-ratelimit-remaining-week"],
+          String(remaining - 1)
+        )
       })))
 
     it.effect("Bearer tokens: the same answers as the HttpApi's; an expired, tampered or deactivated one gets the HttpApi's refusal", () =>
@@ -130,7 +144,8 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         const expired = yield* get(`${base}/vuln/CVE-2034-0004`, shortLived)
         assert.strictEqual(expired.status, 403)
         assert.deepStrictEqual(JSON.parse(expired.body.toString()), { success: false, error: "token expired" })
-        const tampered = auth.authorization.slice(0, -2) + (auth.authorization.at(-2) === "A" ? "B" : "A") + auth.authorization.at(-1)
+        const tampered = auth.authorization.slice(0, -2) + (auth.authorization.at(-2) === "A" ? "B" : "A") +
+          auth.authorization.at(-1)
         const refused = yield* get(`${base}/vuln/CVE-2034-0004`, { authorization: tampered })
         assert.strictEqual(refused.status, 401)
         assert.strictEqual(refused.headers["www-authenticate"], `ApiKey realm="vdb", Bearer realm="vdb"`)

@@ -1,5 +1,5 @@
-import { request } from "node:http"
 import { Effect } from "effect"
+import { request } from "node:http"
 
 export interface RawResponse {
   readonly status: number

@@ -5,8 +5,8 @@ import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { serveWithOrg } from "../harness.ts"
-import { forgeToken } from "./tokens.ts"
 import { get } from "./http.ts"
+import { forgeToken } from "./tokens.ts"
 
 const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(PostgresTest, SecretBoxTest))

@@ -53,7 +53,10 @@ describe("ResponseCache", () => {
     Effect.gen(function*() {
       const { evict, service: cache } = yield* ResponseCache.make(1_000_000)
       const gate = yield* Deferred.make<void>()
-      const building = yield* cache.serve("k", Effect.as(Deferred.await(gate), { value: "old", bytes: 10, dependsOn: ["CVE-9"] }))
+      const building = yield* cache.serve(
+        "k",
+        Effect.as(Deferred.await(gate), { value: "old", bytes: 10, dependsOn: ["CVE-9"] })
+      )
         .pipe(Effect.forkChild)
       yield* Effect.yieldNow
       evict(["CVE-9"])

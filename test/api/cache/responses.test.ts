@@ -1,7 +1,7 @@
-import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import type { SecretBox } from "../../../src/secrets/SecretBox.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
@@ -77,7 +77,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         // The GHSA advisory names the CVE as its alias: only the alias is ingested.
         yield* ingestRecord({ source: "ghsa", identifier: "GHSA-c2fh-m3pq-7r8v", aliases: ["CVE-2031-0003"] })
         const after = yield* get(`${base}/vuln/CVE-2031-0003`, auth)
-        assert.deepStrictEqual(json(after).map((r: any) => r.cveMetadata.cveId).sort(), ["CVE-2031-0003", "GHSA-c2fh-m3pq-7r8v"])
+        assert.deepStrictEqual(json(after).map((r: any) => r.cveMetadata.cveId).sort(), [
+          "CVE-2031-0003",
+          "GHSA-c2fh-m3pq-7r8v"
+        ])
         assert.notStrictEqual(after.headers.etag, before.headers.etag)
         const info = json(yield* get(`${base}/info/CVE-2031-0003`, auth))
         assert.isFalse(info.cache_hit)
@@ -100,7 +103,13 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.isNumber(json(first).timestamp)
         const again = yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, auth)
         assert.strictEqual(again.headers.etag, first.headers.etag)
-        assert.strictEqual((yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, { ...auth, "if-none-match": first.headers.etag as string })).status, 304)
+        assert.strictEqual(
+          (yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, {
+            ...auth,
+            "if-none-match": first.headers.etag as string
+          })).status,
+          304
+        )
         const store = yield* VulnStore
         yield* store.putNormalised([{
           source: "exploit-db",
@@ -110,14 +119,26 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           outputs: [{
             kind: "exploits",
             summaryKey: "exploitDb",
-            exploits: [{ uuid: "u-2031-4", cveId: "CVE-2031-0004", source: "exploit-db", type: "exploit", details: { exploitDb: { id: "1" } } }]
+            exploits: [{
+              uuid: "u-2031-4",
+              cveId: "CVE-2031-0004",
+              source: "exploit-db",
+              type: "exploit",
+              details: { exploitDb: { id: "1" } }
+            }]
           }]
         }], [])
-        const after = yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, { ...auth, "if-none-match": first.headers.etag as string })
+        const after = yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, {
+          ...auth,
+          "if-none-match": first.headers.etag as string
+        })
         assert.strictEqual(after.status, 200)
         assert.strictEqual(json(after).count, 1)
         assert.notStrictEqual(after.headers.etag, first.headers.etag)
-        assert.strictEqual((yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, auth)).headers.etag, after.headers.etag)
+        assert.strictEqual(
+          (yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, auth)).headers.etag,
+          after.headers.etag
+        )
 
         // The same item re-normalised now files its exploit under another CVE: what it filed
         // before is touched too, though nothing in the new output names CVE-2031-0004.
@@ -128,7 +149,13 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
           outputs: [{
             kind: "exploits",
             summaryKey: "exploitDb",
-            exploits: [{ uuid: "u-2031-4", cveId: "CVE-2031-0005", source: "exploit-db", type: "exploit", details: { exploitDb: { id: "1" } } }]
+            exploits: [{
+              uuid: "u-2031-4",
+              cveId: "CVE-2031-0005",
+              source: "exploit-db",
+              type: "exploit",
+              details: { exploitDb: { id: "1" } }
+            }]
           }]
         }], [])
         assert.strictEqual(json(yield* get(`${base}/exploits/CVE-2031-0004?limit=5`, auth)).count, 0)
@@ -168,7 +195,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         assert.strictEqual((yield* conditional(changed.headers.etag as string)).status, 304)
 
         const info = yield* get(`${base}/info/CVE-2031-0010`, auth)
-        const infoMatched = yield* get(`${base}/info/CVE-2031-0010`, { ...auth, "if-none-match": info.headers.etag as string })
+        const infoMatched = yield* get(`${base}/info/CVE-2031-0010`, {
+          ...auth,
+          "if-none-match": info.headers.etag as string
+        })
         assert.strictEqual(infoMatched.status, 304)
         assert.strictEqual(infoMatched.headers.etag, info.headers.etag)
       })))
@@ -180,7 +210,10 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         yield* ingestRecord({ source: "mitre", identifier: "CVE-2031-0011" })
         const first = yield* get(`${base}/vuln/CVE-2031-0011`, { authorization: apiKey })
         assert.strictEqual(first.headers["x-ratelimit-remaining-week"], "999")
-        const notModified = yield* get(`${base}/vuln/CVE-2031-0011`, { authorization: apiKey, "if-none-match": first.headers.etag as string })
+        const notModified = yield* get(`${base}/vuln/CVE-2031-0011`, {
+          authorization: apiKey,
+          "if-none-match": first.headers.etag as string
+        })
         assert.strictEqual(notModified.status, 304)
         assert.strictEqual(notModified.headers["x-ratelimit-remaining-week"], "998")
         const sql = yield* SqlClient.SqlClient
@@ -189,8 +222,9 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         // The usage log writes off the response path: poll for the batch.
         for (let i = 0; i < 100 && statuses.length < 2; i++) {
           yield* Effect.sleep("50 millis")
-          statuses = (yield* sql<{ status: number }>`SELECT status FROM usage_log WHERE org_uuid = ${orgUuid}::uuid ORDER BY id`)
-            .map((r) => r.status)
+          statuses =
+            (yield* sql<{ status: number }>`SELECT status FROM usage_log WHERE org_uuid = ${orgUuid}::uuid ORDER BY id`)
+              .map((r) => r.status)
         }
         assert.deepStrictEqual(statuses, [200, 304])
       })))

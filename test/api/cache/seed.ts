@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import type { SourceName } from "../../../schema/Source.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 
@@ -11,7 +11,10 @@ export const cveRecord = (id: string, source: string, size: number, revision = 1
   dataVersion: "5.1",
   cveMetadata: { cveId: id, assignerOrgId: "8254265b-2729-46b6-b9e3-3dfca2d5bfca", state: "PUBLISHED" },
   containers: {
-    cna: { title: `${id} from ${source}, revision ${revision}`, descriptions: [{ lang: "en", value: "x".repeat(size) }] },
+    cna: {
+      title: `${id} from ${source}, revision ${revision}`,
+      descriptions: [{ lang: "en", value: "x".repeat(size) }]
+    },
     adp: [{ x_dataSource: source, x_aliases: [] }]
   }
 })

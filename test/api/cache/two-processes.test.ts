@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signTokenRequest } from "../../../src/auth/SigV4Token.ts"
 import { throwawayDatabase } from "../../support/database.ts"
-import { runVdb, type RunningServer, startServer, tempDataDir } from "../../support/processes.ts"
+import { type RunningServer, runVdb, startServer, tempDataDir } from "../../support/processes.ts"
 
 /**
  * Two `bin/vdb serve api` processes on one PostgreSQL. Every write goes
@@ -20,7 +20,11 @@ describe("caches of another process (PostgreSQL): never stale after a write on A
 
   beforeAll(async () => {
     const database = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-    const shared = { DATABASE_URL: database.url, VDB_MASTER_KEY: randomBytes(32).toString("base64"), VDB_LOG_LEVEL: "Warn" }
+    const shared = {
+      DATABASE_URL: database.url,
+      VDB_MASTER_KEY: randomBytes(32).toString("base64"),
+      VDB_LOG_LEVEL: "Warn"
+    }
     envA = { ...shared, VDB_DATA_DIR: tempDataDir() }
     a = await startServer(envA, ["api"])
     b = await startServer({ ...shared, VDB_DATA_DIR: tempDataDir() }, ["api"])
@@ -40,7 +44,11 @@ describe("caches of another process (PostgreSQL): never stale after a write on A
   const onB = async (path: string, apiKey: string) => {
     const response = await fetch(`http://127.0.0.1:${b.ports.api}/v1${path}`, { headers: { authorization: apiKey } })
     const text = await response.text()
-    return { status: response.status, etag: response.headers.get("etag"), body: text === "" ? undefined : JSON.parse(text) }
+    return {
+      status: response.status,
+      etag: response.headers.get("etag"),
+      body: text === "" ? undefined : JSON.parse(text)
+    }
   }
 
   const fromA = (path: string, apiKey: string) =>
@@ -95,23 +103,34 @@ describe("caches of another process (PostgreSQL): never stale after a write on A
     expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(404)
   }, 60_000)
 
-  it("a rotation on A: B refuses the old key and its tokens at once and takes the new one; limits apply at once", async () => {
-    const org = await newOrg("rotated")
-    const signed = signTokenRequest({ orgUuid: org.uuid, secret: org.secret, path: "/v1/auth/token", now: Date.now() })
-    const signIn = await fetch(`http://127.0.0.1:${b.ports.api}/v1/auth/token`, {
-      headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
-    })
-    expect(signIn.status).toBe(200)
-    const bearer = `Bearer ${((await signIn.json()) as { token: string }).token}`
-    // B has verified (and remembered) the token and cached the organization before the change.
-    expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(404)
-    expect((await onB("/info/CVE-2032-0404", bearer)).status).toBe(404)
-    const rotated = JSON.parse(await onA(["org", "rotate-secret", org.uuid, "--json"]))
-    expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(401)
-    expect((await onB("/info/CVE-2032-0404", bearer)).body).toEqual({ success: false, error: "invalid token" })
-    expect((await onB("/info/CVE-2032-0404", rotated.apiKey)).status).toBe(404)
-    await onA(["org", "limits", org.uuid, "--per-week", "7"])
-    const limited = await fetch(`http://127.0.0.1:${b.ports.api}/v1/info/CVE-2032-0404`, { headers: { authorization: rotated.apiKey } })
-    expect(limited.headers.get("x-ratelimit-limit-week")).toBe("7")
-  }, 60_000)
+  it(
+    "a rotation on A: B refuses the old key and its tokens at once and takes the new one; limits apply at once",
+    async () => {
+      const org = await newOrg("rotated")
+      const signed = signTokenRequest({
+        orgUuid: org.uuid,
+        secret: org.secret,
+        path: "/v1/auth/token",
+        now: Date.now()
+      })
+      const signIn = await fetch(`http://127.0.0.1:${b.ports.api}/v1/auth/token`, {
+        headers: { authorization: signed.authorization, "x-amz-date": signed.amzDate }
+      })
+      expect(signIn.status).toBe(200)
+      const bearer = `Bearer ${((await signIn.json()) as { token: string }).token}`
+      // B has verified (and remembered) the token and cached the organization before the change.
+      expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(404)
+      expect((await onB("/info/CVE-2032-0404", bearer)).status).toBe(404)
+      const rotated = JSON.parse(await onA(["org", "rotate-secret", org.uuid, "--json"]))
+      expect((await onB("/info/CVE-2032-0404", org.apiKey)).status).toBe(401)
+      expect((await onB("/info/CVE-2032-0404", bearer)).body).toEqual({ success: false, error: "invalid token" })
+      expect((await onB("/info/CVE-2032-0404", rotated.apiKey)).status).toBe(404)
+      await onA(["org", "limits", org.uuid, "--per-week", "7"])
+      const limited = await fetch(`http://127.0.0.1:${b.ports.api}/v1/info/CVE-2032-0404`, {
+        headers: { authorization: rotated.apiKey }
+      })
+      expect(limited.headers.get("x-ratelimit-limit-week")).toBe("7")
+    },
+    60_000
+  )
 })

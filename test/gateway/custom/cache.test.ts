@@ -1,5 +1,4 @@
 import { ConfigProvider, Effect, Layer } from "effect"
-import { PostgresTest } from "../../support/database.ts"
 import { describe, expect, it } from "vitest"
 import { Invalidation } from "../../../src/db/Invalidation.ts"
 import { CustomProviders } from "../../../src/providers/custom/CustomProviders.ts"
@@ -7,6 +6,7 @@ import { memoryCustomProviderStore } from "../../../src/providers/custom/CustomP
 import { Resolver } from "../../../src/providers/custom/Resolver.ts"
 import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
+import { PostgresTest } from "../../support/database.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 
@@ -61,16 +61,18 @@ describe("custom provider cache", () => {
         ConfigProvider.layer(ConfigProvider.fromUnknown({}))
       ])
     )
-    await Effect.runPromise(Effect.gen(function*() {
-      const providers = yield* CustomProviders
-      expect(yield* providers.lookup("not-a-uuid", "x")).toBeUndefined()
-      expect(yield* providers.lookup(ORG, "Not A Slug")).toBeUndefined()
-      expect(yield* providers.lookup(undefined, "x")).toBeUndefined()
-      expect(reads).toBe(0)
-      yield* providers.lookup(ORG, "x")
-      yield* providers.lookup(ORG, "y")
-      expect(reads).toBe(1)
-    }).pipe(Effect.provide(layer)))
+    await Effect.runPromise(
+      Effect.gen(function*() {
+        const providers = yield* CustomProviders
+        expect(yield* providers.lookup("not-a-uuid", "x")).toBeUndefined()
+        expect(yield* providers.lookup(ORG, "Not A Slug")).toBeUndefined()
+        expect(yield* providers.lookup(undefined, "x")).toBeUndefined()
+        expect(reads).toBe(0)
+        yield* providers.lookup(ORG, "x")
+        yield* providers.lookup(ORG, "y")
+        expect(reads).toBe(1)
+      }).pipe(Effect.provide(layer))
+    )
   })
 
   it("on PostgreSQL, a change made by one process reaches another's cache through LISTEN/NOTIFY", async () => {

@@ -1,29 +1,29 @@
 import { NodeHttpServer } from "@effect/platform-node"
+import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http"
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https"
-import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from "node:net"
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
-import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
-import { CustomProviders } from "../../../src/providers/custom/CustomProviders.ts"
-import type { CustomProviderStore } from "../../../src/providers/custom/CustomProviderStore.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 import { CustomRelay } from "../../../src/gateway/custom/CustomRelay.ts"
-import { Resolver } from "../../../src/providers/custom/Resolver.ts"
-import type { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import { GatewayRoutesWith } from "../../../src/gateway/GatewayRoutes.ts"
+import { Inspection } from "../../../src/gateway/pipeline/Inspection.ts"
+import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
 import { InferenceLog } from "../../../src/inference/InferenceLog.ts"
 import { Nonces } from "../../../src/nonces/Nonces.ts"
-import { Inspection } from "../../../src/gateway/pipeline/Inspection.ts"
+import { CustomProviders } from "../../../src/providers/custom/CustomProviders.ts"
+import type { CustomProviderStore } from "../../../src/providers/custom/CustomProviderStore.ts"
+import { Resolver } from "../../../src/providers/custom/Resolver.ts"
+import type { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import { ProviderCatalog } from "../../../src/providers/ProviderCatalog.ts"
-import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
 import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeyMissing, ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { chatCompletion, chatStream } from "../upstreams/openai.ts"
-import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 export const OTHER_ORG = "0b0e6d8a-1111-4c5b-8e7f-0a1b2c3d4e5f"
@@ -36,9 +36,23 @@ export const testCertificate = (names: ReadonlyArray<string>) => {
   const dir = mkdtempSync(join(tmpdir(), "vdb-custom-cert-"))
   try {
     execFileSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1",
-      "-subj", `/CN=${names[0]}`, "-addext", `subjectAltName=${names.map((n) => `DNS:${n}`).join(",")}`
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      `/CN=${names[0]}`,
+      "-addext",
+      `subjectAltName=${names.map((n) => `DNS:${n}`).join(",")}`
     ], { stdio: "ignore" })
     return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") }
   } finally {
@@ -130,13 +144,16 @@ export const startCanary = async (host = "127.0.0.1", port = 0): Promise<Canary>
 }
 
 const fakeServiceKeys = Layer.mock(ServiceKeys)({
-  verify: (org, key) => Effect.succeed((org === ORG && key === KEY) || (org === OTHER_ORG && key === OTHER_KEY) ? "valid" : "invalid")
+  verify: (org, key) =>
+    Effect.succeed((org === ORG && key === KEY) || (org === OTHER_ORG && key === OTHER_KEY) ? "valid" : "invalid")
 })
 
 /** Every organization has `CUSTOM_KEY` for every provider; the registry's removals are accepted. */
 const fakeProviderKeys = Layer.mock(ProviderKeys)({
   get: (_org, provider) =>
-    provider === "missing-key" ? Effect.fail(new ProviderKeyMissing({ provider })) : Effect.succeed(Redacted.make(CUSTOM_KEY)),
+    provider === "missing-key"
+      ? Effect.fail(new ProviderKeyMissing({ provider }))
+      : Effect.succeed(Redacted.make(CUSTOM_KEY)),
   remove: () => Effect.succeed(false)
 })
 
@@ -158,9 +175,10 @@ export const startCustomGateway = async (options: {
   /** The firewall step; everything allowed unless given. */
   readonly inspection?: Layer.Layer<Inspection>
 }): Promise<CustomGateway> => {
-  const registry = (options.store === undefined ? CustomProviders.layerMemory : CustomProviders.layerMemoryFrom(options.store)).pipe(
-    Layer.provide(fakeProviderKeys)
-  )
+  const registry =
+    (options.store === undefined ? CustomProviders.layerMemory : CustomProviders.layerMemoryFrom(options.store)).pipe(
+      Layer.provide(fakeProviderKeys)
+    )
   const custom = CustomRelay.layer.pipe(
     Layer.provideMerge(registry),
     Layer.provide(Layer.merge(options.resolver, options.policy)),
@@ -199,7 +217,13 @@ export const tableResolver = (table: Record<string, ReadonlyArray<string> | ((n:
   })
 
 /** POST a chat completion to the gateway as `org`; the raw response. */
-export const chat = (gateway: CustomGateway, slug: string, org = ORG, key = KEY, body: unknown = { model: "m", messages: [{ role: "user", content: "hi" }] }) =>
+export const chat = (
+  gateway: CustomGateway,
+  slug: string,
+  org = ORG,
+  key = KEY,
+  body: unknown = { model: "m", messages: [{ role: "user", content: "hi" }] }
+) =>
   fetch(`${gateway.url}/${slug}/${org}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${key}` },

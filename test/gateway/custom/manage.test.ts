@@ -29,7 +29,8 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
       ...init,
       headers: { "content-type": "application/json", authorization: formatApiKey(org.uuid, org.secret) }
     })
-  const register = (org: Org, body: unknown) => call("/custom-providers", org, { method: "POST", body: JSON.stringify(body) })
+  const register = (org: Org, body: unknown) =>
+    call("/custom-providers", org, { method: "POST", body: JSON.stringify(body) })
   const refusal = async (response: Response) => {
     expect(response.status).toBe(400)
     return ((await response.json()) as { error: { code: string; message: string } }).error
@@ -59,14 +60,23 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
     expect((await withClient(gateway, other, (client) => client.customProviders.list())).data).toEqual([])
 
     // Its key goes in the vault under the slug, for the owner only.
-    expect((await call("/provider-keys/acme-llm", acme, { method: "PUT", body: JSON.stringify({ key: "sk-acme" }) })).status).toBe(204)
-    const foreignKey = await refusal(await call("/provider-keys/acme-llm", other, { method: "PUT", body: JSON.stringify({ key: "sk-x" }) }))
+    expect(
+      (await call("/provider-keys/acme-llm", acme, { method: "PUT", body: JSON.stringify({ key: "sk-acme" }) })).status
+    ).toBe(204)
+    const foreignKey = await refusal(
+      await call("/provider-keys/acme-llm", other, { method: "PUT", body: JSON.stringify({ key: "sk-x" }) })
+    )
     expect(foreignKey.code).toBe("unknown_provider")
     const stored = await Effect.runPromise(gateway.providerKeys.get(acme.uuid, "acme-llm"))
     expect(Redacted.value(stored)).toBe("sk-acme")
 
-    const duplicate = await refusal(await register(acme, { slug: "acme-llm", base_url: "https://93.184.216.34/v2", surfaces: ["chat"] }))
-    expect(duplicate).toMatchObject({ code: "invalid_custom_provider", message: 'slug "acme-llm" is already registered' })
+    const duplicate = await refusal(
+      await register(acme, { slug: "acme-llm", base_url: "https://93.184.216.34/v2", surfaces: ["chat"] })
+    )
+    expect(duplicate).toMatchObject({
+      code: "invalid_custom_provider",
+      message: "slug \"acme-llm\" is already registered"
+    })
 
     expect((await call("/custom-providers/acme-llm", acme, { method: "DELETE" })).status).toBe(204)
     // Removal takes the key with it: a later provider of the same slug never receives it.
@@ -87,10 +97,28 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
     [{ slug: "query", base_url: "https://93.184.216.34/v1?x=1", surfaces: ["chat"] }, /query/],
     [{ slug: "none", base_url: "https://93.184.216.34/v1", surfaces: [] }, /at least one surface/],
     [{ slug: "auth", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], auth: "header:host" }, /auth/],
-    [{ slug: "hdr", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { authorization: "Bearer x" } }, /not allowed/],
-    [{ slug: "crlf", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { "x-a": "1\r\nx-b: 2" } }, /printable/],
-    [{ slug: "twice", base_url: "https://93.184.216.34/v1", surfaces: ["chat"], default_headers: { "X-Version": "1", "x-version": "2" } }, /given twice/],
-    [{ slug: "loop", base_url: "https://127.0.0.1/v1", surfaces: ["chat"] }, /127\.0\.0\.1 is not a public address \(loopback\)/],
+    [{
+      slug: "hdr",
+      base_url: "https://93.184.216.34/v1",
+      surfaces: ["chat"],
+      default_headers: { authorization: "Bearer x" }
+    }, /not allowed/],
+    [{
+      slug: "crlf",
+      base_url: "https://93.184.216.34/v1",
+      surfaces: ["chat"],
+      default_headers: { "x-a": "1\r\nx-b: 2" }
+    }, /printable/],
+    [{
+      slug: "twice",
+      base_url: "https://93.184.216.34/v1",
+      surfaces: ["chat"],
+      default_headers: { "X-Version": "1", "x-version": "2" }
+    }, /given twice/],
+    [
+      { slug: "loop", base_url: "https://127.0.0.1/v1", surfaces: ["chat"] },
+      /127\.0\.0\.1 is not a public address \(loopback\)/
+    ],
     [{ slug: "loop-dec", base_url: "https://2130706433/v1", surfaces: ["chat"] }, /not a public address \(loopback\)/],
     [{ slug: "loop6", base_url: "https://[::1]/v1", surfaces: ["chat"] }, /not a public address \(loopback\)/],
     [{ slug: "meta", base_url: "https://169.254.169.254/v1", surfaces: ["chat"] }, /link-local/],
@@ -102,10 +130,13 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
   })
 
   it("a key stored while its provider is removed never outlives the provider", async () => {
-    const keys = async () => ((await (await call("/provider-keys", acme)).json()) as { data: Array<{ provider: string }> }).data
+    const keys = async () =>
+      ((await (await call("/provider-keys", acme)).json()) as { data: Array<{ provider: string }> }).data
     for (let trial = 0; trial < 20; trial++) {
       const slug = `race-${trial}`
-      expect((await register(acme, { slug, base_url: "https://93.184.216.34/v1", surfaces: ["chat"] })).status).toBe(201)
+      expect((await register(acme, { slug, base_url: "https://93.184.216.34/v1", surfaces: ["chat"] })).status).toBe(
+        201
+      )
       const [stored, removed] = await Promise.all([
         call(`/provider-keys/${slug}`, acme, { method: "PUT", body: JSON.stringify({ key: "sk-race" }) }),
         call(`/custom-providers/${slug}`, acme, { method: "DELETE" })
@@ -113,7 +144,9 @@ describe.each(SqlBackends)("custom providers in the management API on $name", ({
       expect(removed.status).toBe(204)
       // Stored before the removal (and removed with it), or refused: the provider was gone.
       expect([204, 400]).toContain(stored.status)
-      if (stored.status === 400) expect((await stored.json() as { error: { code: string } }).error.code).toBe("unknown_provider")
+      if (stored.status === 400) {
+        expect((await stored.json() as { error: { code: string } }).error.code).toBe("unknown_provider")
+      }
       expect((await keys()).map((k) => k.provider)).not.toContain(slug)
     }
   }, 60_000)

@@ -1,9 +1,9 @@
 import { Effect, Layer } from "effect"
+import OpenAI from "openai"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import { Inspection } from "../../../src/gateway/pipeline/Inspection.ts"
 import { allowVerdict } from "../../../src/gateway/pipeline/Verdict.ts"
-import OpenAI from "openai"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
 import {
   type Canary,
@@ -88,11 +88,18 @@ describe("custom providers: relay over https to the vetted address", () => {
   it("the official openai client gets the provider's answer; the provider sees SNI and Host of the name, and the vault key", async () => {
     upstream.seen.length = 0
     const client = new OpenAI({ apiKey: KEY, baseURL: `${gateway.url}/acme-llm/${ORG}/v1`, maxRetries: 0 })
-    const completion = await client.chat.completions.create({ model: "my-model", messages: [{ role: "user", content: "hi" }] })
+    const completion = await client.chat.completions.create({
+      model: "my-model",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(completion.choices[0]?.message.content).toBe("Hello from the fake upstream.")
     expect(completion.model).toBe("my-model")
 
-    const stream = await client.chat.completions.create({ model: "my-model", messages: [{ role: "user", content: "hi" }], stream: true })
+    const stream = await client.chat.completions.create({
+      model: "my-model",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true
+    })
     let text = ""
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ""
     expect(text).toBe("Hello wörld ✓")
@@ -171,7 +178,9 @@ describe("custom providers: relay over https to the vetted address", () => {
       const probe = await chat(gateway, "acme-llm", ORG, key)
       expect(probe.status).toBe(404)
       expect(await probe.text()).toBe(foreignBody)
-      const listing = await fetch(`${gateway.url}/acme-llm/${ORG}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+      const listing = await fetch(`${gateway.url}/acme-llm/${ORG}/v1/models`, {
+        headers: { authorization: `Bearer ${key}` }
+      })
       expect(listing.status).toBe(404)
       expect(await listing.text()).toBe(foreignBody)
     }
@@ -236,7 +245,9 @@ describe("custom providers: relay over https to the vetted address", () => {
   it("goes through the firewall like a built-in: a denied slug sends nothing, a redaction reaches the provider", async () => {
     upstream.seen.length = 0
     for (const slug of ["denied-llm", "redacting-llm"]) {
-      await Effect.runPromise(gateway.providers.add(ORG, { slug, base_url: `https://llm.test:${upstream.port}/v1`, surfaces: ["chat"] }))
+      await Effect.runPromise(
+        gateway.providers.add(ORG, { slug, base_url: `https://llm.test:${upstream.port}/v1`, surfaces: ["chat"] })
+      )
     }
     const body = { model: "m", messages: [{ role: "user", content: "my secret plan" }] }
     const denied = await chat(gateway, "denied-llm", ORG, KEY, body)
@@ -252,7 +263,9 @@ describe("custom providers: relay over https to the vetted address", () => {
 
   it("lists no models for a custom provider (listing never calls a provider)", async () => {
     upstream.seen.length = 0
-    const response = await fetch(`${gateway.url}/acme-llm/${ORG}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
+    const response = await fetch(`${gateway.url}/acme-llm/${ORG}/v1/models`, {
+      headers: { authorization: `Bearer ${KEY}` }
+    })
     expect(response.status).toBe(200)
     expect(await response.json()).toEqual({ object: "list", data: [] })
     expect(upstream.seen).toHaveLength(0)

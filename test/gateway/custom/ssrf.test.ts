@@ -2,7 +2,15 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { memoryCustomProviderStore } from "../../../src/providers/custom/CustomProviderStore.ts"
 import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"
-import { type Canary, chat, type CustomGateway, ORG, startCanary, startCustomGateway, tableResolver } from "./harness.ts"
+import {
+  type Canary,
+  chat,
+  type CustomGateway,
+  ORG,
+  startCanary,
+  startCustomGateway,
+  tableResolver
+} from "./harness.ts"
 
 /**
  * Hostile targets under the production vetting policy. Literal targets are
@@ -68,7 +76,10 @@ describe("custom providers: hostile targets are refused with nothing sent", () =
   beforeAll(async () => {
     canary = await startCanary()
     const store = memoryCustomProviderStore()
-    const urls = [...literalTargets(canary.port), ...Object.keys(RESOLVED).map((name) => `https://${name}:${canary.port}/v1`)]
+    const urls = [
+      ...literalTargets(canary.port),
+      ...Object.keys(RESOLVED).map((name) => `https://${name}:${canary.port}/v1`)
+    ]
     // Planted directly: these are rows whose address went bad after registration (registration itself refuses them, below).
     for (const [i, url] of urls.entries()) {
       const slug = `hostile-${i}`

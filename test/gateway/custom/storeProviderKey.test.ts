@@ -14,7 +14,9 @@ const ORG = "0b7c1e52-3f4a-4d6b-9c8e-1a2b3c4d5e6f"
 const world = (removeBeforeWrite: boolean) => {
   const providers = new Set(["acme-llm"])
   const keys = new Map<string, string>()
-  const custom = { registered: (_org: string, slug: string) => Effect.sync(() => providers.has(slug)) } as unknown as CustomProviders["Service"]
+  const custom = {
+    registered: (_org: string, slug: string) => Effect.sync(() => providers.has(slug))
+  } as unknown as CustomProviders["Service"]
   const providerKeys = {
     set: (_org: string, slug: string, key: Redacted.Redacted<string>) =>
       Effect.sync(() => {
@@ -26,7 +28,10 @@ const world = (removeBeforeWrite: boolean) => {
       }),
     remove: (_org: string, slug: string) => Effect.sync(() => keys.delete(slug))
   } as unknown as ProviderKeys["Service"]
-  return { keys, store: (slug: string) => Effect.runSync(storeProviderKey(custom, providerKeys, ORG, slug, Redacted.make("sk-1"))) }
+  return {
+    keys,
+    store: (slug: string) => Effect.runSync(storeProviderKey(custom, providerKeys, ORG, slug, Redacted.make("sk-1")))
+  }
 }
 
 describe("storeProviderKey", () => {

@@ -1,19 +1,19 @@
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 import { GatewayRoutesWith } from "../../../src/gateway/GatewayRoutes.ts"
+import { FirewallLayer } from "../../../src/gateway/pipeline/Firewall.ts"
+import { type DelimiterIntegrityRule, type GuardrailOutcome, Guardrails } from "../../../src/guardrails/Guardrails.ts"
+import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
 import { InferenceLog } from "../../../src/inference/InferenceLog.ts"
 import { Nonces } from "../../../src/nonces/Nonces.ts"
-import { FirewallLayer } from "../../../src/gateway/pipeline/Firewall.ts"
-import { ProviderCatalog } from "../../../src/providers/ProviderCatalog.ts"
-import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
-import { BackendUnavailable, ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
-import { type DelimiterIntegrityRule, type GuardrailOutcome, Guardrails } from "../../../src/guardrails/Guardrails.ts"
 import { Policies } from "../../../src/policies/Policies.ts"
+import { ProviderCatalog } from "../../../src/providers/ProviderCatalog.ts"
+import { BackendUnavailable, ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { gatewayServer } from "../harness.ts"
 import { type FakeUpstream, startFakeUpstream } from "../upstreams/FakeUpstream.ts"
-import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 export const SERVICE_KEY = "vdb_sk_testServiceKeyForTheGatewayTests0000000"
@@ -55,9 +55,17 @@ export const startFirewallGateway = async (
   } = {}
 ): Promise<FirewallGateway> => {
   const upstream = await startFakeUpstream()
-  const controls: Controls = { policyDown: false, guardrailsDown: false, delimiterRules: [], outcome: undefined, evaluated: [] }
+  const controls: Controls = {
+    policyDown: false,
+    guardrailsDown: false,
+    delimiterRules: [],
+    outcome: undefined,
+    evaluated: []
+  }
   const config: Record<string, string> = { VDB_GATEWAY_DISABLED_PROVIDERS: options.disabledProviders ?? "" }
-  for (const slug of ["openai", "groq", "mistral", "openrouter"]) config[`VDB_PROVIDER_${slug.toUpperCase()}_BASE_URL`] = `${upstream.url}/v1`
+  for (const slug of ["openai", "groq", "mistral", "openrouter"]) {
+    config[`VDB_PROVIDER_${slug.toUpperCase()}_BASE_URL`] = `${upstream.url}/v1`
+  }
   config["VDB_PROVIDER_ANTHROPIC_BASE_URL"] = upstream.url
   const configLayer = ConfigProvider.layer(ConfigProvider.fromUnknown(config))
 
@@ -76,7 +84,8 @@ export const startFirewallGateway = async (
     const real = yield* Policies
     return Policies.of({
       ...real,
-      snapshot: (org) => controls.policyDown ? Effect.fail(new BackendUnavailable({ backend: "policy" })) : real.snapshot(org)
+      snapshot: (org) =>
+        controls.policyDown ? Effect.fail(new BackendUnavailable({ backend: "policy" })) : real.snapshot(org)
     })
   })).pipe(Layer.provide(Policies.layerMemory))
 

@@ -8,7 +8,9 @@ import { type KiroGateway, ORG, REFRESH_TOKEN, run, SERVICE_KEY, startKiroGatewa
 let gateway: KiroGateway
 beforeAll(async () => {
   gateway = await startKiroGateway()
-  await run(gateway.vault.set(ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" }))))
+  await run(
+    gateway.vault.set(ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" })))
+  )
 })
 afterAll(() => gateway.close())
 afterEach(async () => {
@@ -34,7 +36,8 @@ const generate = (body: unknown) =>
     body: JSON.stringify(body)
   })
 
-const deny = (value: string) => run(gateway.policies.add(ORG, { kind: "model", effect: "deny", provider: "kiro", value }))
+const deny = (value: string) =>
+  run(gateway.policies.add(ORG, { kind: "model", effect: "deny", provider: "kiro", value }))
 
 describe("Kiro modelId", () => {
   it("a denied model in a history turn's modelId is model_denied, naming where", async () => {
@@ -49,7 +52,12 @@ describe("Kiro modelId", () => {
 
   it("a modelId that is not a string is refused (request_uninspectable), never forwarded", async () => {
     await deny("claude-opus-4.5")
-    for (const body of [conversation(["claude-opus-4.5"], "claude-haiku-4.5"), conversation("claude-sonnet-4.5", { id: "claude-opus-4.5" })]) {
+    for (
+      const body of [
+        conversation(["claude-opus-4.5"], "claude-haiku-4.5"),
+        conversation("claude-sonnet-4.5", { id: "claude-opus-4.5" })
+      ]
+    ) {
       const reply = await generate(body)
       expect(reply.status).toBe(403)
       expect(reply.json().error.code).toBe("request_uninspectable")

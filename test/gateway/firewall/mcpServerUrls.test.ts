@@ -64,15 +64,28 @@ describe("a denied MCP server URL", () => {
   })
 
   it("other servers pass, and the refusal never quotes the URL's query or user information", async () => {
-    for (const url of ["https://evil.example/mcp2", "https://evil.example/other/mcp", "http://evil.example/mcp", "https://evil.example:8443/mcp"]) {
+    for (
+      const url of [
+        "https://evil.example/mcp2",
+        "https://evil.example/other/mcp",
+        "http://evil.example/mcp",
+        "https://evil.example:8443/mcp"
+      ]
+    ) {
       expect(await status(await viaMessages(url)), url).toBe("pass")
     }
     const refused = await (await viaResponses("https://secret-user:pw@evil.example/mcp?token=s3cr3t", "")).json() as any
-    expect(refused.error.message).toBe("MCP server https://evil.example/mcp is not allowed by this organization's policy")
+    expect(refused.error.message).toBe(
+      "MCP server https://evil.example/mcp is not allowed by this organization's policy"
+    )
   })
 
   it("a URL that does not parse, or a URL field that is not a string, is refused", async () => {
-    for (const url of ["not a url", "https://", "https://exa mple.com/mcp", "ftp://evil.example/mcp", "", 42, null, ["https://ok.example/mcp"]]) {
+    for (
+      const url of ["not a url", "https://", "https://exa mple.com/mcp", "ftp://evil.example/mcp", "", 42, null, [
+        "https://ok.example/mcp"
+      ]]
+    ) {
       expect(await status(await viaMessages(url)), JSON.stringify(url)).toBe("403 mcp_denied")
       expect(await status(await viaResponses(url)), JSON.stringify(url)).toBe("403 mcp_denied")
     }
@@ -95,8 +108,12 @@ describe("an MCP allowlist of URLs", () => {
 
   it("refuses another server even when the client names it after an allowed entry", async () => {
     expect(await status(await viaMessages("https://other.example/mcp"))).toBe("403 mcp_denied")
-    expect(await status(await viaMessages("https://other.example/mcp", "https://evil.example/mcp"))).toBe("403 mcp_denied")
-    expect(await status(await viaResponses("https://other.example/mcp", "https://evil.example/mcp"))).toBe("403 mcp_denied")
+    expect(await status(await viaMessages("https://other.example/mcp", "https://evil.example/mcp"))).toBe(
+      "403 mcp_denied"
+    )
+    expect(await status(await viaResponses("https://other.example/mcp", "https://evil.example/mcp"))).toBe(
+      "403 mcp_denied"
+    )
   })
 })
 
@@ -107,7 +124,11 @@ describe("an MCP strip entry", () => {
       model: "claude-ok",
       max_tokens: 8,
       messages: [{ role: "user", content: "hi" }],
-      mcp_servers: [{ type: "url", name: "a", url: "HTTPS://EVIL.EXAMPLE:443/mcp/?x=1" }, { type: "url", name: "b", url: "https://ok.example/mcp" }]
+      mcp_servers: [{ type: "url", name: "a", url: "HTTPS://EVIL.EXAMPLE:443/mcp/?x=1" }, {
+        type: "url",
+        name: "b",
+        url: "https://ok.example/mcp"
+      }]
     })
     expect(response.status).toBe(200)
     expect(response.headers.get("x-gateway-firewall-stripped")).toBe("1")

@@ -13,7 +13,8 @@ const { add, current, post } = policyGateway()
 const hi = [{ role: "user", content: "hi" }]
 const openrouter = (body: Record<string, unknown>) =>
   post(`/openrouter/${ORG}/v1/chat/completions`, { model: "openai/gpt-4o-mini", messages: hi, ...body })
-const responses = (body: Record<string, unknown>) => post(`/openai/${ORG}/v1/responses`, { model: "gpt-4.1", input: "hi", ...body })
+const responses = (body: Record<string, unknown>) =>
+  post(`/openai/${ORG}/v1/responses`, { model: "gpt-4.1", input: "hi", ...body })
 const messages = (body: Record<string, unknown>) =>
   post(`/anthropic/${ORG}/v1/messages`, { model: "claude-ok", max_tokens: 8, messages: hi, ...body })
 
@@ -62,7 +63,10 @@ describe("OpenRouter routing fields (chat)", () => {
   })
 
   it("an auto-router pattern that covers a denied model is denied; one that doesn't passes", async () => {
-    const router = (allowed: Array<string>) => ({ model: "openrouter/auto", plugins: [{ id: "auto-router", allowed_models: allowed }] })
+    const router = (allowed: Array<string>) => ({
+      model: "openrouter/auto",
+      plugins: [{ id: "auto-router", allowed_models: allowed }]
+    })
     await refused(await openrouter(router(["anthropic/*", "openai/*"])), "model_denied")
     await refused(await openrouter(router(["openai/gpt-4o:*"])), "model_denied")
     await refused(await openrouter(router(["openai/gpt-4o"])), "model_denied")
@@ -77,20 +81,27 @@ describe("OpenRouter routing fields (chat)", () => {
       await openrouter({ tools: [{ type: "openrouter:advisor", parameters: { model: "openai/gpt-4o" } }] }),
       "model_denied"
     )
-    await refused(await openrouter({ tools: [{ type: "openrouter:image_generation", model: "openai/gpt-4o" }] }), "model_denied")
-    await passes(await openrouter({ tools: [{ type: "openrouter:advisor", parameters: { model: "anthropic/claude-opus-4.5" } }] }))
+    await refused(
+      await openrouter({ tools: [{ type: "openrouter:image_generation", model: "openai/gpt-4o" }] }),
+      "model_denied"
+    )
+    await passes(
+      await openrouter({ tools: [{ type: "openrouter:advisor", parameters: { model: "anthropic/claude-opus-4.5" } }] })
+    )
   })
 
   it("a malformed model-naming field is refused (request_uninspectable), never forwarded", async () => {
-    for (const body of [
-      { models: "openai/gpt-4o" },
-      { models: ["anthropic/claude-3.5-haiku", 7] },
-      { models: [["openai/gpt-4o"]] },
-      { models: [{ model: "openai/gpt-4o" }] },
-      { fallbacks: [{ name: "openai/gpt-4o" }] },
-      { plugins: [{ id: "auto-router", allowed_models: "openai/*" }] },
-      { tools: [{ type: "image_generation", model: ["openai/gpt-4o"] }] }
-    ]) {
+    for (
+      const body of [
+        { models: "openai/gpt-4o" },
+        { models: ["anthropic/claude-3.5-haiku", 7] },
+        { models: [["openai/gpt-4o"]] },
+        { models: [{ model: "openai/gpt-4o" }] },
+        { fallbacks: [{ name: "openai/gpt-4o" }] },
+        { plugins: [{ id: "auto-router", allowed_models: "openai/*" }] },
+        { tools: [{ type: "image_generation", model: ["openai/gpt-4o"] }] }
+      ]
+    ) {
       const message = await refused(await openrouter(body), "request_uninspectable")
       expect(message).toMatch(/must be/)
     }
@@ -101,7 +112,10 @@ describe("OpenRouter routing fields (chat)", () => {
   it("an allowlist admits only listed models in every field, and variants of a listed model", async () => {
     await add({ kind: "model", effect: "allow", provider: "openrouter", value: "openai/gpt-4o-mini" })
     await refused(await openrouter({ models: ["anthropic/claude-3.5-haiku"] }), "model_not_allowed")
-    await refused(await openrouter({ plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] }), "model_not_allowed")
+    await refused(
+      await openrouter({ plugins: [{ id: "auto-router", allowed_models: ["anthropic/*"] }] }),
+      "model_not_allowed"
+    )
     await passes(await openrouter({ model: "openai/gpt-4o-mini:nitro", models: ["openai/gpt-4o-mini"] }))
   })
 })
@@ -109,7 +123,10 @@ describe("OpenRouter routing fields (chat)", () => {
 describe("OpenAI Responses and Anthropic Messages", () => {
   it("responses: the image_generation tool's model and a `models` list are judged", async () => {
     await add({ kind: "model", effect: "deny", provider: "openai", value: "gpt-image-1" })
-    const message = await refused(await responses({ tools: [{ type: "image_generation", model: "gpt-image-1" }] }), "model_denied")
+    const message = await refused(
+      await responses({ tools: [{ type: "image_generation", model: "gpt-image-1" }] }),
+      "model_denied"
+    )
     expect(message).toBe("model gpt-image-1 (named in tools[0].model) is denied for provider openai")
     await refused(await responses({ models: ["gpt-image-1"] }), "model_denied")
     await passes(await responses({ tools: [{ type: "image_generation", model: "gpt-image-1-mini" }] }))

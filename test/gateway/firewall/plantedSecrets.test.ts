@@ -24,8 +24,10 @@ type Surface = "chat" | "responses" | "messages" | "count_tokens" | "kiro"
 
 // ---------------------------------------------------------------- the test's own opaque positions
 
-const TEXTUAL = /^(?:text\/[^/]+|[^/]+\/(?:[^/]*\+)?(?:json|xml|csv|x-ndjson|ndjson|jsonl|yaml|x-yaml|javascript|x-javascript|ecmascript|x-sh|sql|toml|markdown))$/
-const TEXT_FILES = /\.(?:txt|text|md|markdown|csv|tsv|json|jsonl|ndjson|xml|html?|ya?ml|toml|ini|cfg|conf|log|sql|sh|m?js|ts|py|rb|go|rs|java|c|h|cpp|cs|php|css|svg|tex|rst|env)$/i
+const TEXTUAL =
+  /^(?:text\/[^/]+|[^/]+\/(?:[^/]*\+)?(?:json|xml|csv|x-ndjson|ndjson|jsonl|yaml|x-yaml|javascript|x-javascript|ecmascript|x-sh|sql|toml|markdown))$/
+const TEXT_FILES =
+  /\.(?:txt|text|md|markdown|csv|tsv|json|jsonl|ndjson|xml|html?|ya?ml|toml|ini|cfg|conf|log|sql|sh|m?js|ts|py|rb|go|rs|java|c|h|cpp|cs|php|css|svg|tex|rst|env)$/i
 const textual = (mediaType: unknown) =>
   typeof mediaType === "string" && TEXTUAL.test(mediaType.split(";")[0]!.trim().toLowerCase())
 
@@ -45,7 +47,13 @@ const dataUrl = (value: unknown): Kind => {
   return base64 ? "opaque" : false
 }
 const fileData = (value: unknown, filename: unknown): Kind =>
-  typeof value !== "string" ? false : /^data:/i.test(value) ? dataUrl(value) : typeof filename === "string" && TEXT_FILES.test(filename) ? "decoded" : "opaque"
+  typeof value !== "string"
+    ? false
+    : /^data:/i.test(value)
+    ? dataUrl(value)
+    : typeof filename === "string" && TEXT_FILES.test(filename)
+    ? "decoded"
+    : "opaque"
 const str = (value: unknown, kind: Kind): Kind => typeof value === "string" ? kind : false
 const obj = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
@@ -72,18 +80,28 @@ const responsesPart: (p: number) => Rule = (p) => (path, at) => {
 const anthropicSource = (p: number): Rule => (path, at) => {
   const block = obj(at(p)), source = obj(block.source), rest = path.slice(p)
   if (block.type !== "image" && block.type !== "document") return false
-  if (source.type === "base64") return rest.join(".") === "source.data" && str(at(path.length), textual(source.media_type) ? "decoded" : "opaque")
-  if (block.type === "document" && source.type === "content" && rest[0] === "source" && rest[1] === "content" && typeof rest[2] === "number") {
+  if (source.type === "base64") {
+    return rest.join(".") === "source.data" && str(at(path.length), textual(source.media_type) ? "decoded" : "opaque")
+  }
+  if (
+    block.type === "document" && source.type === "content" && rest[0] === "source" && rest[1] === "content" &&
+    typeof rest[2] === "number"
+  ) {
     return obj(at(p + 3)).type === "image" && anthropicSource(p + 3)(path, at)
   }
   return false
 }
 
-const anthropicResultContent = (p: number): Rule => (path, at) => typeof path[p] === "number" && anthropicSource(p + 1)(path, at)
+const anthropicResultContent = (p: number): Rule => (path, at) =>
+  typeof path[p] === "number" && anthropicSource(p + 1)(path, at)
 
 const MODEL_OUTPUT: Record<string, string> = {
-  function_call: "arguments", custom_tool_call: "input", local_shell_call: "action", computer_call: "action",
-  mcp_call: "arguments", mcp_approval_request: "arguments"
+  function_call: "arguments",
+  custom_tool_call: "input",
+  local_shell_call: "action",
+  computer_call: "action",
+  mcp_call: "arguments",
+  mcp_approval_request: "arguments"
 }
 
 const RULES: Record<Surface, Rule> = {
@@ -100,7 +118,8 @@ const RULES: Record<Surface, Rule> = {
     if (path[2] === "function_call") return path[3] === "arguments" && "opaque"
     if (path[2] === "reasoning_details" && typeof path[3] === "number" && path.length === 5) {
       const detail = obj(at(4))
-      return ((detail.type === "reasoning.encrypted" && path[4] === "data") || (detail.type === "reasoning.text" && path[4] === "signature")) &&
+      return ((detail.type === "reasoning.encrypted" && path[4] === "data") ||
+        (detail.type === "reasoning.text" && path[4] === "signature")) &&
         str(at(5), "opaque")
     }
     return false
@@ -110,20 +129,25 @@ const RULES: Record<Surface, Rule> = {
     if (path[0] !== "input" || typeof path[1] !== "number") return false
     const item = obj(at(2)), rest = path.slice(2), leaf = at(path.length), type = item.type as string
     if (item.type === undefined || item.type === "message") {
-      return ["user", "system", "developer"].includes(item.role as string) && rest[0] === "content" && typeof rest[1] === "number" &&
+      return ["user", "system", "developer"].includes(item.role as string) && rest[0] === "content" &&
+        typeof rest[1] === "number" &&
         responsesPart(4)(path, at)
     }
     if (Object.hasOwn(MODEL_OUTPUT, type)) return rest[0] === MODEL_OUTPUT[type] && "opaque"
     if (type === "reasoning") return rest.join(".") === "encrypted_content" && str(leaf, "opaque")
     if (type === "image_generation_call") return rest.join(".") === "result" && str(leaf, "opaque")
-    if (type === "computer_call_output") return obj(item.output).type === "computer_screenshot" && rest.join(".") === "output.image_url" && dataUrl(leaf)
+    if (type === "computer_call_output") {
+      return obj(item.output).type === "computer_screenshot" && rest.join(".") === "output.image_url" && dataUrl(leaf)
+    }
     if (type === "function_call_output" || type === "custom_tool_call_output") {
       return rest[0] === "output" && typeof rest[1] === "number" && responsesPart(4)(path, at)
     }
     return false
   },
   messages: (path, at) => {
-    if (path[0] !== "messages" || typeof path[1] !== "number" || path[2] !== "content" || typeof path[3] !== "number") return false
+    if (path[0] !== "messages" || typeof path[1] !== "number" || path[2] !== "content" || typeof path[3] !== "number") {
+      return false
+    }
     const role = obj(at(2)).role, block = obj(at(4)), rest = path.slice(4), leaf = at(path.length)
     if (role === "user") {
       if (block.type === "image" || block.type === "document") return anthropicSource(4)(path, at)
@@ -143,7 +167,8 @@ const RULES: Record<Surface, Rule> = {
       case "mcp_tool_result":
         return rest[0] === "content" && anthropicResultContent(5)(path, at)
       case "text":
-        return rest[0] === "citations" && typeof rest[1] === "number" && obj(at(6)).type === "web_search_result_location" &&
+        return rest[0] === "citations" && typeof rest[1] === "number" &&
+          obj(at(6)).type === "web_search_result_location" &&
           rest[2] === "encrypted_index" && rest.length === 3 && str(leaf, "opaque")
       case "web_search_tool_result":
         return rest[0] === "content" && typeof rest[1] === "number" && obj(at(6)).type === "web_search_result" &&
@@ -163,7 +188,8 @@ const RULES: Record<Surface, Rule> = {
     if (rest[0] === "userInputMessage" && rest[1] === "images" && typeof rest[2] === "number") {
       return rest.slice(3).join(".") === "source.bytes" && str(at(path.length), "opaque")
     }
-    return rest[0] === "assistantResponseMessage" && rest[1] === "toolUses" && typeof rest[2] === "number" && rest[3] === "input" && "opaque"
+    return rest[0] === "assistantResponseMessage" && rest[1] === "toolUses" && typeof rest[2] === "number" &&
+      rest[3] === "input" && "opaque"
   }
 }
 
@@ -214,13 +240,34 @@ const b64 = (text: string) => Buffer.from(text).toString("base64")
 const PNG = b64("\x89PNG\r\n\x1a\nIHDR pixels")
 const schema = fc.constantFrom<Json>(
   { type: "object", properties: { query: { type: "string", description: "what to look up" } }, required: ["query"] },
-  { type: "object", properties: { arguments: { type: "string" }, signature: { type: "object", properties: { bytes: { type: "string", enum: ["a", "b"] } } } } },
-  { type: "object", properties: { items: { type: "array", items: { type: "object", properties: { encrypted_content: { type: "string", default: "x" } } } } } }
+  {
+    type: "object",
+    properties: {
+      arguments: { type: "string" },
+      signature: { type: "object", properties: { bytes: { type: "string", enum: ["a", "b"] } } }
+    }
+  },
+  {
+    type: "object",
+    properties: {
+      items: {
+        type: "array",
+        items: { type: "object", properties: { encrypted_content: { type: "string", default: "x" } } }
+      }
+    }
+  }
 )
 
 const chatBody: fc.Arbitrary<Json> = fc.record({
-  tools: fc.option(schema.map((parameters) => [{ type: "function", function: { name: "lookup", description: "look it up", parameters } }]), { nil: undefined }),
-  format: fc.option(schema.map((s) => ({ type: "json_schema", json_schema: { name: "out", schema: s } })), { nil: undefined }),
+  tools: fc.option(
+    schema.map((
+      parameters
+    ) => [{ type: "function", function: { name: "lookup", description: "look it up", parameters } }]),
+    { nil: undefined }
+  ),
+  format: fc.option(schema.map((s) => ({ type: "json_schema", json_schema: { name: "out", schema: s } })), {
+    nil: undefined
+  }),
   parts: fc.subarray<Json>([
     { type: "text", text: "what is in these?" },
     { type: "image_url", image_url: { url: "https://img.example/cat.png", detail: "low" } },
@@ -229,26 +276,46 @@ const chatBody: fc.Arbitrary<Json> = fc.record({
     { type: "file", file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${b64("%PDF-1.7")}` } },
     { type: "file", file: { filename: "notes.txt", file_data: `data:text/plain;base64,${b64("some notes")}` } }
   ], { minLength: 1 })
-}).map(({ format, parts, tools }) => ({
-  model: "gpt-4o-mini",
-  messages: [
-    { role: "system", content: "be brief" },
-    { role: "user", content: parts },
-    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"x\"}" } }] },
-    { role: "tool", tool_call_id: "call_1", content: "result text" },
-    { role: "assistant", content: "ok", reasoning_details: [{ type: "reasoning.encrypted", data: "ZW5jcnlwdGVk" }, { type: "reasoning.text", text: "hm", signature: "c2ln" }] },
-    { role: "assistant", content: null, tool_calls: [{ id: "call_2", type: "custom", custom: { name: "sql", input: "select 1" } }] },
-    { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "1" }] },
-    { role: "assistant", content: null, function_call: { name: "legacy", arguments: "{}" } },
-    { role: "function", name: "legacy", content: "done" }
-  ],
-  ...(tools !== undefined ? { tools } : {}),
-  ...(format !== undefined ? { response_format: format } : {})
-}) as Json)
+}).map(({ format, parts, tools }) =>
+  ({
+    model: "gpt-4o-mini",
+    messages: [
+      { role: "system", content: "be brief" },
+      { role: "user", content: parts },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"query\":\"x\"}" } }]
+      },
+      { role: "tool", tool_call_id: "call_1", content: "result text" },
+      {
+        role: "assistant",
+        content: "ok",
+        reasoning_details: [{ type: "reasoning.encrypted", data: "ZW5jcnlwdGVk" }, {
+          type: "reasoning.text",
+          text: "hm",
+          signature: "c2ln"
+        }]
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_2", type: "custom", custom: { name: "sql", input: "select 1" } }]
+      },
+      { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "1" }] },
+      { role: "assistant", content: null, function_call: { name: "legacy", arguments: "{}" } },
+      { role: "function", name: "legacy", content: "done" }
+    ],
+    ...(tools !== undefined ? { tools } : {}),
+    ...(format !== undefined ? { response_format: format } : {})
+  }) as Json
+)
 
 const responsesBody: fc.Arbitrary<Json> = fc.record({
   tools: fc.option(schema.map((parameters) => [{ type: "function", name: "lookup", parameters }]), { nil: undefined }),
-  format: fc.option(schema.map((s) => ({ format: { type: "json_schema", name: "out", schema: s } })), { nil: undefined }),
+  format: fc.option(schema.map((s) => ({ format: { type: "json_schema", name: "out", schema: s } })), {
+    nil: undefined
+  }),
   parts: fc.subarray<Json>([
     { type: "input_text", text: "compare these" },
     { type: "input_image", image_url: "https://img.example/a.png", detail: "auto" },
@@ -257,27 +324,50 @@ const responsesBody: fc.Arbitrary<Json> = fc.record({
     { type: "input_file", filename: "a.csv", file_data: `data:text/csv;base64,${b64("a,b\n1,2")}` },
     { type: "input_file", file_url: "https://files.example/a.pdf" }
   ], { minLength: 1 })
-}).map(({ format, parts, tools }) => ({
-  model: "gpt-4o-mini",
-  instructions: "answer in one line",
-  input: [
-    { role: "user", content: parts },
-    { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "thinking" }], encrypted_content: "gAAAAB" },
-    { type: "function_call", call_id: "c1", name: "lookup", arguments: "{\"q\":1}" },
-    { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: "found" }, { type: "input_image", image_url: `data:image/png;base64,${PNG}` }] },
-    { type: "computer_call", call_id: "cc", action: { type: "click", x: 1, y: 2 } },
-    { type: "computer_call_output", call_id: "cc", output: { type: "computer_screenshot", image_url: `data:image/png;base64,${PNG}` } },
-    { type: "image_generation_call", id: "ig", status: "completed", result: PNG },
-    { type: "mcp_call", id: "m", server_label: "s", name: "t", arguments: "{}", output: "mcp said" },
-    { role: "assistant", content: [{ type: "output_text", text: "done" }] }
-  ],
-  prompt: { id: "pmpt_1", variables: { topic: "cats", picture: { type: "input_image", image_url: `data:image/png;base64,${PNG}` } } },
-  ...(tools !== undefined ? { tools } : {}),
-  ...(format !== undefined ? { text: format } : {})
-}) as Json)
+}).map(({ format, parts, tools }) =>
+  ({
+    model: "gpt-4o-mini",
+    instructions: "answer in one line",
+    input: [
+      { role: "user", content: parts },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "thinking" }],
+        encrypted_content: "gAAAAB"
+      },
+      { type: "function_call", call_id: "c1", name: "lookup", arguments: "{\"q\":1}" },
+      {
+        type: "function_call_output",
+        call_id: "c1",
+        output: [{ type: "input_text", text: "found" }, {
+          type: "input_image",
+          image_url: `data:image/png;base64,${PNG}`
+        }]
+      },
+      { type: "computer_call", call_id: "cc", action: { type: "click", x: 1, y: 2 } },
+      {
+        type: "computer_call_output",
+        call_id: "cc",
+        output: { type: "computer_screenshot", image_url: `data:image/png;base64,${PNG}` }
+      },
+      { type: "image_generation_call", id: "ig", status: "completed", result: PNG },
+      { type: "mcp_call", id: "m", server_label: "s", name: "t", arguments: "{}", output: "mcp said" },
+      { role: "assistant", content: [{ type: "output_text", text: "done" }] }
+    ],
+    prompt: {
+      id: "pmpt_1",
+      variables: { topic: "cats", picture: { type: "input_image", image_url: `data:image/png;base64,${PNG}` } }
+    },
+    ...(tools !== undefined ? { tools } : {}),
+    ...(format !== undefined ? { text: format } : {})
+  }) as Json
+)
 
 const messagesBody: fc.Arbitrary<Json> = fc.record({
-  tools: fc.option(schema.map((input_schema) => [{ name: "lookup", description: "look", input_schema }]), { nil: undefined }),
+  tools: fc.option(schema.map((input_schema) => [{ name: "lookup", description: "look", input_schema }]), {
+    nil: undefined
+  }),
   blocks: fc.subarray<Json>([
     { type: "text", text: "read these" },
     { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
@@ -285,56 +375,125 @@ const messagesBody: fc.Arbitrary<Json> = fc.record({
     { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64("%PDF") }, title: "a pdf" },
     { type: "document", source: { type: "text", media_type: "text/plain", data: "plain notes" } },
     { type: "document", source: { type: "base64", media_type: "text/plain", data: b64("encoded notes") } },
-    { type: "document", source: { type: "content", content: [{ type: "text", text: "t" }, { type: "image", source: { type: "base64", media_type: "image/gif", data: PNG } }] } }
-  ], { minLength: 1 })
-}).map(({ blocks, tools }) => ({
-  model: "claude-test-model",
-  max_tokens: 64,
-  system: [{ type: "text", text: "be brief" }],
-  messages: [
-    { role: "user", content: blocks },
     {
-      role: "assistant",
-      content: [
-        { type: "thinking", thinking: "let me see", signature: "EqQBCkYIARgCKkB" },
-        { type: "redacted_thinking", data: "EmwKAhgBEgy" },
-        { type: "text", text: "per the web", citations: [{ type: "web_search_result_location", url: "https://a.example", title: "a", cited_text: "c", encrypted_index: "RWk=" }] },
-        { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "cats" } },
-        { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://a.example", title: "a", encrypted_content: "RWM=", page_age: "1 day" }] },
-        { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_2", content: { type: "web_fetch_result", url: "https://b.example", content: { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64("%PDF") } } } },
-        { type: "tool_use", id: "toolu_1", name: "lookup", input: { query: "x" } }
-      ]
-    },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "result" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }] }] }
-  ],
-  ...(tools !== undefined ? { tools } : {})
-}) as Json)
+      type: "document",
+      source: {
+        type: "content",
+        content: [{ type: "text", text: "t" }, {
+          type: "image",
+          source: { type: "base64", media_type: "image/gif", data: PNG }
+        }]
+      }
+    }
+  ], { minLength: 1 })
+}).map(({ blocks, tools }) =>
+  ({
+    model: "claude-test-model",
+    max_tokens: 64,
+    system: [{ type: "text", text: "be brief" }],
+    messages: [
+      { role: "user", content: blocks },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "let me see", signature: "EqQBCkYIARgCKkB" },
+          { type: "redacted_thinking", data: "EmwKAhgBEgy" },
+          {
+            type: "text",
+            text: "per the web",
+            citations: [{
+              type: "web_search_result_location",
+              url: "https://a.example",
+              title: "a",
+              cited_text: "c",
+              encrypted_index: "RWk="
+            }]
+          },
+          { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "cats" } },
+          {
+            type: "web_search_tool_result",
+            tool_use_id: "srvtoolu_1",
+            content: [{
+              type: "web_search_result",
+              url: "https://a.example",
+              title: "a",
+              encrypted_content: "RWM=",
+              page_age: "1 day"
+            }]
+          },
+          {
+            type: "web_fetch_tool_result",
+            tool_use_id: "srvtoolu_2",
+            content: {
+              type: "web_fetch_result",
+              url: "https://b.example",
+              content: {
+                type: "document",
+                source: { type: "base64", media_type: "application/pdf", data: b64("%PDF") }
+              }
+            }
+          },
+          { type: "tool_use", id: "toolu_1", name: "lookup", input: { query: "x" } }
+        ]
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          content: [{ type: "text", text: "result" }, {
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data: PNG }
+          }]
+        }]
+      }
+    ],
+    ...(tools !== undefined ? { tools } : {})
+  }) as Json
+)
 
 const kiroBody: fc.Arbitrary<Json> = fc.record({
-  tools: fc.option(schema.map((json) => [{ toolSpecification: { name: "lookup", description: "look", inputSchema: { json } } }]), { nil: undefined }),
+  tools: fc.option(
+    schema.map((json) => [{ toolSpecification: { name: "lookup", description: "look", inputSchema: { json } } }]),
+    { nil: undefined }
+  ),
   images: fc.boolean()
-}).map(({ images, tools }) => ({
-  conversationState: {
-    chatTriggerType: "MANUAL",
-    conversationId: "c-1",
-    currentMessage: {
-      userInputMessage: {
-        content: "and now?",
-        modelId: "claude-sonnet-4.5",
-        origin: "AI_EDITOR",
-        ...(images ? { images: [{ format: "png", source: { bytes: PNG } }] } : {}),
-        userInputMessageContext: {
-          ...(tools !== undefined ? { tools } : {}),
-          toolResults: [{ toolUseId: "t1", status: "success", content: [{ text: "found" }, { json: { rows: 2 } }] }]
+}).map(({ images, tools }) =>
+  ({
+    conversationState: {
+      chatTriggerType: "MANUAL",
+      conversationId: "c-1",
+      currentMessage: {
+        userInputMessage: {
+          content: "and now?",
+          modelId: "claude-sonnet-4.5",
+          origin: "AI_EDITOR",
+          ...(images ? { images: [{ format: "png", source: { bytes: PNG } }] } : {}),
+          userInputMessageContext: {
+            ...(tools !== undefined ? { tools } : {}),
+            toolResults: [{ toolUseId: "t1", status: "success", content: [{ text: "found" }, { json: { rows: 2 } }] }]
+          }
         }
-      }
-    },
-    history: [
-      { userInputMessage: { content: "look it up", modelId: "claude-sonnet-4.5", origin: "AI_EDITOR", images: [{ format: "jpeg", source: { bytes: PNG } }] } },
-      { assistantResponseMessage: { content: "checking", toolUses: [{ toolUseId: "t1", name: "lookup", input: { query: "x" } }] } }
-    ]
-  }
-}) as Json)
+      },
+      history: [
+        {
+          userInputMessage: {
+            content: "look it up",
+            modelId: "claude-sonnet-4.5",
+            origin: "AI_EDITOR",
+            images: [{ format: "jpeg", source: { bytes: PNG } }]
+          }
+        },
+        {
+          assistantResponseMessage: {
+            content: "checking",
+            toolUses: [{ toolUseId: "t1", name: "lookup", input: { query: "x" } }]
+          }
+        }
+      ]
+    }
+  }) as Json
+)
 
 const BODIES: Record<Surface, fc.Arbitrary<Json>> = {
   chat: chatBody,
@@ -363,10 +522,39 @@ const secretValue = fc.constantFrom<Json>(
 )
 /** Member names a plant uses: documented payload names, providers' field names and unknown ones. */
 const memberName = fc.constantFrom(
-  "text", "detail", "arguments", "signature", "data", "bytes", "encrypted_content", "image_url", "input", "url",
-  "filename", "file_data", "input_audio", "source", "description", "x_extra", "cache_control", "metadata", "note"
+  "text",
+  "detail",
+  "arguments",
+  "signature",
+  "data",
+  "bytes",
+  "encrypted_content",
+  "image_url",
+  "input",
+  "url",
+  "filename",
+  "file_data",
+  "input_audio",
+  "source",
+  "description",
+  "x_extra",
+  "cache_control",
+  "metadata",
+  "note"
 )
-const PART_TYPES = ["image", "image_url", "input_image", "input_file", "file", "document", "thinking", "tool_use", "reasoning", "text", "hologram"]
+const PART_TYPES = [
+  "image",
+  "image_url",
+  "input_image",
+  "input_file",
+  "file",
+  "document",
+  "thinking",
+  "tool_use",
+  "reasoning",
+  "text",
+  "hologram"
+]
 
 interface Plant {
   readonly body: Json
@@ -378,7 +566,9 @@ interface Plant {
 const places = (value: Json, path: Path = [], out: Array<{ path: Path; value: Json }> = []) => {
   out.push({ path, value })
   if (Array.isArray(value)) value.forEach((item, i) => places(item, [...path, i], out))
-  else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) places(v, [...path, k], out)
+  else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) places(v, [...path, k], out)
+  }
   return out
 }
 
@@ -400,7 +590,9 @@ const plantIn = (surface: Surface) => (body: Json): fc.Arbitrary<Plant> =>
   }).map(({ how, name, pick, type, value }) => {
     const all = places(body)
     // `replace-payload` aims at the documented payload places, which are few among a request's strings.
-    const strings = all.filter((p) => typeof p.value === "string" && (how !== "replace-payload" || kindAt(surface, body, p.path) !== false))
+    const strings = all.filter((p) =>
+      typeof p.value === "string" && (how !== "replace-payload" || kindAt(surface, body, p.path) !== false)
+    )
     const objects = all.filter((p) => p.value !== null && typeof p.value === "object" && !Array.isArray(p.value))
     const arrays = all.filter((p) => Array.isArray(p.value))
     if ((how === "replace" || how === "replace-payload") && strings.length > 0) {
@@ -420,7 +612,9 @@ const plantIn = (surface: Surface) => (body: Json): fc.Arbitrary<Plant> =>
     }
     const at = objects[pick % objects.length]!.path
     const target = getAt(body, at) as Record<string, Json>
-    if (how === "key") return { body: setAt(body, at, { ...target, [`${name}_${SECRET}`]: 1 }), path: [...at, `${name}_${SECRET}`] }
+    if (how === "key") {
+      return { body: setAt(body, at, { ...target, [`${name}_${SECRET}`]: 1 }), path: [...at, `${name}_${SECRET}`] }
+    }
     // An extra field on a known part, or an unknown key anywhere (`member`, and `replace` with no string).
     const member = Object.hasOwn(target, name) ? `${name}_extra` : name
     return { body: setAt(body, at, { ...target, [member]: value }), path: [...at, member] }
@@ -460,7 +654,10 @@ const through = async (surface: Surface, body: Json): Promise<{ status: number; 
       headers: { authorization: `Bearer ${KIRO_KEY}`, "content-type": "application/json" },
       body: JSON.stringify(body)
     })
-    return { status: reply.status, forwarded: kiro.kiro.calls.filter((c) => c.url.includes("generateAssistant")).map((c) => c.body.toString()) }
+    return {
+      status: reply.status,
+      forwarded: kiro.kiro.calls.filter((c) => c.url.includes("generateAssistant")).map((c) => c.body.toString())
+    }
   }
   gateway.upstream.reset()
   const reply = await send(`${gateway.url}${ROUTES[surface].replace("ORG", ORG)}`, {

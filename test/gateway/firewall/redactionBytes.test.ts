@@ -36,7 +36,10 @@ describe("a redaction rewrites only the matched characters", () => {
   it("the reported request: the other escapes of the string reach the provider as sent (chat)", async () => {
     const content = raw`"my ssn 123-45-6789 caf\u00e9 a\/b \ud83d\ude00 end"`
     const { response, body } = await forwarded(() =>
-      post(`/openai/${ORG}/v1/chat/completions`, `{"model":"gpt-4.1","messages":[{"role":"user","content":${content}}]}`)
+      post(
+        `/openai/${ORG}/v1/chat/completions`,
+        `{"model":"gpt-4.1","messages":[{"role":"user","content":${content}}]}`
+      )
     )
     expect(response.headers.get("x-gateway-firewall-decision")).toBe("redact")
     expect(body).toBe(

@@ -10,9 +10,23 @@ import { type FirewallGateway, ORG, run, SERVICE_KEY, startFirewallGateway } fro
 let gateway: FirewallGateway
 beforeAll(async () => {
   gateway = await startFirewallGateway({ realGuardrails: true })
-  await run(gateway.guardrails.create(ORG, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}", priority: 10 }))
+  await run(
+    gateway.guardrails.create(ORG, {
+      name: "ssn",
+      rule_type: "pii_redact",
+      pattern: "\\d{3}-\\d{2}-\\d{4}",
+      priority: 10
+    })
+  )
   // Runs on the ssn rule's output: `]+77` only exists next to an earlier redaction (an overlap).
-  await run(gateway.guardrails.create(ORG, { name: "key", rule_type: "pii_redact", pattern: "KEY\\d+|\\]\\+\\d+", priority: 20 }))
+  await run(
+    gateway.guardrails.create(ORG, {
+      name: "key",
+      rule_type: "pii_redact",
+      pattern: "KEY\\d+|\\]\\+\\d+",
+      priority: 20
+    })
+  )
 })
 afterAll(() => gateway.close())
 
@@ -45,9 +59,13 @@ describe("a redaction rewrites exactly the characters its rules matched", () => 
   })
 
   it("a match followed (or preceded) by an escaped character of [REDACTED]", async () => {
-    expect(await forwardedContent(raw`"\u00e9 123-45-6789\u0045KEY42 a\/b"`)).toBe(raw`"\u00e9 [REDACTED]\u0045[REDACTED] a\/b"`)
+    expect(await forwardedContent(raw`"\u00e9 123-45-6789\u0045KEY42 a\/b"`)).toBe(
+      raw`"\u00e9 [REDACTED]\u0045[REDACTED] a\/b"`
+    )
     expect(await forwardedContent(raw`"123-45-6789\u0045 \u00e9"`)).toBe(raw`"[REDACTED]\u0045 \u00e9"`)
-    expect(await forwardedContent(raw`"x\u005b123-45-6789\u0045\u0044\u005d"`)).toBe(raw`"x\u005b[REDACTED]\u0045\u0044\u005d"`)
+    expect(await forwardedContent(raw`"x\u005b123-45-6789\u0045\u0044\u005d"`)).toBe(
+      raw`"x\u005b[REDACTED]\u0045\u0044\u005d"`
+    )
   })
 
   it("two rules whose matches touch, or overlap in the text the first one wrote", async () => {
@@ -56,7 +74,9 @@ describe("a redaction rewrites exactly the characters its rules matched", () => 
     expect(await forwardedContent(raw`"\u00e9 123-45-6789KEY42\u0044\u005d+7 \/"`))
       .toBe(raw`"\u00e9 [REDACTED][REDACTED]\u0044[REDACTED] \/"`)
     // Overlap: `]+7` takes the last character of the ssn's [REDACTED].
-    expect(await forwardedContent(raw`"\u00e9 KEY4\u0041123-45-6789+7 \/"`)).toBe(raw`"\u00e9 [REDACTED]\u0041[REDACTED[REDACTED] \/"`)
+    expect(await forwardedContent(raw`"\u00e9 KEY4\u0041123-45-6789+7 \/"`)).toBe(
+      raw`"\u00e9 [REDACTED]\u0041[REDACTED[REDACTED] \/"`
+    )
     expect(await forwardedContent(raw`"\u00e9 123-45-6789+77\u0020\/"`)).toBe(raw`"\u00e9 [REDACTED[REDACTED]\u0020\/"`)
     // A key written with escapes: its escapes go with it, the rest stays.
     expect(await forwardedContent(raw`"123-45-6789 \u004bEY1\u0031 \u004b"`)).toBe(raw`"[REDACTED] [REDACTED] \u004b"`)
@@ -91,6 +111,8 @@ describe("a redaction rewrites exactly the characters its rules matched", () => 
     expect(body.startsWith(head + raw`"data:text\/plain;base64,`)).toBe(true)
     expect(body.endsWith(tail)).toBe(true)
     const written = JSON.parse(body.slice(head.length, -tail.length)) as string
-    expect(Buffer.from(written.slice(written.indexOf(",") + 1), "base64").toString()).toBe("notes??? caf\u00e9 [REDACTED] end")
+    expect(Buffer.from(written.slice(written.indexOf(",") + 1), "base64").toString()).toBe(
+      "notes??? caf\u00e9 [REDACTED] end"
+    )
   })
 })

@@ -30,7 +30,9 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   })
 
 const issue = async () => {
-  const response = await fetch(`${gateway.url}/openai/${ORG}/v1/nonces?count=1`, { headers: { authorization: `Bearer ${SERVICE_KEY}` } })
+  const response = await fetch(`${gateway.url}/openai/${ORG}/v1/nonces?count=1`, {
+    headers: { authorization: `Bearer ${SERVICE_KEY}` }
+  })
   return (await response.json() as { nonces: Array<string> }).nonces[0]!
 }
 
@@ -114,7 +116,9 @@ describe("a forged sealed block inside a textual document", () => {
       expect(JSON.stringify(carrier.request(TEXT)).toLowerCase()).not.toContain("nonce")
       const response = await post(carrier.path, carrier.request(TEXT), ENFORCE)
       expect(response.status).toBe(200)
-      expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=enforce;verified=0;unknown=1;tampered=0;stripped=1")
+      expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+        "mode=enforce;verified=0;unknown=1;tampered=0;stripped=1"
+      )
       const body = JSON.parse(sent())
       expect(carrier.received(body)).toBe(CLEAN)
       // Only the payload string changed: the rest is the client's request.
@@ -125,7 +129,9 @@ describe("a forged sealed block inside a textual document", () => {
       const raw = JSON.stringify(carrier.request(TEXT))
       const response = await post(carrier.path, carrier.request(TEXT))
       expect(response.status).toBe(200)
-      expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=observe;verified=0;unknown=1;tampered=0;stripped=0")
+      expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+        "mode=observe;verified=0;unknown=1;tampered=0;stripped=0"
+      )
       expect(sent()).toBe(raw)
     })
 
@@ -134,7 +140,9 @@ describe("a forged sealed block inside a textual document", () => {
       const verified = `<hooks nonce="${nonce}">real</hooks>`
       const response = await post(carrier.path, carrier.request(`${verified}\n${TEXT}`), ENFORCE)
       expect(response.status).toBe(200)
-      expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=enforce;verified=1;unknown=1;tampered=0;stripped=1")
+      expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+        "mode=enforce;verified=1;unknown=1;tampered=0;stripped=1"
+      )
       expect(carrier.received(JSON.parse(sent()))).toBe(`${verified}\n${CLEAN}`)
     })
   }
@@ -144,7 +152,9 @@ describe("a forged sealed block inside a textual document", () => {
     const carrier = CARRIERS[0]!
     const raw = JSON.stringify(carrier.request(`<hooks nonce="${nonce}">real</hooks>`))
     const response = await post(carrier.path, carrier.request(`<hooks nonce="${nonce}">real</hooks>`), ENFORCE)
-    expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=enforce;verified=1;unknown=0;tampered=0;stripped=0")
+    expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+      "mode=enforce;verified=1;unknown=0;tampered=0;stripped=0"
+    )
     expect(sent()).toBe(raw)
   })
 })
@@ -154,7 +164,10 @@ describe("the document's encoding is kept", () => {
     const prefix = "data:text/csv;charset=ISO-8859-1;base64,"
     const request = (text: string) => ({
       model: "gpt-4.1",
-      messages: [{ role: "user", content: [{ type: "file", file: { filename: "t.csv", file_data: prefix + b64(text, "latin1") } }] }]
+      messages: [{
+        role: "user",
+        content: [{ type: "file", file: { filename: "t.csv", file_data: prefix + b64(text, "latin1") } }]
+      }]
     })
     const response = await post(`openai/${ORG}/v1/chat/completions`, request(`café;${FORGED};crème`), ENFORCE)
     expect(response.status).toBe(200)
@@ -169,7 +182,9 @@ describe("the document's encoding is kept", () => {
       model: "gpt-4.1",
       messages: [{ role: "user", content: [{ type: "file", file: { filename: "a.txt", file_data: url } }] }]
     }, ENFORCE)
-    expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=enforce;verified=0;unknown=1;tampered=0;stripped=1")
+    expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+      "mode=enforce;verified=0;unknown=1;tampered=0;stripped=1"
+    )
     const forwarded: string = JSON.parse(sent()).messages[0].content[0].file.file_data
     expect(decodeURIComponent(forwarded.slice("data:text/plain,".length))).toBe("keep  end")
   })
@@ -182,7 +197,9 @@ describe("the document's encoding is kept", () => {
     })
     expect(JSON.stringify(request(hidden)).toLowerCase()).not.toContain("nonce")
     const response = await post(`openai/${ORG}/v1/chat/completions`, request(hidden), ENFORCE)
-    expect(response.headers.get("x-gateway-firewall-nonce")).toBe("mode=enforce;verified=0;unknown=1;tampered=0;stripped=1")
+    expect(response.headers.get("x-gateway-firewall-nonce")).toBe(
+      "mode=enforce;verified=0;unknown=1;tampered=0;stripped=1"
+    )
     expect(JSON.parse(sent())).toEqual(request(""))
   })
 
@@ -200,7 +217,10 @@ describe("the document's encoding is kept", () => {
     const body = {
       model: "claude-test-model",
       max_tokens: 8,
-      messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64(TEXT) } }] }]
+      messages: [{
+        role: "user",
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: b64(TEXT) } }]
+      }]
     }
     const response = await post(`anthropic/${ORG}/v1/messages`, body, ENFORCE)
     expect(response.status).toBe(200)
@@ -214,7 +234,10 @@ describe("a textual document the step cannot read", () => {
     model: "gpt-4.1",
     messages: [{
       role: "user",
-      content: [{ type: "file", file: { filename: "a.txt", file_data: `data:text/plain;charset=shift_jis;base64,${b64(TEXT)}` } }]
+      content: [{
+        type: "file",
+        file: { filename: "a.txt", file_data: `data:text/plain;charset=shift_jis;base64,${b64(TEXT)}` }
+      }]
     }]
   }
 

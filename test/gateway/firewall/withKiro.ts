@@ -17,7 +17,13 @@ export interface Gateways {
 
 export const startGateways = async (): Promise<Gateways> => {
   const [gateway, kiro] = await Promise.all([startFirewallGateway({ realGuardrails: true }), startKiroGateway()])
-  await run(kiro.vault.set(KIRO_ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" }))))
+  await run(
+    kiro.vault.set(
+      KIRO_ORG,
+      "kiro",
+      Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" }))
+    )
+  )
   return {
     gateway,
     kiro,
@@ -25,7 +31,9 @@ export const startGateways = async (): Promise<Gateways> => {
       gateway.upstream.reset()
       kiro.kiro.reset()
       for (const rule of await run(gateway.guardrails.list(ORG))) await run(gateway.guardrails.remove(ORG, rule.uuid))
-      for (const rule of await run(kiro.guardrails.list(KIRO_ORG))) await run(kiro.guardrails.remove(KIRO_ORG, rule.uuid))
+      for (const rule of await run(kiro.guardrails.list(KIRO_ORG))) {
+        await run(kiro.guardrails.remove(KIRO_ORG, rule.uuid))
+      }
     },
     close: async () => {
       await Promise.all([gateway.close(), kiro.close()])

@@ -1,21 +1,21 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { NodeSocket, NodeSocketServer } from "@effect/platform-node"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { RpcClient, RpcSerialization, RpcServer, RpcTest } from "effect/rpc"
 import { TestConsole } from "effect/testing"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Test } from "../../../layers/Test.ts"
-import { cliRunner } from "../../support/cliRun.ts"
+import { CustomProviderAdminClient } from "../../../src/admin/CustomProviderAdminRpcs.ts"
+import { FirewallAdminClient } from "../../../src/admin/FirewallAdminRpcs.ts"
 import { GatewayAdminRpcHandlers } from "../../../src/admin/GatewayAdminRpcHandlers.ts"
 import { GatewayAdminClient, GatewayAdminRpcs } from "../../../src/admin/GatewayAdminRpcs.ts"
 import { gatewayCommand } from "../../../src/cli/GatewayCommands.ts"
-import { FirewallAdminClient } from "../../../src/admin/FirewallAdminRpcs.ts"
-import { CustomProviderAdminClient } from "../../../src/admin/CustomProviderAdminRpcs.ts"
-import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
+import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
+import { cliRunner } from "../../support/cliRun.ts"
 
 /** Every domain in memory: the unit-test application layer. */
 const Services = Test
@@ -61,7 +61,10 @@ describe("bin/vdb gateway (admin RPCs, in-process)", () => {
       Effect.gen(function*() {
         const org = yield* (yield* Organizations).create({ name: "vault-cli" })
         const vault = yield* ProviderKeys
-        const set = yield* run(["provider-key", "set", "--org", org.uuid, "--provider", "openai"], "sk-from-stdin-123\n")
+        const set = yield* run(
+          ["provider-key", "set", "--org", org.uuid, "--provider", "openai"],
+          "sk-from-stdin-123\n"
+        )
         assert.isUndefined(set.error)
         assert.strictEqual(Redacted.value(yield* vault.get(org.uuid, "openai")), "sk-from-stdin-123")
 
@@ -83,13 +86,29 @@ describe("bin/vdb gateway (admin RPCs, in-process)", () => {
         const org = yield* (yield* Organizations).create({ name: "bad-input" })
         const cases: Array<[ReadonlyArray<string>, string, RegExp]> = [
           [["service-key", "create", "--org", "not-a-uuid"], "", /^--org: not a UUID: "not-a-uuid"$/],
-          [["service-key", "rotate", "--org", "6f1c2b9e-8d4a-4c1e-9b7a-2f3e4d5c6b7a"], "", /^organization 6f1c2b9e-.* does not exist$/],
-          [["provider-key", "set", "--org", org.uuid, "--provider", "Nope!"], "sk-x", /^--provider: unknown provider "Nope!" \(known: openai, /],
+          [
+            ["service-key", "rotate", "--org", "6f1c2b9e-8d4a-4c1e-9b7a-2f3e4d5c6b7a"],
+            "",
+            /^organization 6f1c2b9e-.* does not exist$/
+          ],
+          [
+            ["provider-key", "set", "--org", org.uuid, "--provider", "Nope!"],
+            "sk-x",
+            /^--provider: unknown provider "Nope!" \(known: openai, /
+          ],
           // Slug-shaped: only the server knows the organization's custom providers.
-          [["provider-key", "set", "--org", org.uuid, "--provider", "nope"], "sk-x", /^unknown provider "nope" \(known: openai, .*custom provider/],
+          [
+            ["provider-key", "set", "--org", org.uuid, "--provider", "nope"],
+            "sk-x",
+            /^unknown provider "nope" \(known: openai, .*custom provider/
+          ],
           [["provider-key", "list", "--org", "6f1c2b9e-8d4a-4c1e-9b7a-2f3e4d5c6b7a"], "", /does not exist$/],
           [["provider-key", "set", "--org", org.uuid, "--provider", "groq"], "", /^no provider key on stdin/],
-          [["provider-key", "set", "--org", org.uuid, "--provider", "groq"], "vdb_sk_" + "a".repeat(43), /^that is a vdb service key/]
+          [
+            ["provider-key", "set", "--org", org.uuid, "--provider", "groq"],
+            "vdb_sk_" + "a".repeat(43),
+            /^that is a vdb service key/
+          ]
         ]
         for (const [args, stdin, expected] of cases) {
           const result = yield* run(args, stdin)

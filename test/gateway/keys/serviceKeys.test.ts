@@ -1,13 +1,13 @@
-import { createHash } from "node:crypto"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { createHash } from "node:crypto"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
+import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { isServiceKeyShaped } from "../../../src/servicekeys/ServiceKeyFormat.ts"
 import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
-import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { PostgresTest, SqlBackends } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
-import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const backends = [
   ...SqlBackends.map(({ name, layer }) => ({
@@ -17,7 +17,13 @@ const backends = [
       Layer.provideMerge(Layer.merge(layer, SecretBoxTest))
     )
   })),
-  { name: "memory", layer: ServiceKeys.layerMemory.pipe(Layer.provideMerge(Organizations.layerMemory), Layer.provide(Invalidation.layerMemory)) }
+  {
+    name: "memory",
+    layer: ServiceKeys.layerMemory.pipe(
+      Layer.provideMerge(Organizations.layerMemory),
+      Layer.provide(Invalidation.layerMemory)
+    )
+  }
 ]
 
 describe.each(backends)("ServiceKeys ($name)", ({ layer: backend }) => {
@@ -80,7 +86,6 @@ describe.each(backends)("ServiceKeys ($name)", ({ layer: backend }) => {
           assert.strictEqual(yield* keys.verify(org.uuid, providerKey), "invalid")
         }
       }))
-
   })
 })
 

@@ -1,12 +1,12 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 import { SecretBox } from "../../../src/secrets/SecretBox.ts"
+import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { openProviderKey, sealProviderKey } from "../../../src/vault/SealedProviderKey.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
-import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const ORG = "0b6f3c1e-2a4d-4e8f-9c1b-3d5e7f9a1b2c"
 const OTHER_ORG = "7d2e4f6a-8b1c-4d3e-8f5a-6b7c8d9e0f1a"
@@ -14,7 +14,10 @@ const OPENAI_KEY = "sk-proj-test-0123456789abcdefghijklmnopqrstuvwxyz"
 
 const backends = [
   { name: "postgresql", layer: ProviderKeys.layer.pipe(Layer.provideMerge(Layer.merge(PostgresTest, SecretBoxTest))) },
-  { name: "memory", layer: ProviderKeys.layerMemory.pipe(Layer.provideMerge(SecretBoxTest), Layer.provide(Invalidation.layerMemory)) }
+  {
+    name: "memory",
+    layer: ProviderKeys.layerMemory.pipe(Layer.provideMerge(SecretBoxTest), Layer.provide(Invalidation.layerMemory))
+  }
 ]
 
 describe.each(backends)("ProviderKeys ($name)", ({ layer: backend }) => {
@@ -47,7 +50,6 @@ describe.each(backends)("ProviderKeys ($name)", ({ layer: backend }) => {
         assert.isFalse(yield* vault.remove(ORG, "openai"))
         assert.strictEqual((yield* Effect.flip(vault.get(ORG, "openai")))._tag, "ProviderKeyMissing")
       }))
-
   })
 })
 
@@ -80,14 +82,19 @@ describe("ProviderKeys at rest (postgresql)", () => {
         // Corrupted ciphertext.
         yield* db`UPDATE provider_keys SET sealed = ${(row.sealed as string).slice(0, -4) + "AAAA"}
           WHERE org_uuid = ${OTHER_ORG} AND provider = 'anthropic'`
-        assert.strictEqual((yield* Effect.flip((yield* freshVault).get(OTHER_ORG, "anthropic")))._tag, "ProviderKeyUnreadable")
+        assert.strictEqual(
+          (yield* Effect.flip((yield* freshVault).get(OTHER_ORG, "anthropic")))._tag,
+          "ProviderKeyUnreadable"
+        )
       }))
 
     it.effect("a different master key cannot open stored keys (502 unreadable)", () =>
       Effect.gen(function*() {
         const vault = yield* ProviderKeys
         yield* vault.set(ORG, "mistral", Redacted.make("mistral-secret"))
-        const otherMaster = yield* Layer.build(Layer.fresh(ProviderKeys.layer.pipe(Layer.provide(Layer.fresh(SecretBoxTest)))))
+        const otherMaster = yield* Layer.build(
+          Layer.fresh(ProviderKeys.layer.pipe(Layer.provide(Layer.fresh(SecretBoxTest))))
+        )
         const err = yield* Effect.flip(Context.get(otherMaster, ProviderKeys).get(ORG, "mistral"))
         assert.strictEqual(err._tag, "ProviderKeyUnreadable")
         assert.notInclude(JSON.stringify(err), "mistral-secret")

@@ -38,7 +38,10 @@ export interface FakeKiro {
   close(): Promise<void>
 }
 
-export const defaultAuth: AuthAnswer = (n) => ({ status: 200, body: { accessToken: `access-token-${n}`, expiresIn: 3600 } })
+export const defaultAuth: AuthAnswer = (n) => ({
+  status: 200,
+  body: { accessToken: `access-token-${n}`, expiresIn: 3600 }
+})
 
 export const defaultListing = {
   models: [
@@ -86,7 +89,12 @@ export const startFakeKiro = async (): Promise<FakeKiro> => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", async () => {
-      const received = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks) }
+      const received = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks)
+      }
       const path = received.url.split("?")[0]!
       if (path.endsWith("/refreshToken") || path.endsWith("/token")) {
         state.refreshes.push(received)
@@ -100,7 +108,9 @@ export const startFakeKiro = async (): Promise<FakeKiro> => {
         return json(res, state.apiStatus, state.apiStatus === 200 ? state.listing : { message: "denied" })
       }
       if (path.endsWith("/generateAssistantResponse")) {
-        if (state.apiStatus !== 200) return json(res, state.apiStatus, { message: "The bearer token included in the request is invalid." })
+        if (state.apiStatus !== 200) {
+          return json(res, state.apiStatus, { message: "The bearer token included in the request is invalid." })
+        }
         res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": "req-1" })
         if (state.bulk !== undefined) return writeBulk(res, state.bulk)
         for (const piece of pieces) {
@@ -117,12 +127,24 @@ export const startFakeKiro = async (): Promise<FakeKiro> => {
   const fake: FakeKiro = {
     url: `http://127.0.0.1:${port}`,
     stream,
-    get refreshes() { return state.refreshes },
-    get calls() { return state.calls },
-    get auth() { return state.auth },
-    set auth(answer) { state.auth = answer },
-    get gate() { return state.gate },
-    set gate(gate) { state.gate = gate },
+    get refreshes() {
+      return state.refreshes
+    },
+    get calls() {
+      return state.calls
+    },
+    get auth() {
+      return state.auth
+    },
+    set auth(answer) {
+      state.auth = answer
+    },
+    get gate() {
+      return state.gate
+    },
+    set gate(gate) {
+      state.gate = gate
+    },
     hold: () => {
       let open!: () => void
       state.gate = new Promise((resolve) => {
@@ -130,12 +152,24 @@ export const startFakeKiro = async (): Promise<FakeKiro> => {
       })
       return open
     },
-    get listing() { return state.listing },
-    set listing(listing) { state.listing = listing },
-    get apiStatus() { return state.apiStatus },
-    set apiStatus(status) { state.apiStatus = status },
-    get bulk() { return state.bulk },
-    set bulk(bulk) { state.bulk = bulk },
+    get listing() {
+      return state.listing
+    },
+    set listing(listing) {
+      state.listing = listing
+    },
+    get apiStatus() {
+      return state.apiStatus
+    },
+    set apiStatus(status) {
+      state.apiStatus = status
+    },
+    get bulk() {
+      return state.bulk
+    },
+    set bulk(bulk) {
+      state.bulk = bulk
+    },
     reset: () => {
       state.refreshes.length = 0
       state.calls.length = 0

@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { Readable } from "node:stream"
 import { describe, expect, it } from "vitest"
-import { type EventStreamSummary, EventStreamReader, tapEventStream } from "../../../src/gateway/kiro/EventStreamTap.ts"
+import { EventStreamReader, type EventStreamSummary, tapEventStream } from "../../../src/gateway/kiro/EventStreamTap.ts"
 import { makeFrameReader } from "../../../src/gateway/kiro/FrameReader.ts"
 import { codecDecode, concat, encodeFrame, eventFrame, sampleFrames, splitAt } from "./frames.ts"
 
@@ -96,7 +96,10 @@ describe("tapEventStream", () => {
 })
 
 const codecHeaders = fc.dictionary(
-  fc.oneof(fc.constantFrom(":message-type", ":event-type", ":exception-type", ":error-code", ":content-type"), fc.string({ minLength: 1, maxLength: 20 })),
+  fc.oneof(
+    fc.constantFrom(":message-type", ":event-type", ":exception-type", ":error-code", ":content-type"),
+    fc.string({ minLength: 1, maxLength: 20 })
+  ),
   fc.oneof(
     fc.record({ type: fc.constant("string" as const), value: fc.string({ maxLength: 40 }) }),
     fc.record({ type: fc.constant("boolean" as const), value: fc.boolean() }),
@@ -121,17 +124,30 @@ const outcome = (decode: () => unknown) => {
 describe("the frame reader against the SDK codec", () => {
   const readFrame = makeFrameReader()
   it("reads every header kind and payload as the codec does, and refuses what the codec refuses", () => {
-    fc.assert(fc.property(codecHeaders, fc.uint8Array({ maxLength: 64 }), fc.nat(), fc.integer({ min: 0, max: 255 }), (headers, body, position, flip) => {
-      // Inside a larger buffer, as the reader sees frames: other bytes before and after.
-      const frame = Buffer.concat([Buffer.from("before"), Buffer.from(encodeFrame(headers as any, body)), Buffer.from("after")])
-      const [start, end] = [6, frame.length - 5]
-      expect(readFrame(frame, start, end)).toEqual(codecDecode(frame, start, end))
-      // One damaged byte: both refuse (a CRC covers every byte), or, when the flip is a no-op, both agree.
-      const damaged = Buffer.from(frame)
-      damaged[start + (position % (end - start))] = damaged[start + (position % (end - start))]! ^ flip
-      const a = outcome(() => readFrame(damaged, start, end))
-      const b = outcome(() => codecDecode(damaged, start, end))
-      expect("failed" in a).toBe("failed" in b)
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(
+        codecHeaders,
+        fc.uint8Array({ maxLength: 64 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 255 }),
+        (headers, body, position, flip) => {
+          // Inside a larger buffer, as the reader sees frames: other bytes before and after.
+          const frame = Buffer.concat([
+            Buffer.from("before"),
+            Buffer.from(encodeFrame(headers as any, body)),
+            Buffer.from("after")
+          ])
+          const [start, end] = [6, frame.length - 5]
+          expect(readFrame(frame, start, end)).toEqual(codecDecode(frame, start, end))
+          // One damaged byte: both refuse (a CRC covers every byte), or, when the flip is a no-op, both agree.
+          const damaged = Buffer.from(frame)
+          damaged[start + (position % (end - start))] = damaged[start + (position % (end - start))]! ^ flip
+          const a = outcome(() => readFrame(damaged, start, end))
+          const b = outcome(() => codecDecode(damaged, start, end))
+          expect("failed" in a).toBe("failed" in b)
+        }
+      ),
+      { numRuns: 500 }
+    )
   })
 })

@@ -18,7 +18,11 @@ export const eventFrame = (type: string, payload: unknown): Uint8Array =>
 /** A modelled exception, which ends a stream. */
 export const exceptionFrame = (type: string, message: string): Uint8Array =>
   codec.encode({
-    headers: { ":message-type": text("exception"), ":exception-type": text(type), ":content-type": text("application/json") },
+    headers: {
+      ":message-type": text("exception"),
+      ":exception-type": text(type),
+      ":content-type": text("application/json")
+    },
     body: fromUtf8(JSON.stringify({ message }))
   })
 
@@ -33,7 +37,8 @@ export const sampleFrames = (): Array<Uint8Array> => [
   exceptionFrame("ThrottlingException", "slow down")
 ]
 
-export const concat = (parts: ReadonlyArray<Uint8Array>): Buffer => Buffer.concat(parts.map((part) => Buffer.from(part)))
+export const concat = (parts: ReadonlyArray<Uint8Array>): Buffer =>
+  Buffer.concat(parts.map((part) => Buffer.from(part)))
 
 /** Cuts at the given offsets (sorted, inside the buffer). */
 export const splitAt = (bytes: Uint8Array, offsets: ReadonlyArray<number>): Array<Uint8Array> => {

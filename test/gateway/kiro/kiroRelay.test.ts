@@ -15,7 +15,13 @@ afterEach(async () => {
 })
 
 const signIn = (extra: Record<string, unknown> = {}) =>
-  run(gateway.vault.set(ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social", ...extra }))))
+  run(
+    gateway.vault.set(
+      ORG,
+      "kiro",
+      Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social", ...extra }))
+    )
+  )
 
 const conversation = (content: string, extra: Record<string, unknown> = {}) => ({
   conversationState: {
@@ -105,7 +111,10 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
       gateway.kiro.auth = () => ({ status, body: { error: "try later" } })
       const reply = await generate(conversation("hello"))
       expect(reply.status, String(status)).toBe(502)
-      expect(reply.json().error, String(status)).toMatchObject({ code: "upstream_auth_failed", message: "the kiro sign-in service could not be reached" })
+      expect(reply.json().error, String(status)).toMatchObject({
+        code: "upstream_auth_failed",
+        message: "the kiro sign-in service could not be reached"
+      })
     }
   })
 
@@ -120,7 +129,9 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
 
   it("a guardrail blocks on conversationState text, and nothing is sent", async () => {
     await signIn()
-    await run(gateway.guardrails.create(ORG, { name: "no-secret", rule_type: "blocked_pattern", pattern: "TOP-SECRET" }))
+    await run(
+      gateway.guardrails.create(ORG, { name: "no-secret", rule_type: "blocked_pattern", pattern: "TOP-SECRET" })
+    )
     const body = conversation("fine")
     body.conversationState.history[0]!.userInputMessage!.content = "the TOP-SECRET plan"
     const reply = await generate(body)
@@ -134,14 +145,18 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
     await signIn({ profileArn: undefined })
     await run(gateway.guardrails.create(ORG, { name: "ssn", rule_type: "pii_redact", pattern: "\\d{3}-\\d{2}-\\d{4}" }))
     // Spacing and key order a client might send: the relay must keep them.
-    const body = `{ "conversationState" : {"currentMessage":{"userInputMessage":{"content":"my ssn is 123-45-6789","modelId":"claude-sonnet-4.5"}},` +
+    const body =
+      `{ "conversationState" : {"currentMessage":{"userInputMessage":{"content":"my ssn is 123-45-6789","modelId":"claude-sonnet-4.5"}},` +
       `"history":[{"userInputMessage":{"content":"old 987-65-4321 here"}},{"assistantResponseMessage":{"content":"noted 555-55-5555","toolUses":[{"input":{"ssn":"111-22-3333"}}]}}]},"x":1 }`
     const reply = await generate(body)
     expect(reply.status).toBe(200)
     expect(reply.headers["x-gateway-firewall-decision"]).toBe("redact")
     const sent = gateway.kiro.calls[0]!.body.toString()
     expect(sent).toBe(
-      body.replace("123-45-6789", "[REDACTED]").replace("987-65-4321", "[REDACTED]").replace("555-55-5555", "[REDACTED]")
+      body.replace("123-45-6789", "[REDACTED]").replace("987-65-4321", "[REDACTED]").replace(
+        "555-55-5555",
+        "[REDACTED]"
+      )
     )
     // A model's tool input is its output, never rewritten.
     expect(sent).toContain("111-22-3333")
@@ -160,10 +175,14 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
 
   it("the tool policy applies to the current message's tools: a deny refuses, a strip takes the tool out of the bytes", async () => {
     await signIn()
-    const tool = (name: string) => ({ toolSpecification: { name, description: `the ${name} tool`, inputSchema: { json: { type: "object" } } } })
+    const tool = (name: string) => ({
+      toolSpecification: { name, description: `the ${name} tool`, inputSchema: { json: { type: "object" } } }
+    })
     const withTools = (...names: Array<string>) => {
       const body = conversation("hi")
-      ;(body.conversationState.currentMessage.userInputMessage as Record<string, unknown>).userInputMessageContext = { tools: names.map(tool) }
+      ;(body.conversationState.currentMessage.userInputMessage as Record<string, unknown>).userInputMessageContext = {
+        tools: names.map(tool)
+      }
       return JSON.stringify(body)
     }
     await run(gateway.policies.add(ORG, { kind: "tool", effect: "deny", provider: "kiro", value: "shell" }))
@@ -184,10 +203,12 @@ describe("POST /kiro/{org}/v1/generateAssistantResponse", () => {
     expect((await generate("[1,2]")).json().error.code).toBe("invalid_json")
     const anonymous = await send(`${gateway.url}/kiro/${ORG}/v1/generateAssistantResponse`, { body: "{}" })
     expect(anonymous.status).toBe(401)
-    expect((await send(`${gateway.url}/openai/${ORG}/v1/generateAssistantResponse`, {
-      headers: { authorization: `Bearer ${SERVICE_KEY}` },
-      body: "{}"
-    })).json().error.code).toBe("unsupported_api")
+    expect(
+      (await send(`${gateway.url}/openai/${ORG}/v1/generateAssistantResponse`, {
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+        body: "{}"
+      })).json().error.code
+    ).toBe("unsupported_api")
   })
 
   it("with no sign-in stored: 403 provider_key_missing; with a stored value that is no sign-in: 502", async () => {
@@ -218,8 +239,14 @@ describe("GET /kiro/{org}/v1/ListAvailableModels", () => {
     expect(denied.defaultModel).toBeUndefined()
     expect(denied.nextToken).toBeNull()
 
-    await run(gateway.policies.add(ORG, { kind: "model", effect: "allow", provider: "kiro", value: "claude-haiku-4.5" }))
-    expect((await listModels()).json().models).toEqual([{ modelId: "claude-haiku-4.5", modelName: "Claude Haiku 4.5", rateMultiplier: 0.4 }])
+    await run(
+      gateway.policies.add(ORG, { kind: "model", effect: "allow", provider: "kiro", value: "claude-haiku-4.5" })
+    )
+    expect((await listModels()).json().models).toEqual([{
+      modelId: "claude-haiku-4.5",
+      modelName: "Claude Haiku 4.5",
+      rateMultiplier: 0.4
+    }])
   })
 
   it("an explicit provider deny refuses before anything is minted or called", async () => {

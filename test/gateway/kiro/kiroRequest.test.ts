@@ -56,6 +56,9 @@ describe("filterListing", () => {
   })
   it("removes refused models (and entries without an id), the default when refused, and keeps the rest", () => {
     expect(filterListing(listing, new Set(["a"]))).toEqual({ models: [{ modelId: "a", extra: 1 }], nextToken: "n" })
-    expect(filterListing(listing, new Set(["a", "b"]))).toEqual({ ...listing, models: [{ modelId: "a", extra: 1 }, { modelId: "b" }] })
+    expect(filterListing(listing, new Set(["a", "b"]))).toEqual({
+      ...listing,
+      models: [{ modelId: "a", extra: 1 }, { modelId: "b" }]
+    })
   })
 })

@@ -2,12 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Metric, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, afterEach, beforeAll } from "vitest"
-import { KiroTokens } from "../../../src/providers/kiro/KiroTokens.ts"
+import { Invalidation } from "../../../src/db/Invalidation.ts"
 import { UpstreamClient } from "../../../src/http/UpstreamClient.ts"
+import { KiroTokens } from "../../../src/providers/kiro/KiroTokens.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { type FakeKiro, startFakeKiro } from "./FakeKiro.ts"
-import { Invalidation } from "../../../src/db/Invalidation.ts"
 
 const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
 
@@ -18,7 +18,11 @@ const refreshesCounted = (outcome: string) =>
     return found === undefined ? 0 : Number((found.state as { count: number }).count)
   })
 const REFRESH_TOKEN = "aorAAAAAGkiroRefreshTokenForTests0000"
-const social = JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social", profileArn: "arn:aws:codewhisperer:us-east-1:1:profile/P" })
+const social = JSON.stringify({
+  refreshToken: REFRESH_TOKEN,
+  authMethod: "social",
+  profileArn: "arn:aws:codewhisperer:us-east-1:1:profile/P"
+})
 
 let kiro: FakeKiro
 beforeAll(async () => {
@@ -64,7 +68,9 @@ describe("KiroTokens", () => {
       yield* withSignIn(social)
       const counted = yield* refreshesCounted("ok")
       const open = kiro.hold()
-      const all = yield* Effect.forkChild(Effect.all(Array.from({ length: 20 }, () => accessToken), { concurrency: "unbounded" }))
+      const all = yield* Effect.forkChild(
+        Effect.all(Array.from({ length: 20 }, () => accessToken), { concurrency: "unbounded" })
+      )
       // Every caller is waiting once the one refresh call has arrived; then it may answer.
       while (kiro.refreshes.length === 0) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
       open()
@@ -102,11 +108,17 @@ describe("KiroTokens", () => {
     Effect.gen(function*() {
       yield* withSignIn(social)
       // Before: no date could be made of it, the request failed with a defect and the rotated token was lost.
-      kiro.auth = (n) => ({ status: 200, body: { accessToken: `access-token-${n}`, expiresIn: 1e13, refreshToken: `rotated-${n}` } })
+      kiro.auth = (n) => ({
+        status: 200,
+        body: { accessToken: `access-token-${n}`, expiresIn: 1e13, refreshToken: `rotated-${n}` }
+      })
       assert.strictEqual(yield* accessToken, "access-token-1")
       const stored = JSON.parse(Redacted.value(yield* Effect.flatMap(ProviderKeys, (v) => v.get(ORG, "kiro"))))
       assert.strictEqual(stored.refreshToken, "rotated-1")
-      assert.strictEqual(stored.expiresAt, new Date((yield* Clock.currentTimeMillis) + 365 * 24 * 3600_000).toISOString())
+      assert.strictEqual(
+        stored.expiresAt,
+        new Date((yield* Clock.currentTimeMillis) + 365 * 24 * 3600_000).toISOString()
+      )
     }).pipe(Effect.provide(tokens())))
 
   it.effect("an answer whose accessToken could not be sent as a header is malformed", () =>
@@ -121,7 +133,9 @@ describe("KiroTokens", () => {
       yield* withSignIn(social)
       kiro.auth = () => ({ status: 401, body: { message: `invalid refresh token ${REFRESH_TOKEN}` } })
       const failed = yield* refreshesCounted("failed")
-      const failures = yield* Effect.all(Array.from({ length: 5 }, () => Effect.flip(accessToken)), { concurrency: "unbounded" })
+      const failures = yield* Effect.all(Array.from({ length: 5 }, () => Effect.flip(accessToken)), {
+        concurrency: "unbounded"
+      })
       for (const failure of failures) {
         assert.strictEqual(failure._tag, "UpstreamAuthFailed")
         assert.strictEqual((failure as any).code, "upstream_auth_failed")
@@ -136,7 +150,15 @@ describe("KiroTokens", () => {
 
   it.effect("idc sign-ins refresh through SSO OIDC CreateToken with the client's id and secret", () =>
     Effect.gen(function*() {
-      yield* withSignIn(JSON.stringify({ refreshToken: "idc-refresh", authMethod: "idc", clientId: "cid", clientSecret: "csecret", region: "eu-west-1" }))
+      yield* withSignIn(
+        JSON.stringify({
+          refreshToken: "idc-refresh",
+          authMethod: "idc",
+          clientId: "cid",
+          clientSecret: "csecret",
+          region: "eu-west-1"
+        })
+      )
       assert.strictEqual(yield* accessToken, "access-token-1")
       assert.strictEqual(kiro.refreshes[0]!.url, "/token")
       assert.deepStrictEqual(JSON.parse(kiro.refreshes[0]!.body.toString()), {

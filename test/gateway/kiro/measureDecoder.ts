@@ -20,7 +20,9 @@ import { ORG, REFRESH_TOKEN, SERVICE_KEY, startKiroGateway } from "./harness.ts"
 const frames: Array<Uint8Array> = []
 for (let i = 0; i < 20_000; i++) {
   frames.push(eventFrame("assistantResponseEvent", { content: `token ${i} of a fairly ordinary answer` }))
-  if (i % 500 === 0) frames.push(eventFrame("toolUseEvent", { name: "readFile", toolUseId: `t${i}`, input: "{\"path\":\"src/a.ts\"}" }))
+  if (i % 500 === 0) {
+    frames.push(eventFrame("toolUseEvent", { name: "readFile", toolUseId: `t${i}`, input: "{\"path\":\"src/a.ts\"}" }))
+  }
   if (i % 1000 === 0) frames.push(eventFrame("meteringEvent", { unit: "credit", unitPlural: "credits", usage: 0.01 }))
 }
 const stream = Buffer.concat(frames.map((f) => Buffer.from(f)))
@@ -31,7 +33,12 @@ const chunked = (size: number) => {
   return out
 }
 
-const sink = () => new Writable({ write(_chunk, _encoding, callback) { callback() } })
+const sink = () =>
+  new Writable({
+    write(_chunk, _encoding, callback) {
+      callback()
+    }
+  })
 
 type Variant = "plain" | "reader" | "codec"
 
@@ -48,7 +55,9 @@ const inProcess = async (variant: Variant, chunks: ReadonlyArray<Buffer>) => {
 const median = (values: Array<number>) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 const mb = stream.length / 1024 / 1024
-console.log(`stream: ${frames.length} frames, ${mb.toFixed(1)} MiB (${(stream.length / frames.length).toFixed(0)} bytes a frame)`)
+console.log(
+  `stream: ${frames.length} frames, ${mb.toFixed(1)} MiB (${(stream.length / frames.length).toFixed(0)} bytes a frame)`
+)
 
 for (const size of [1024, 16 * 1024]) {
   const chunks = chunked(size)
@@ -63,14 +72,22 @@ for (const size of [1024, 16 * 1024]) {
   const plain = median(times.plain)
   const cost = (variant: Variant) => {
     const ms = median(times[variant])
-    return `${variant} ${(mb / ms * 1000).toFixed(0)} MiB/s (${((ms - plain) / frames.length * 1000).toFixed(2)} µs a frame)`
+    return `${variant} ${(mb / ms * 1000).toFixed(0)} MiB/s (${
+      ((ms - plain) / frames.length * 1000).toFixed(2)
+    } µs a frame)`
   }
-  console.log(`in process, ${size / 1024} KiB chunks: plain ${(mb / plain * 1000).toFixed(0)} MiB/s; ${cost("reader")}; ${cost("codec")}`)
+  console.log(
+    `in process, ${size / 1024} KiB chunks: plain ${(mb / plain * 1000).toFixed(0)} MiB/s; ${cost("reader")}; ${
+      cost("codec")
+    }`
+  )
 }
 
 // End to end: a client reads the stream through the gateway; the decoder runs only when the inference log is on.
 const gateway = await startKiroGateway()
-await Effect.runPromise(gateway.vault.set(ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" }))))
+await Effect.runPromise(
+  gateway.vault.set(ORG, "kiro", Redacted.make(JSON.stringify({ refreshToken: REFRESH_TOKEN, authMethod: "social" })))
+)
 
 const throughGateway = () =>
   new Promise<number>((resolve, reject) => {
@@ -80,15 +97,23 @@ const throughGateway = () =>
       headers: { authorization: `Bearer ${SERVICE_KEY}`, "content-type": "application/json" }
     }, (res) => {
       let bytes = 0
-      res.on("data", (chunk: Buffer) => { bytes += chunk.length })
-      res.on("end", () => bytes === stream.length ? resolve(performance.now() - started) : reject(new Error(`got ${bytes} bytes`)))
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length
+      })
+      res.on("end", () =>
+        bytes === stream.length ? resolve(performance.now() - started) : reject(new Error(`got ${bytes} bytes`)))
     })
     req.on("error", reject)
     req.end(JSON.stringify({ conversationState: { currentMessage: { userInputMessage: { content: "hi" } } } }))
   })
 
 // Kiro flushes each event as the model produces it: one frame per write is the realistic shape.
-for (const [shape, pieces] of [["16 KiB writes", chunked(16 * 1024)], ["one frame a write", frames.map((f) => Buffer.from(f))]] as const) {
+for (
+  const [shape, pieces] of [["16 KiB writes", chunked(16 * 1024)], [
+    "one frame a write",
+    frames.map((f) => Buffer.from(f))
+  ]] as const
+) {
   gateway.kiro.bulk = pieces
   const e2e = { plain: [] as Array<number>, tap: [] as Array<number> }
   for (let round = 0; round < 21; round++) {
@@ -104,8 +129,12 @@ for (const [shape, pieces] of [["16 KiB writes", chunked(16 * 1024)], ["one fram
   const plain = median(e2e.plain)
   const tap = median(e2e.tap)
   console.log(
-    `end to end, ${shape}: log off ${(mb / plain * 1000).toFixed(1)} MiB/s (${(plain / frames.length * 1000).toFixed(2)} µs a frame), ` +
-      `log on (decoder) ${(mb / tap * 1000).toFixed(1)} MiB/s: throughput ${((1 - plain / tap) * 100).toFixed(1)} % lower`
+    `end to end, ${shape}: log off ${(mb / plain * 1000).toFixed(1)} MiB/s (${
+      (plain / frames.length * 1000).toFixed(2)
+    } µs a frame), ` +
+      `log on (decoder) ${(mb / tap * 1000).toFixed(1)} MiB/s: throughput ${
+        ((1 - plain / tap) * 100).toFixed(1)
+      } % lower`
   )
 }
 const [entry] = await Effect.runPromise(gateway.inferenceLog.recent(ORG, 1))

@@ -1,8 +1,8 @@
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatApiKey } from "../../../src/auth/ApiKey.ts"
-import { SqlBackends } from "../../support/database.ts"
 import { declaredBody } from "../../device/http.ts"
+import { SqlBackends } from "../../support/database.ts"
 import { type ManagedGateway, newOrg, startManagedGateway, withClient } from "./harness.ts"
 
 const failure = <A, E>(effect: Effect.Effect<A, E>) => Effect.flip(effect)
@@ -30,26 +30,53 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     })
 
   it("creates, lists, shows, updates, disables, enables and deletes guardrail rules", async () => {
-    const rule = await withClient(gateway, acme, (client) =>
-      client.guardrails.create({ payload: { name: "no secrets", rule_type: "blocked_pattern", pattern: "secret-[0-9]+" } }))
-    expect(rule).toMatchObject({ name: "no secrets", action: "block", enabled: true, compiles: true, org_uuid: acme.uuid })
+    const rule = await withClient(
+      gateway,
+      acme,
+      (client) =>
+        client.guardrails.create({
+          payload: { name: "no secrets", rule_type: "blocked_pattern", pattern: "secret-[0-9]+" }
+        })
+    )
+    expect(rule).toMatchObject({
+      name: "no secrets",
+      action: "block",
+      enabled: true,
+      compiles: true,
+      org_uuid: acme.uuid
+    })
 
     const listed = await withClient(gateway, acme, (client) => client.guardrails.list())
     expect(listed.data.map((r) => r.uuid)).toEqual([rule.uuid])
 
-    const updated = await withClient(gateway, acme, (client) =>
-      client.guardrails.update({ params: { uuid: rule.uuid }, payload: { priority: 5, action: "flag" } }))
+    const updated = await withClient(
+      gateway,
+      acme,
+      (client) => client.guardrails.update({ params: { uuid: rule.uuid }, payload: { priority: 5, action: "flag" } })
+    )
     expect(updated).toMatchObject({ priority: 5, action: "flag" })
 
-    const disabled = await withClient(gateway, acme, (client) => client.guardrails.disable({ params: { uuid: rule.uuid } }))
+    const disabled = await withClient(
+      gateway,
+      acme,
+      (client) => client.guardrails.disable({ params: { uuid: rule.uuid } })
+    )
     expect(disabled.enabled).toBe(false)
-    const enabled = await withClient(gateway, acme, (client) => client.guardrails.enable({ params: { uuid: rule.uuid } }))
+    const enabled = await withClient(
+      gateway,
+      acme,
+      (client) => client.guardrails.enable({ params: { uuid: rule.uuid } })
+    )
     expect(enabled.enabled).toBe(true)
     const shown = await withClient(gateway, acme, (client) => client.guardrails.show({ params: { uuid: rule.uuid } }))
     expect(shown).toMatchObject({ uuid: rule.uuid, priority: 5, action: "flag", enabled: true })
 
     await withClient(gateway, acme, (client) => client.guardrails.remove({ params: { uuid: rule.uuid } }))
-    const gone = await withClient(gateway, acme, (client) => failure(client.guardrails.show({ params: { uuid: rule.uuid } })))
+    const gone = await withClient(
+      gateway,
+      acme,
+      (client) => failure(client.guardrails.show({ params: { uuid: rule.uuid } }))
+    )
     expect(gone).toMatchObject({ _tag: "ManageNotFound", code: "rule_not_found" })
   })
 
@@ -65,36 +92,63 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     expect(body.error.code).toBe("invalid_rule")
     expect(body.error.message).toMatch(/invalid perl operator|lookahead|\(\?=/i)
 
-    const viaClient = await withClient(gateway, acme, (client) =>
-      failure(client.guardrails.create({ payload: { name: "unclosed", rule_type: "blocked_pattern", pattern: "(abc" } })))
+    const viaClient = await withClient(
+      gateway,
+      acme,
+      (client) =>
+        failure(
+          client.guardrails.create({ payload: { name: "unclosed", rule_type: "blocked_pattern", pattern: "(abc" } })
+        )
+    )
     expect(viaClient).toMatchObject({ _tag: "ManageInvalidRequest", code: "invalid_rule" })
     expect(viaClient.message).toMatch(/missing \)|missing closing/i)
   })
 
   it("never shows or changes another organization's rules and entries", async () => {
-    const mine = await withClient(gateway, acme, (client) =>
-      client.guardrails.create({ payload: { name: "acme only", rule_type: "pii_redact", pattern: "[0-9]{3}-[0-9]{4}" } }))
-    const entry = await withClient(gateway, acme, (client) =>
-      client.policies.add({ payload: { kind: "tool", effect: "deny", value: "shell" } }))
+    const mine = await withClient(
+      gateway,
+      acme,
+      (client) =>
+        client.guardrails.create({
+          payload: { name: "acme only", rule_type: "pii_redact", pattern: "[0-9]{3}-[0-9]{4}" }
+        })
+    )
+    const entry = await withClient(
+      gateway,
+      acme,
+      (client) => client.policies.add({ payload: { kind: "tool", effect: "deny", value: "shell" } })
+    )
 
     const theirs = await withClient(gateway, other, (client) => client.guardrails.list())
     expect(theirs.data).toEqual([])
     expect((await withClient(gateway, other, (client) => client.policies.list())).data).toEqual([])
 
-    for (const attempt of [
-      (client: Parameters<Parameters<typeof withClient>[2]>[0]) => client.guardrails.show({ params: { uuid: mine.uuid } }),
-      (client: Parameters<Parameters<typeof withClient>[2]>[0]) => client.guardrails.disable({ params: { uuid: mine.uuid } }),
-      (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
-        client.guardrails.update({ params: { uuid: mine.uuid }, payload: { name: "taken over" } }),
-      (client: Parameters<Parameters<typeof withClient>[2]>[0]) => client.guardrails.remove({ params: { uuid: mine.uuid } }),
-      (client: Parameters<Parameters<typeof withClient>[2]>[0]) => client.policies.remove({ params: { uuid: entry.uuid } })
-    ]) {
-      const refused = await withClient(gateway, other, (client) => failure(attempt(client) as Effect.Effect<unknown, { _tag: string }>))
+    for (
+      const attempt of [
+        (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
+          client.guardrails.show({ params: { uuid: mine.uuid } }),
+        (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
+          client.guardrails.disable({ params: { uuid: mine.uuid } }),
+        (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
+          client.guardrails.update({ params: { uuid: mine.uuid }, payload: { name: "taken over" } }),
+        (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
+          client.guardrails.remove({ params: { uuid: mine.uuid } }),
+        (client: Parameters<Parameters<typeof withClient>[2]>[0]) =>
+          client.policies.remove({ params: { uuid: entry.uuid } })
+      ]
+    ) {
+      const refused = await withClient(
+        gateway,
+        other,
+        (client) => failure(attempt(client) as Effect.Effect<unknown, { _tag: string }>)
+      )
       expect(refused._tag).toBe("ManageNotFound")
     }
     const still = await withClient(gateway, acme, (client) => client.guardrails.show({ params: { uuid: mine.uuid } }))
     expect(still).toMatchObject({ name: "acme only", enabled: true })
-    expect((await withClient(gateway, acme, (client) => client.policies.list())).data.map((e) => e.uuid)).toContain(entry.uuid)
+    expect((await withClient(gateway, acme, (client) => client.policies.list())).data.map((e) => e.uuid)).toContain(
+      entry.uuid
+    )
   })
 
   it("adds allow, deny and strip entries and removes them", async () => {
@@ -110,8 +164,12 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
       ["model", "allow", "openai", "gpt-4o-mini"],
       ["mcp", "strip", null, "filesystem"]
     ])
-    const badStrip = await withClient(gateway, org, (client) =>
-      failure(client.policies.add({ payload: { kind: "model", effect: "strip", provider: "openai", value: "x" } })))
+    const badStrip = await withClient(
+      gateway,
+      org,
+      (client) =>
+        failure(client.policies.add({ payload: { kind: "model", effect: "strip", provider: "openai", value: "x" } }))
+    )
     expect(badStrip).toMatchObject({ _tag: "ManageInvalidRequest", code: "invalid_policy" })
 
     await withClient(gateway, org, (client) => client.policies.remove({ params: { uuid: added[0]!.uuid } }))
@@ -124,25 +182,50 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     await withClient(gateway, org, (client) =>
       Effect.all([
         client.guardrails.create({ payload: { name: "phone", rule_type: "pii_redact", pattern: "[0-9]{3}-[0-9]{4}" } }),
-        client.guardrails.create({ payload: { name: "launch codes", rule_type: "blocked_pattern", pattern: "launch code" } }),
+        client.guardrails.create({
+          payload: { name: "launch codes", rule_type: "blocked_pattern", pattern: "launch code" }
+        }),
         client.policies.add({ payload: { kind: "provider", effect: "deny", value: "groq" } })
       ]))
-    const redacted = await withClient(gateway, org, (client) => client.guardrails.check({ payload: { text: "call 555-1234" } }))
+    const redacted = await withClient(
+      gateway,
+      org,
+      (client) => client.guardrails.check({ payload: { text: "call 555-1234" } })
+    )
     expect(redacted).toMatchObject({ decision: "redact", rules: ["phone"], redactions: 1 })
-    const response = await raw("/manage/v1/guardrails/check", { method: "POST", org, body: JSON.stringify({ text: "the launch code is 555-1234" }) })
+    const response = await raw("/manage/v1/guardrails/check", {
+      method: "POST",
+      org,
+      body: JSON.stringify({ text: "the launch code is 555-1234" })
+    })
     const text = await response.text()
     expect(JSON.parse(text)).toMatchObject({ decision: "block", blocked_by: "launch codes" })
     expect(text).not.toContain("555-1234")
-    const denied = await withClient(gateway, org, (client) => client.guardrails.check({ payload: { text: "hello", provider: "groq" } }))
+    const denied = await withClient(
+      gateway,
+      org,
+      (client) => client.guardrails.check({ payload: { text: "hello", provider: "groq" } })
+    )
     expect(denied).toMatchObject({ decision: "block", refusal: { code: "provider_denied" } })
-    const clean = await withClient(gateway, org, (client) => client.guardrails.check({ payload: { text: "hello", provider: "openai" } }))
+    const clean = await withClient(
+      gateway,
+      org,
+      (client) => client.guardrails.check({ payload: { text: "hello", provider: "openai" } })
+    )
     expect(clean).toMatchObject({ decision: "allow", rules: [] })
   })
 
   it("takes provider keys write-only and lists only the providers", async () => {
     const org = await newOrg(gateway, "keys org")
-    await withClient(gateway, org, (client) =>
-      client.providerKeys.set({ params: { provider: "openai" }, payload: { key: Redacted.make("sk-very-secret-value") } }))
+    await withClient(
+      gateway,
+      org,
+      (client) =>
+        client.providerKeys.set({
+          params: { provider: "openai" },
+          payload: { key: Redacted.make("sk-very-secret-value") }
+        })
+    )
     const listed = await raw("/manage/v1/provider-keys", { org })
     const text = await listed.text()
     expect(JSON.parse(text).data.map((e: { provider: string }) => e.provider)).toEqual(["openai"])
@@ -150,24 +233,38 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     expect((await withClient(gateway, other, (client) => client.providerKeys.list())).data).toEqual([])
     const stored = await Effect.runPromise(gateway.providerKeys.get(org.uuid, "openai"))
     expect(stored.toString()).not.toContain("sk-very")
-    const unknown = await raw("/manage/v1/provider-keys/nope", { method: "PUT", org, body: JSON.stringify({ key: "sk-x" }) })
+    const unknown = await raw("/manage/v1/provider-keys/nope", {
+      method: "PUT",
+      org,
+      body: JSON.stringify({ key: "sk-x" })
+    })
     expect(unknown.status).toBe(400)
     expect(await unknown.text()).not.toContain("sk-x")
     await withClient(gateway, org, (client) => client.providerKeys.remove({ params: { provider: "openai" } }))
-    const again = await withClient(gateway, org, (client) => failure(client.providerKeys.remove({ params: { provider: "openai" } })))
+    const again = await withClient(
+      gateway,
+      org,
+      (client) => failure(client.providerKeys.remove({ params: { provider: "openai" } }))
+    )
     expect(again).toMatchObject({ _tag: "ManageNotFound", code: "provider_key_not_found" })
   })
 
   it("switches the inference log", async () => {
     const org = await newOrg(gateway, "log org")
     expect(await withClient(gateway, org, (client) => client.inferenceLog.get())).toEqual({ enabled: false })
-    expect(await withClient(gateway, org, (client) => client.inferenceLog.set({ payload: { enabled: true } }))).toEqual({ enabled: true })
+    expect(await withClient(gateway, org, (client) => client.inferenceLog.set({ payload: { enabled: true } }))).toEqual(
+      { enabled: true }
+    )
     expect(await withClient(gateway, org, (client) => client.inferenceLog.get())).toEqual({ enabled: true })
     expect(await withClient(gateway, other, (client) => client.inferenceLog.get())).toEqual({ enabled: false })
   })
 
   it("answers 401 in the dialect without or with a wrong credential", async () => {
-    for (const headers of [{}, { authorization: "Bearer whatever" }, { authorization: formatApiKey(acme.uuid, "0".repeat(64)) }]) {
+    for (
+      const headers of [{}, { authorization: "Bearer whatever" }, {
+        authorization: formatApiKey(acme.uuid, "0".repeat(64))
+      }]
+    ) {
       const response = await raw("/manage/v1/guardrails", { headers })
       expect(response.status).toBe(401)
       expect(response.headers.get("www-authenticate")).toBe(`ApiKey realm="vdb"`)
@@ -204,7 +301,11 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     const text = await response.text()
     expect(JSON.parse(text).error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" })
     expect(JSON.parse(text).error.message).toMatch(/^invalid request body/)
-    const keyAsNumber = await raw("/manage/v1/provider-keys/openai", { method: "PUT", org: acme, body: JSON.stringify({ key: 987654321 }) })
+    const keyAsNumber = await raw("/manage/v1/provider-keys/openai", {
+      method: "PUT",
+      org: acme,
+      body: JSON.stringify({ key: 987654321 })
+    })
     expect(keyAsNumber.status).toBe(400)
     expect(await keyAsNumber.text()).not.toContain("987654321")
     const notJson = await raw("/manage/v1/policies", { method: "POST", org: acme, body: "{" })
@@ -224,8 +325,11 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     expect(JSON.parse(text).error).toMatchObject({ type: "invalid_request_error", code: "request_too_large" })
     expect(text).not.toContain("AAAA")
     // The same client gets a 413 from the typed client as its declared error.
-    const error = await withClient(gateway, acme, (client) =>
-      failure(client.guardrails.create({ payload: { name: "big", rule_type: "blocked_pattern", pattern } })))
+    const error = await withClient(
+      gateway,
+      acme,
+      (client) => failure(client.guardrails.create({ payload: { name: "big", rule_type: "blocked_pattern", pattern } }))
+    )
     expect(error._tag).toBe("ManageRequestTooLarge")
     // A body declared over the cap is refused before any of it is read (one byte is sent, never the rest).
     const port = Number(new URL(gateway.url).port)

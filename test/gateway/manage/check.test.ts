@@ -1,8 +1,8 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatApiKey } from "../../../src/auth/ApiKey.ts"
-import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
+import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { type ManagedGateway, newOrg, startManagedGateway, withClient } from "./harness.ts"
@@ -18,14 +18,18 @@ describe("dry run and the relay agree on tampered sealed blocks", () => {
   beforeAll(async () => {
     // The harness keeps its ServiceKeys to itself: a second instance over the same database issues the key.
     let database: Context.Context<Layer.Success<typeof PostgresTest>> | undefined
-    gateway = await startManagedGateway(PostgresTest.pipe(Layer.tap((context) => Effect.sync(() => (database = context)))))
+    gateway = await startManagedGateway(
+      PostgresTest.pipe(Layer.tap((context) => Effect.sync(() => (database = context))))
+    )
     const keys = ServiceKeys.layer.pipe(
       Layer.provide(Organizations.layer),
       Layer.provide(SecretBoxTest),
       Layer.provide(Layer.succeedContext(database!))
     )
     issueServiceKey = (orgUuid) =>
-      Effect.runPromise(Effect.scoped(Effect.flatMap(Layer.build(keys), (ctx) => Context.get(ctx, ServiceKeys).issue(orgUuid))))
+      Effect.runPromise(
+        Effect.scoped(Effect.flatMap(Layer.build(keys), (ctx) => Context.get(ctx, ServiceKeys).issue(orgUuid)))
+      )
         .then(({ key }) => key)
   }, 60_000)
   afterAll(() => gateway?.close())
@@ -46,7 +50,10 @@ describe("dry run and the relay agree on tampered sealed blocks", () => {
     await withClient(gateway, org, (client) =>
       Effect.all([
         client.guardrails.create({ payload: { name: "delim", rule_type: "delimiter_integrity", action: "block" } }),
-        client.providerKeys.set({ params: { provider: "openai" }, payload: { key: Redacted.make("sk-test-provider-key") } })
+        client.providerKeys.set({
+          params: { provider: "openai" },
+          payload: { key: Redacted.make("sk-test-provider-key") }
+        })
       ]))
 
     for (const text of [TAMPERED, BAD_HASH]) {

@@ -1,18 +1,18 @@
-import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
+import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
-import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
+import { createServer } from "node:http"
+import type { Invalidation } from "../../../src/db/Invalidation.ts"
 import { GatewayRoutes } from "../../../src/gateway/GatewayRoutes.ts"
-import { InferenceLog } from "../../../src/inference/InferenceLog.ts"
 import { ManageClient } from "../../../src/gateway/manage/ManageClient.ts"
-import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
+import { InferenceLog } from "../../../src/inference/InferenceLog.ts"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { ROUTER_CONFIG } from "../../../src/server/RouterConfig.ts"
+import { ServiceKeys } from "../../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../../../src/vault/ProviderKeys.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
-import type { Invalidation } from "../../../src/db/Invalidation.ts"
 
 export interface ManagedGateway {
   readonly url: string
@@ -34,7 +34,11 @@ export const startManagedGateway = async (
     Layer.provideMerge(Organizations.layer),
     Layer.provideMerge(Layer.merge(database, SecretBoxTest))
   )
-  const app = HttpRouter.serve(GatewayRoutes, { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
+  const app = HttpRouter.serve(GatewayRoutes, {
+    disableLogger: true,
+    disableListenLog: true,
+    routerConfig: ROUTER_CONFIG
+  }).pipe(
     Layer.provideMerge(services),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(config === undefined ? Layer.empty : ConfigProvider.layer(ConfigProvider.fromUnknown(config)))

@@ -26,14 +26,21 @@ const withAlteredClient = <A, E>(
   change: (request: HttpClientRequest.HttpClientRequest) => HttpClientRequest.HttpClientRequest,
   f: (client: ManageClient["Service"]) => Effect.Effect<A, E>
 ) =>
-  Effect.runPromise(Effect.flatMap(ManageClient, f).pipe(
-    Effect.provide(
-      ManageClient.layer({ baseUrl: gateway.url, credentials: { orgUuid: org.uuid, secret: Redacted.make(org.secret) } }).pipe(
-        Layer.provide(Layer.effect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(change)))),
-        Layer.provide(FetchHttpClient.layer)
+  Effect.runPromise(
+    Effect.flatMap(ManageClient, f).pipe(
+      Effect.provide(
+        ManageClient.layer({
+          baseUrl: gateway.url,
+          credentials: { orgUuid: org.uuid, secret: Redacted.make(org.secret) }
+        }).pipe(
+          Layer.provide(
+            Layer.effect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(change)))
+          ),
+          Layer.provide(FetchHttpClient.layer)
+        )
       )
     )
-  ))
+  )
 
 describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
   let gateway: ManagedGateway
@@ -58,15 +65,29 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
 
   describe("policy values", () => {
     it("refuses NUL and other control characters with 400 invalid_policy, never a 500", async () => {
-      for (const value of ["t\u0000x", "\u0000", "tab\there", "bell\u0007", "del\u007f", "csi\u009b2J", "line\u2028sep", "rtl\u202eoverride"]) {
+      for (
+        const value of [
+          "t\u0000x",
+          "\u0000",
+          "tab\there",
+          "bell\u0007",
+          "del\u007f",
+          "csi\u009b2J",
+          "line\u2028sep",
+          "rtl\u202eoverride"
+        ]
+      ) {
         const response = await json("/policies", "POST", acme, { kind: "tool", effect: "deny", value })
         expect(response.status).toBe(400)
         const error = await envelope(response)
         expect(error).toMatchObject({ type: "invalid_request_error", code: "invalid_policy" })
         expect(error.message).toMatch(/control characters/)
       }
-      const viaClient = await withClient(gateway, acme, (client) =>
-        failure(client.policies.add({ payload: { kind: "mcp", effect: "strip", value: "fs\u0000" } })))
+      const viaClient = await withClient(
+        gateway,
+        acme,
+        (client) => failure(client.policies.add({ payload: { kind: "mcp", effect: "strip", value: "fs\u0000" } }))
+      )
       expect(viaClient).toMatchObject({ _tag: "ManageInvalidRequest", code: "invalid_policy" })
       expect((await withClient(gateway, acme, (client) => client.policies.list())).data).toEqual([])
     })
@@ -95,7 +116,9 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
       ) {
         const refused = await withClient(gateway, org, (client) => failure(client.policies.add({ payload })))
         expect(refused).toMatchObject({ _tag: "ManageInvalidRequest", code: "unknown_provider" })
-        expect(refused.message).toMatch(/^unknown provider "(opnai|nosuchprovider|nosuch)" \(known: .*\bopenai\b.*\banthropic\b.*, or a custom provider/)
+        expect(refused.message).toMatch(
+          /^unknown provider "(opnai|nosuchprovider|nosuch)" \(known: .*\bopenai\b.*\banthropic\b.*, or a custom provider/
+        )
       }
       expect((await withClient(gateway, org, (client) => client.policies.list())).data).toEqual([])
     })
@@ -103,8 +126,14 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
     it("takes built-in slugs (any case) and the organization's own custom providers, not another's", async () => {
       const org = await newOrg(gateway, "slug owners")
       const stranger = await newOrg(gateway, "slug strangers")
-      await withClient(gateway, org, (client) =>
-        client.customProviders.add({ payload: { slug: "acme-llm", base_url: "https://93.184.216.34/v1", surfaces: ["chat"] } }))
+      await withClient(
+        gateway,
+        org,
+        (client) =>
+          client.customProviders.add({
+            payload: { slug: "acme-llm", base_url: "https://93.184.216.34/v1", surfaces: ["chat"] }
+          })
+      )
       const added = await withClient(gateway, org, (client) =>
         Effect.all([
           client.policies.add({ payload: { kind: "provider", effect: "deny", value: "OpenAI" } }),
@@ -118,8 +147,14 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
         ["model", "acme-llm", "m-1"],
         ["tool", "groq", "shell"]
       ])
-      const theirs = await withClient(gateway, stranger, (client) =>
-        failure(client.policies.add({ payload: { kind: "model", effect: "deny", provider: "acme-llm", value: "m-1" } })))
+      const theirs = await withClient(
+        gateway,
+        stranger,
+        (client) =>
+          failure(
+            client.policies.add({ payload: { kind: "model", effect: "deny", provider: "acme-llm", value: "m-1" } })
+          )
+      )
       expect(theirs).toMatchObject({ _tag: "ManageInvalidRequest", code: "unknown_provider" })
     })
   })
@@ -137,7 +172,9 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
           ["/guardrails/check", "POST", "text/plain;charset=UTF-8"]
         ] as const
       ) {
-        const response = await send(path, method, acme, path === "/inference-log" ? `{"enabled":true}` : rule, { "content-type": type })
+        const response = await send(path, method, acme, path === "/inference-log" ? `{"enabled":true}` : rule, {
+          "content-type": type
+        })
         expect(response.status).toBe(415)
         expect(response.headers.get("content-type")).toMatch(/^application\/json/)
         expect(await envelope(response)).toEqual({
@@ -152,7 +189,9 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
 
     it("takes JSON with parameters, or with no Content-Type at all, as before", async () => {
       const org = await newOrg(gateway, "media types")
-      const charset = await send("/inference-log", "PUT", org, `{"enabled":true}`, { "content-type": "Application/JSON; charset=utf-8" })
+      const charset = await send("/inference-log", "PUT", org, `{"enabled":true}`, {
+        "content-type": "Application/JSON; charset=utf-8"
+      })
       expect(charset.status).toBe(200)
       const bare = await send("/inference-log", "PUT", org, `{"enabled":false}`, {})
       expect(bare.status).toBe(200)
@@ -160,7 +199,9 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
     })
 
     it("authenticates before judging the body: no credential is 401 whatever the Content-Type", async () => {
-      const response = await send("/guardrails", "POST", undefined, "name=q", { "content-type": "application/x-www-form-urlencoded" })
+      const response = await send("/guardrails", "POST", undefined, "name=q", {
+        "content-type": "application/x-www-form-urlencoded"
+      })
       expect(response.status).toBe(401)
       expect((await envelope(response)).code).toBe("invalid_api_key")
     })
@@ -168,32 +209,55 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
     it("refuses a compressed body with 415 unsupported_content_encoding, as the inference routes do", async () => {
       const expected = new UnsupportedContentEncoding()
       for (const coding of ["gzip", "br", "identity, gzip", "x-custom"]) {
-        const response = await send("/policies", "POST", acme, JSON.stringify({ kind: "tool", effect: "deny", value: "zipped" }), {
-          "content-type": "application/json",
-          "content-encoding": coding
-        })
+        const response = await send(
+          "/policies",
+          "POST",
+          acme,
+          JSON.stringify({ kind: "tool", effect: "deny", value: "zipped" }),
+          {
+            "content-type": "application/json",
+            "content-encoding": coding
+          }
+        )
         expect(response.status).toBe(415)
         expect(response.headers.get("accept-encoding")).toBe("identity")
-        expect(await envelope(response)).toEqual({ message: expected.message, type: "invalid_request_error", code: expected.code })
+        expect(await envelope(response)).toEqual({
+          message: expected.message,
+          type: "invalid_request_error",
+          code: expected.code
+        })
       }
       const identity = await send("/guardrails/check", "POST", acme, JSON.stringify({ text: "hi" }), {
         "content-type": "application/json",
         "content-encoding": "identity"
       })
       expect(identity.status).toBe(200)
-      expect((await withClient(gateway, acme, (client) => client.policies.list())).data.map((e) => e.value)).not.toContain("zipped")
+      expect((await withClient(gateway, acme, (client) => client.policies.list())).data.map((e) => e.value)).not
+        .toContain("zipped")
     })
 
     it("gives the typed client both 415s as its declared error", async () => {
-      const asText = await withAlteredClient(gateway, acme, HttpClientRequest.setHeader("content-type", "text/plain"), (client) =>
-        failure(client.inferenceLog.set({ payload: { enabled: true } })))
+      const asText = await withAlteredClient(
+        gateway,
+        acme,
+        HttpClientRequest.setHeader("content-type", "text/plain"),
+        (client) => failure(client.inferenceLog.set({ payload: { enabled: true } }))
+      )
       expect(asText).toMatchObject({ _tag: "ManageUnsupportedMediaType", code: "unsupported_media_type" })
-      const zipped = await withAlteredClient(gateway, acme, HttpClientRequest.setHeader("content-encoding", "gzip"), (client) =>
-        failure(client.guardrails.check({ payload: { text: "hi" } })))
+      const zipped = await withAlteredClient(
+        gateway,
+        acme,
+        HttpClientRequest.setHeader("content-encoding", "gzip"),
+        (client) => failure(client.guardrails.check({ payload: { text: "hi" } }))
+      )
       expect(zipped).toMatchObject({ _tag: "ManageUnsupportedMediaType", code: "unsupported_content_encoding" })
       // Endpoints without a body are not judged by it.
-      const listed = await withAlteredClient(gateway, acme, HttpClientRequest.setHeader("content-encoding", "gzip"), (client) =>
-        client.policies.list())
+      const listed = await withAlteredClient(
+        gateway,
+        acme,
+        HttpClientRequest.setHeader("content-encoding", "gzip"),
+        (client) => client.policies.list()
+      )
       expect(listed.data).toBeInstanceOf(Array)
     })
   })
@@ -217,24 +281,43 @@ describe.each(SqlBackends)("management API input on $name", ({ layer }) => {
         expect(response.status).toBe(400)
         const text = await response.text()
         expect(text).not.toContain("SECRET-MARKER")
-        expect((JSON.parse(text) as Envelope).error).toMatchObject({ type: "invalid_request_error", code: "invalid_provider_key" })
+        expect((JSON.parse(text) as Envelope).error).toMatchObject({
+          type: "invalid_request_error",
+          code: "invalid_provider_key"
+        })
         expect((JSON.parse(text) as Envelope).error.message).toMatch(/not a valid HTTP header value/)
       }
-      const viaClient = await withClient(gateway, org, (client) =>
-        failure(client.providerKeys.set({ params: { provider: "anthropic" }, payload: { key: Redacted.make("sk-ant\r\nx") } })))
+      const viaClient = await withClient(
+        gateway,
+        org,
+        (client) =>
+          failure(
+            client.providerKeys.set({
+              params: { provider: "anthropic" },
+              payload: { key: Redacted.make("sk-ant\r\nx") }
+            })
+          )
+      )
       expect(viaClient).toMatchObject({ _tag: "ManageInvalidRequest", code: "invalid_provider_key" })
       expect((await withClient(gateway, org, (client) => client.providerKeys.list())).data).toEqual([])
     })
 
     it("still takes a key with a trailing newline (stored trimmed), and a kiro sign-in spread over lines", async () => {
       const org = await newOrg(gateway, "good keys")
-      await withClient(gateway, org, (client) =>
-        client.providerKeys.set({ params: { provider: "openai" }, payload: { key: Redacted.make("sk-from-echo\n") } }))
+      await withClient(
+        gateway,
+        org,
+        (client) =>
+          client.providerKeys.set({ params: { provider: "openai" }, payload: { key: Redacted.make("sk-from-echo\n") } })
+      )
       expect(Redacted.value(await Effect.runPromise(gateway.providerKeys.get(org.uuid, "openai")))).toBe("sk-from-echo")
       const signIn = JSON.stringify({ refreshToken: "r-token", authMethod: "social" }, null, 2)
       expect(signIn).toContain("\n")
-      await withClient(gateway, org, (client) =>
-        client.providerKeys.set({ params: { provider: "kiro" }, payload: { key: Redacted.make(signIn) } }))
+      await withClient(
+        gateway,
+        org,
+        (client) => client.providerKeys.set({ params: { provider: "kiro" }, payload: { key: Redacted.make(signIn) } })
+      )
       expect(Redacted.value(await Effect.runPromise(gateway.providerKeys.get(org.uuid, "kiro")))).toBe(signIn)
     })
   })

@@ -51,7 +51,12 @@ describe.each(SqlBackends)("guardrail rule input on $name", ({ layer }) => {
 
   it("refuses the attack's 140 KB pattern, and one whose program is too large, with 400 invalid_rule", async () => {
     const words = Array.from({ length: 8000 }, (_, i) => `w${i.toString(36)}q[a-z]{1,3}`)
-    const big = await send("POST", "", { name: "bb1", rule_type: "blocked_pattern", action: "flag", pattern: `(?:${words.join("|")})` })
+    const big = await send("POST", "", {
+      name: "bb1",
+      rule_type: "blocked_pattern",
+      action: "flag",
+      pattern: `(?:${words.join("|")})`
+    })
     const text = await invalidRule(big, new RegExp(`longer than ${MAX_PATTERN_LENGTH} characters`))
     expect(text).not.toContain("w0q")
     await invalidRule(

@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse
+} from "node:http"
 import type { AddressInfo } from "node:net"
 import { anthropicMessage, anthropicStream, countTokens } from "./anthropic.ts"
 import { chatCompletion, chatStream, response as responsesResponse, responsesStream } from "./openai.ts"

@@ -5,7 +5,11 @@ export const chatCompletion = (model: string) => ({
   object: "chat.completion",
   created: 1_700_000_000,
   model,
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake upstream." }, finish_reason: "stop" }],
+  choices: [{
+    index: 0,
+    message: { role: "assistant", content: "Hello from the fake upstream." },
+    finish_reason: "stop"
+  }],
   usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 }
 })
 
@@ -45,7 +49,24 @@ export const response = (model: string) => ({
 })
 
 export const responsesStream = (model: string): ReadonlyArray<string> => [
-  `event: response.created\ndata: ${JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response(model), status: "in_progress", output: [] } })}\n\n`,
-  `event: response.output_text.delta\ndata: ${JSON.stringify({ type: "response.output_text.delta", sequence_number: 1, item_id: "msg_fake_1", output_index: 0, content_index: 0, delta: "Hello" })}\n\n`,
-  `event: response.completed\ndata: ${JSON.stringify({ type: "response.completed", sequence_number: 2, response: response(model) })}\n\n`
+  `event: response.created\ndata: ${
+    JSON.stringify({
+      type: "response.created",
+      sequence_number: 0,
+      response: { ...response(model), status: "in_progress", output: [] }
+    })
+  }\n\n`,
+  `event: response.output_text.delta\ndata: ${
+    JSON.stringify({
+      type: "response.output_text.delta",
+      sequence_number: 1,
+      item_id: "msg_fake_1",
+      output_index: 0,
+      content_index: 0,
+      delta: "Hello"
+    })
+  }\n\n`,
+  `event: response.completed\ndata: ${
+    JSON.stringify({ type: "response.completed", sequence_number: 2, response: response(model) })
+  }\n\n`
 ]

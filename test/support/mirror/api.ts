@@ -40,7 +40,11 @@ export const jsonFiles = (dir: string): Array<Record<string, unknown>> =>
 
 export const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   const bytes = Buffer.from(JSON.stringify(body))
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(bytes.length), ...headers })
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(bytes.length),
+    ...headers
+  })
   res.end(bytes)
 }
 
@@ -71,4 +75,5 @@ export const note = (ctx: ApiContext, req: IncomingMessage, url: URL, status: nu
 
 /** An opaque paging cursor, as the publishers' are: the offset, encoded. */
 export const cursorOf = (offset: number) => Buffer.from(`o:${offset}`).toString("base64url")
-export const offsetOf = (cursor: string | null) => cursor === null ? 0 : Number(Buffer.from(cursor, "base64url").toString().slice(2)) || 0
+export const offsetOf = (cursor: string | null) =>
+  cursor === null ? 0 : Number(Buffer.from(cursor, "base64url").toString().slice(2)) || 0

@@ -16,7 +16,10 @@ import { zipOf } from "./zipWriter.ts"
 const DIR = fileURLToPath(new URL("../../fixtures/data/sources/mitre/", import.meta.url))
 
 export const cvelistRecords = (): Array<{ id: string; text: Buffer }> =>
-  readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((f) => ({ id: f.slice(0, -5), text: readFileSync(DIR + f) }))
+  readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((f) => ({
+    id: f.slice(0, -5),
+    text: readFileSync(DIR + f)
+  }))
 
 /** `cves/2021/44xxx/CVE-2021-44228.json`, the repository's layout. */
 export const cvePath = (id: string) => {
@@ -39,7 +42,9 @@ export const deltaZip = (records: ReadonlyArray<{ id: string; text: Buffer }>) =
   zipOf(records.map((r) => ({ name: `deltaCves/${r.id}.json`, data: r.text })))
 
 export const cvelistMirror = (mirror: FeedMirror): CvelistMirror => {
-  const releases: Array<{ tag_name: string; name: string; published_at: string; assets: Array<Record<string, unknown>> }> = []
+  const releases: Array<
+    { tag_name: string; name: string; published_at: string; assets: Array<Record<string, unknown>> }
+  > = []
   const assetPath = (tag: string, name: string) => `/mitre/download/${tag}/${name}`
   return {
     assetPath,

@@ -24,7 +24,8 @@ export const euvdRoute = (items: Array<Json>): Route => (ctx, req, res, url) => 
   const q = url.searchParams
   const from = day(q.get("fromUpdatedDate")) ?? -Infinity
   const to = (day(q.get("toUpdatedDate")) ?? Infinity) + 86_400_000
-  const updated = (i: Json) => Date.parse(euvdDate(i.dateUpdated) ?? euvdDate(i.datePublished) ?? "1970-01-01T00:00:00Z")
+  const updated = (i: Json) =>
+    Date.parse(euvdDate(i.dateUpdated) ?? euvdDate(i.datePublished) ?? "1970-01-01T00:00:00Z")
   const chosen = items.filter((i) => updated(i) >= from && updated(i) < to).sort((a, b) => updated(b) - updated(a))
   const size = Math.min(100, Number(q.get("size") ?? 10))
   const page = Number(q.get("page") ?? 0)

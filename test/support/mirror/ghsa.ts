@@ -4,8 +4,18 @@ import { answerFault, cursorOf, jsonFiles, note, offsetOf, sendJson } from "./ap
 type Json = Record<string, unknown>
 
 const ECOSYSTEMS: Record<string, string> = {
-  RubyGems: "rubygems", npm: "npm", PyPI: "pip", Maven: "maven", NuGet: "nuget", Packagist: "composer",
-  Go: "go", "crates.io": "rust", Hex: "erlang", "GitHub Actions": "actions", Pub: "pub", SwiftURL: "swift"
+  RubyGems: "rubygems",
+  npm: "npm",
+  PyPI: "pip",
+  Maven: "maven",
+  NuGet: "nuget",
+  Packagist: "composer",
+  Go: "go",
+  "crates.io": "rust",
+  Hex: "erlang",
+  "GitHub Actions": "actions",
+  Pub: "pub",
+  SwiftURL: "swift"
 }
 const SEVERITY: Record<string, string> = { LOW: "low", MODERATE: "medium", HIGH: "high", CRITICAL: "critical" }
 
@@ -91,7 +101,10 @@ export const ghsaRoute = (state: GhsaState): Route => (ctx, req, res, url) => {
   const from = since(q.get("modified"))
   const chosen = state.advisories
     .filter((a) => Date.parse(String(a.updated_at)) >= from)
-    .sort((a, b) => Date.parse(String(a.updated_at)) - Date.parse(String(b.updated_at)) || String(a.ghsa_id).localeCompare(String(b.ghsa_id)))
+    .sort((a, b) =>
+      Date.parse(String(a.updated_at)) - Date.parse(String(b.updated_at)) ||
+      String(a.ghsa_id).localeCompare(String(b.ghsa_id))
+    )
   const offset = offsetOf(q.get("after"))
   const page = chosen.slice(offset, offset + perPage)
   const headers: Record<string, string> = {

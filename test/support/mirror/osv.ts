@@ -34,7 +34,11 @@ export const osvRecords = (): Record<string, Array<OsvRecord>> => {
 /** Publishes one ecosystem's folder as the bucket has it after an export. */
 export const publishEcosystem = (mirror: FeedMirror, ecosystem: string, records: ReadonlyArray<OsvRecord>) => {
   const folder = `/osv/${encodeURIComponent(ecosystem)}`
-  mirror.publish(`${folder}/all.zip`, zipOf(records.map((r) => ({ name: `${r.id}.json`, data: r.text }))), "application/zip")
+  mirror.publish(
+    `${folder}/all.zip`,
+    zipOf(records.map((r) => ({ name: `${r.id}.json`, data: r.text }))),
+    "application/zip"
+  )
   const lines = [...records].sort((a, b) => a.modified < b.modified ? 1 : -1).map((r) => `${r.modified},${r.id}\n`)
   mirror.publish(`${folder}/modified_id.csv`, lines.join(""), "text/csv")
   for (const r of records) mirror.publish(`${folder}/${encodeURIComponent(r.id)}.json`, r.text, "application/json")

@@ -8,7 +8,9 @@ import { zipOf } from "./zipWriter.ts"
 export const pocFiles = (): Map<string, Buffer> => {
   const files = new Map<string, Buffer>()
   const one = (dir: string, year: string) => {
-    for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) files.set(`${year}/${f}`, readFileSync(`${dir}/${f}`))
+    for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
+      files.set(`${year}/${f}`, readFileSync(`${dir}/${f}`))
+    }
   }
   one(`${FIXTURES}data/sources/poc-in-github`, "2023")
   one(`${FIXTURES}feeds/poc-in-github/2022`, "2022")
@@ -18,7 +20,10 @@ export const pocFiles = (): Map<string, Buffer> => {
 
 /** A zip archive of `files` under `prefix/` (its folder entry first), as GitHub's archives are laid out. */
 const archiveOf = (prefix: string, files: ReadonlyMap<string, Buffer>): Buffer =>
-  zipOf([{ name: `${prefix}/`, data: Buffer.alloc(0), store: true }, ...[...files].map(([path, data]) => ({ name: `${prefix}/${path}`, data }))])
+  zipOf([
+    { name: `${prefix}/`, data: Buffer.alloc(0), store: true },
+    ...[...files].map(([path, data]) => ({ name: `${prefix}/${path}`, data }))
+  ])
 
 export interface PocState {
   files: Map<string, Buffer>

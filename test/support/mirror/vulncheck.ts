@@ -48,14 +48,23 @@ export const vulnCheckRoute = (state: VulnCheckState): Route => (ctx, req, res, 
   const q = url.searchParams
   const since = q.get("lastModStartDate")
   const all = index === "vulncheck-kev" ? state.kev : state.nvd
-  const chosen = since === null ? all : all.filter((r) => Date.parse(`${String(r.lastModified).slice(0, 19)}Z`) >= Date.parse(`${since}T00:00:00Z`))
+  const chosen = since === null
+    ? all
+    : all.filter((r) => Date.parse(`${String(r.lastModified).slice(0, 19)}Z`) >= Date.parse(`${since}T00:00:00Z`))
   const limit = Math.min(100, Number(q.get("limit") ?? 100))
   const offset = q.get("start_cursor") === "true" ? 0 : offsetOf(q.get("cursor"))
   const data = chosen.slice(offset, offset + limit)
   const more = offset + limit < chosen.length
   sendJson(res, 200, {
     _benchmark: 0.01,
-    _meta: { index, limit, total_documents: chosen.length, first_item: offset + 1, last_item: offset + data.length, next_cursor: more ? cursorOf(offset + limit) : "" },
+    _meta: {
+      index,
+      limit,
+      total_documents: chosen.length,
+      first_item: offset + 1,
+      last_item: offset + data.length,
+      next_cursor: more ? cursorOf(offset + limit) : ""
+    },
     data
   })
   note(ctx, req, url, 200)

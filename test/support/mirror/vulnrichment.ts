@@ -21,7 +21,11 @@ export const repositoryPath = (id: string) => {
 }
 
 export const vulnrichmentFiles = (): Map<string, Buffer> =>
-  new Map(readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((f) => [repositoryPath(f.slice(0, -5)), readFileSync(DIR + f)]))
+  new Map(
+    readdirSync(DIR).filter((f) => f.endsWith(".json")).sort().map((
+      f
+    ) => [repositoryPath(f.slice(0, -5)), readFileSync(DIR + f)])
+  )
 
 export interface VulnrichmentMirror {
   /** Commits this tree on `develop`; returns the commit's sha. */
@@ -33,21 +37,46 @@ export const vulnrichmentMirror = (mirror: FeedMirror): VulnrichmentMirror => {
   return {
     commit: (tree) => {
       const sha = createHash("sha1").update(`commit ${history.length}`).digest("hex")
-      const archive = zipOf([...tree].map(([path, data]) => ({ name: `cisagov-vulnrichment-${sha.slice(0, 7)}/${path}`, data })))
+      const archive = zipOf(
+        [...tree].map(([path, data]) => ({ name: `cisagov-vulnrichment-${sha.slice(0, 7)}/${path}`, data }))
+      )
       mirror.publish(`/vulnrichment/zipball/${sha}`, archive, "application/zip")
-      for (const [path, data] of tree) mirror.publish(`/vulnrichment/raw/${sha}/${path}`, data, "text/plain; charset=utf-8")
+      for (const [path, data] of tree) {
+        mirror.publish(`/vulnrichment/raw/${sha}/${path}`, data, "text/plain; charset=utf-8")
+      }
       for (const older of history) {
         const files = [...tree].flatMap(([path, data]) => {
           const before = older.tree.get(path)
           if (before !== undefined && before.equals(data)) return []
-          return [{ filename: path, status: before === undefined ? "added" : "modified", raw_url: mirror.url(`/vulnrichment/raw/${sha}/${path}`) }]
+          return [{
+            filename: path,
+            status: before === undefined ? "added" : "modified",
+            raw_url: mirror.url(`/vulnrichment/raw/${sha}/${path}`)
+          }]
         })
-        const removed = [...older.tree.keys()].filter((p) => !tree.has(p)).map((p) => ({ filename: p, status: "removed", raw_url: "" }))
-        const body = { status: "ahead", ahead_by: history.length - history.indexOf(older), behind_by: 0, files: [...files, ...removed] }
-        mirror.publish(`/vulnrichment/compare/${older.sha}...${sha}`, JSON.stringify(body), "application/json; charset=utf-8")
+        const removed = [...older.tree.keys()].filter((p) => !tree.has(p)).map((p) => ({
+          filename: p,
+          status: "removed",
+          raw_url: ""
+        }))
+        const body = {
+          status: "ahead",
+          ahead_by: history.length - history.indexOf(older),
+          behind_by: 0,
+          files: [...files, ...removed]
+        }
+        mirror.publish(
+          `/vulnrichment/compare/${older.sha}...${sha}`,
+          JSON.stringify(body),
+          "application/json; charset=utf-8"
+        )
       }
       history.push({ sha, tree: new Map(tree) })
-      mirror.publish("/vulnrichment/commits/develop", JSON.stringify({ sha, commit: { message: `commit ${history.length}` } }), "application/json; charset=utf-8")
+      mirror.publish(
+        "/vulnrichment/commits/develop",
+        JSON.stringify({ sha, commit: { message: `commit ${history.length}` } }),
+        "application/json; charset=utf-8"
+      )
       return sha
     }
   }
