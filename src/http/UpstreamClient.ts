@@ -1,10 +1,11 @@
 import { Agent, type Dispatcher, errors } from "@effect/platform-node/Undici"
 import { Context, Duration, Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
 import { EventEmitter } from "node:events"
 import type { IncomingHttpHeaders } from "node:http"
 import type { Readable } from "node:stream"
 import { ProviderCredentialInvalid, UpstreamTimeout, UpstreamUnreachable } from "../../schema/GatewayError.ts"
-import { TracingOn } from "../observability/Tracing.ts"
+import { TracingOn, unsampledParent } from "../observability/Tracing.ts"
 
 export interface UpstreamRequest {
   /** Slug, for error messages. */
@@ -139,24 +140,42 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 const upstreamSpan =
   <A extends { readonly status: number }, E>(call: (request: UpstreamRequest) => Effect.Effect<A, E>) =>
   (request: UpstreamRequest): Effect.Effect<A, E> =>
-    Effect.useSpan("gateway.upstream", {
-      kind: "client",
-      attributes: {
-        "gateway.provider": request.provider,
-        "http.request.method": request.method,
-        "server.address": hostOf(request.origin)
-      }
-    }, (span) =>
-      Effect.tap(
-        call({
-          ...request,
-          headers: {
-            ...request.headers,
-            traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
-          }
-        }),
-        (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
-      ))
+    Effect.withFiber((fiber) => {
+      const unsampled = unsampledParent(fiber.context)
+      return unsampled === undefined ? sampledCall(call, request) : call({
+        ...request,
+        headers: { ...request.headers, traceparent: `00-${unsampled.traceId}-${randomSpanId()}-00` }
+      })
+    })
+
+/** A W3C span id: 8 random bytes, not all zero. */
+const randomSpanId = (): string => {
+  const id = randomBytes(8).toString("hex")
+  return id === "0000000000000000" ? randomSpanId() : id
+}
+
+const sampledCall = <A extends { readonly status: number }, E>(
+  call: (request: UpstreamRequest) => Effect.Effect<A, E>,
+  request: UpstreamRequest
+): Effect.Effect<A, E> =>
+  Effect.useSpan("gateway.upstream", {
+    kind: "client",
+    attributes: {
+      "gateway.provider": request.provider,
+      "http.request.method": request.method,
+      "server.address": hostOf(request.origin)
+    }
+  }, (span) =>
+    Effect.tap(
+      call({
+        ...request,
+        headers: {
+          ...request.headers,
+          traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+        }
+      }),
+      (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
+    ))
 
 const hostOf = (origin: string): string => {
   try {

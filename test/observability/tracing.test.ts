@@ -33,6 +33,7 @@ const bodyOf = (request: import("node:http").IncomingMessage) =>
 
 const API_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 const GATEWAY_TRACE = "0af7651916cd43dd8448eb211c80319c"
+const UNSAMPLED_TRACE = "5b8aa5a2d2c872e8321cf37308d69df2"
 const clientParent = (trace: string) => `00-${trace}-00f067aa0ba902b7-01`
 const PROMPT = "please summarise the quarterly zebra-umbrella-7731 report"
 const AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -126,6 +127,17 @@ beforeAll(async () => {
     body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: `${PROMPT} ${AWS_KEY}` }] })
   })
   expect(chat.status, await chat.text()).toBe(200)
+  // A client's trace it chose not to sample (flag 00): continued, but nothing of it exported.
+  const unsampled = await fetch(`http://127.0.0.1:${server.ports.gateway}/openai/${org.uuid}/v1/chat/completions`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      traceparent: `00-${UNSAMPLED_TRACE}-00f067aa0ba902b7-00`
+    },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hello" }] })
+  })
+  expect(unsampled.status, await unsampled.text()).toBe(200)
   await server.stop()
   stderr = server.output().stderr
   spans = exported.flatMap((body) =>
@@ -175,8 +187,15 @@ describe("traces over OTLP/HTTP", () => {
     let ancestor = byId(upstream!.parentSpanId)
     while (ancestor !== undefined && ancestor !== request) ancestor = byId(ancestor.parentSpanId)
     expect(ancestor).toBe(request)
-    const sent = upstreamHeaders.at(-1)!.traceparent as string
+    const sent = upstreamHeaders.at(-2)!.traceparent as string
     expect(sent).toBe(`00-${GATEWAY_TRACE}-${upstream!.spanId}-01`)
+  })
+
+  it("an unsampled client trace: the provider still gets a traceparent of that trace (flag 00, a fresh span id); no span of it is exported", () => {
+    const sent = upstreamHeaders.at(-1)!.traceparent as string
+    expect(sent).toMatch(new RegExp(`^00-${UNSAMPLED_TRACE}-[0-9a-f]{16}-00$`))
+    expect(sent.split("-")[2]).not.toBe("00f067aa0ba902b7")
+    expect(spans.filter((span) => span.traceId === UNSAMPLED_TRACE)).toEqual([])
   })
 
   it("an ingestion sent over the admin socket: a run span, its batches, and both phases below them", () => {
