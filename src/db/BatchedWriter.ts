@@ -1,5 +1,5 @@
-import type { Duration, Scope } from "effect"
-import { Array as Arr, Cause, Effect, Queue, Semaphore } from "effect"
+import type { Scope } from "effect"
+import { Array as Arr, Cause, Clock, Duration, Effect, Queue, Semaphore } from "effect"
 import { SqlError } from "effect/sql"
 
 /**
@@ -9,6 +9,12 @@ import { SqlError } from "effect/sql"
  * (or one bad request) never loses the others; rows that still fail, and rows
  * refused because the queue was full, are counted as dropped. Closing the
  * scope flushes what is queued.
+ *
+ * When the database cannot be reached at all, the rows are held in memory
+ * (up to `holdRows`, for up to `holdFor`) and retried with a backoff from
+ * 100 ms to 2 s, so a short outage or a restart of PostgreSQL loses nothing;
+ * rows past either bound, and rows still held when the scope closes, are
+ * counted as dropped.
  */
 export interface BatchedWriter<A> {
   /** Enqueues a row; false (and counted as dropped) when the queue is full. */
@@ -34,7 +40,14 @@ export interface Options<A> {
   readonly write: (rows: Arr.NonEmptyReadonlyArray<A>) => Effect.Effect<void, unknown>
   /** Persists a number of newly dropped rows (optional); on failure the count is kept for the next batch. */
   readonly recordDropped?: ((dropped: number) => Effect.Effect<void, unknown>) | undefined
+  /** Rows held while the database is unreachable; more are dropped (default: `capacity`). */
+  readonly holdRows?: number | undefined
+  /** How long the oldest held row waits for the database before all held rows are dropped (default 60 s). */
+  readonly holdFor?: Duration.Input | undefined
 }
+
+const RETRY_FIRST_MS = 100
+const RETRY_MAX_MS = 2000
 
 /** What a failure says, short and without the rows: the innermost message (the database's own). */
 const summary = (cause: Cause.Cause<unknown>) => {
@@ -63,35 +76,77 @@ export const make = Effect.fnUntraced(
 
     const lock = yield* Semaphore.make(1)
 
-    /** The number of rows that failed. */
+    const holdRows = options.holdRows ?? options.capacity
+    const holdForMs = Duration.toMillis(Duration.fromInputUnsafe(options.holdFor ?? "60 seconds"))
+    /** Rows written while the database could not be reached, oldest first, and when the oldest was. */
+    let held: Array<A> = []
+    let heldSince = 0
+    /** The wait before the next retry of held rows (0: nothing held). */
+    let retryMs = 0
+
+    /** Rows that failed, and the rows not tried because the database became unreachable. */
     const writeOneByOne = Effect.fnUntraced(function*(rows: ReadonlyArray<A>) {
       let failed = 0
       for (let i = 0; i < rows.length; i++) {
         const exit = yield* Effect.exit(options.write([rows[i]!]))
         if (exit._tag === "Success") continue
-        if (unreachable(exit.cause)) return failed + rows.length - i
+        if (unreachable(exit.cause)) return { failed, unwritten: rows.slice(i) }
         failed++
       }
-      return failed
+      return { failed, unwritten: [] }
     })
 
-    const writeRows = (rows: Arr.NonEmptyReadonlyArray<A>) =>
+    /** Writes rows; answers those not written because the database is unreachable (to hold). */
+    const writeRows = (rows: Arr.NonEmptyReadonlyArray<A>): Effect.Effect<ReadonlyArray<A>> =>
       options.write(rows).pipe(
+        Effect.as([]),
         Effect.catchCause((cause) =>
           Effect.gen(function*() {
-            // Row by row: only the rows the database refuses are lost. An unreachable database
-            // refuses them all, so the rest of the batch is dropped at once instead of waiting
-            // out a connection timeout per row (the writer is uninterruptible while it writes).
-            const failed = rows.length === 1 ? 1 : yield* writeOneByOne(rows)
+            // An unreachable database refuses every row: hold them all at once instead of
+            // waiting out a connection timeout per row (the writer is uninterruptible while it writes).
+            if (unreachable(cause)) return rows
+            // Row by row: only the rows the database refuses are lost.
+            const { failed, unwritten } = rows.length === 1 ? { failed: 1, unwritten: [] } : yield* writeOneByOne(rows)
             drop(failed)
             yield* Effect.logWarning(`${options.name}: batch write failed; retried row by row`, {
               rows: rows.length,
               dropped: failed,
               reason: summary(cause)
             })
+            return unwritten
           })
         )
       )
+
+    /** Holds rows for the next retry, within `holdRows`; the rest are dropped. */
+    const hold = (rows: ReadonlyArray<A>, since: number) =>
+      Effect.suspend(() => {
+        const kept = Math.max(0, Math.min(rows.length, holdRows - held.length))
+        if (held.length === 0) heldSince = since
+        for (let i = 0; i < kept; i++) held.push(rows[i]!)
+        retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_FIRST_MS, retryMs * 2))
+        if (kept === rows.length) return Effect.void
+        drop(rows.length - kept)
+        return Effect.logWarning(`${options.name}: database unreachable, rows held for retry; more dropped`, {
+          held: held.length,
+          dropped: rows.length - kept,
+          droppedSinceStart
+        })
+      })
+
+    /** Drops held rows whose wait is over (`holdFor`), or all of them (the scope closing). */
+    const dropHeld = (now: number | undefined) =>
+      Effect.suspend(() => {
+        if (held.length === 0 || (now !== undefined && now - heldSince < holdForMs)) return Effect.void
+        const count = held.length
+        held = []
+        retryMs = 0
+        drop(count)
+        return Effect.logWarning(`${options.name}: database unreachable; held rows dropped`, {
+          dropped: count,
+          droppedSinceStart
+        })
+      })
 
     const recordDropped = Effect.suspend(() => {
       const recorder = options.recordDropped
@@ -112,7 +167,19 @@ export const make = Effect.fnUntraced(
     const writeBatch = (rows: ReadonlyArray<A>) =>
       Effect.gen(function*() {
         yield* reportQueueFull
-        for (const chunk of Arr.chunksOf(rows, options.batchSize)) yield* writeRows(chunk)
+        const now = yield* Clock.currentTimeMillis
+        yield* dropHeld(now)
+        const since = held.length === 0 ? now : heldSince
+        const pending = held.length === 0 ? rows : [...held, ...rows]
+        held = []
+        const unwritten: Array<A> = []
+        for (const chunk of Arr.chunksOf(pending, options.batchSize)) {
+          // Once the database is found unreachable, the rest waits for the next retry untried.
+          if (unwritten.length > 0) unwritten.push(...chunk)
+          else unwritten.push(...(yield* writeRows(chunk)))
+        }
+        if (unwritten.length > 0) yield* hold(unwritten, since)
+        else retryMs = 0
         yield* recordDropped
       }).pipe(
         // A lost log line must never take the service down.
@@ -120,12 +187,15 @@ export const make = Effect.fnUntraced(
         lock.withPermits(1)
       )
 
-    // A batch taken is always written, even when the scope closes meanwhile.
+    // A batch taken is always written, even when the scope closes meanwhile. While rows are
+    // held, each retry takes whatever has queued since, so the queue keeps taking rows.
     let full = false
     yield* Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(
         restore(
-          full
+          retryMs > 0
+            ? Effect.andThen(Effect.sleep(retryMs), Queue.clear(queue))
+            : full
             ? Queue.takeBetween(queue, 1, options.batchSize)
             : Effect.andThen(Effect.sleep(options.linger), Queue.takeBetween(queue, 1, options.batchSize))
         ),
@@ -137,7 +207,10 @@ export const make = Effect.fnUntraced(
     ).pipe(Effect.forever, Effect.forkScoped)
 
     const flush = Effect.flatMap(Queue.clear(queue), writeBatch)
-    yield* Effect.addFinalizer(() => flush)
+    // What the database still cannot take at the end is counted, not lost silently.
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(flush, Effect.andThen(dropHeld(undefined), recordDropped).pipe(lock.withPermits(1)))
+    )
 
     return {
       offer: (row) => {

@@ -1,6 +1,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
+import { TestClock } from "effect/testing"
 import * as BatchedWriter from "../../src/db/BatchedWriter.ts"
 import type { UsageEntry } from "../../src/usage/UsageEntry.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
@@ -25,29 +26,105 @@ const usage = (orgUuid: string, identifier: string, userAgent = "curl/8"): Usage
 const withLayer = <ROut, A, E>(layer: Layer.Layer<ROut, never, SqlClient.SqlClient>, use: Effect.Effect<A, E, ROut>) =>
   Effect.scoped(Effect.flatMap(Layer.build(Layer.fresh(layer)), (context) => Effect.provideContext(use, context)))
 
-describe("BatchedWriter without a database", () => {
-  it.effect("an unreachable database drops the batch at once instead of trying every row", () =>
+/** A write that fails as an unreachable database does while `down.now` is true. */
+const switchable = () => {
+  const state = { down: true, attempts: 0, written: [] as Array<number> }
+  const write = (rows: ReadonlyArray<number>) =>
+    Effect.suspend(() => {
+      state.attempts++
+      if (!state.down) return Effect.sync(() => void state.written.push(...rows))
+      return Effect.fail(
+        new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("ECONNREFUSED") }) })
+      )
+    })
+  return { state, write }
+}
+
+describe("BatchedWriter while the database is unreachable", () => {
+  it.effect("holds the rows without trying each one, and writes them once the database is back", () =>
     Effect.gen(function*() {
-      let attempts = 0
+      const { state, write } = switchable()
       const scope = yield* Scope.make()
       const writer = yield* BatchedWriter.make<number>({
         name: "probe",
         capacity: 100,
         batchSize: 50,
         linger: "1 hour",
-        write: () =>
-          Effect.suspend(() => {
-            attempts++
-            return Effect.fail(
-              new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("ECONNREFUSED") }) })
-            )
-          })
+        write
       }).pipe(Scope.provide(scope))
       for (let i = 0; i < 20; i++) writer.offer(i)
       yield* writer.flush
-      // The batch, then one row: the connection failure tells the rest would fail the same way.
-      assert.strictEqual(attempts, 2)
+      // One attempt for the batch: the connection failure tells every row would fail the same way.
+      assert.strictEqual(state.attempts, 1)
+      assert.strictEqual(yield* writer.dropped, 0)
+      state.down = false
+      yield* writer.flush
+      assert.deepStrictEqual(state.written, Array.from({ length: 20 }, (_, i) => i))
+      assert.strictEqual(yield* writer.dropped, 0)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("drops what is past the bounds: rows beyond holdRows, rows held longer than holdFor, rows held at close", () =>
+    Effect.gen(function*() {
+      const { state, write } = switchable()
+      const scope = yield* Scope.make()
+      const recorded: Array<number> = []
+      const writer = yield* BatchedWriter.make<number>({
+        name: "probe",
+        capacity: 100,
+        batchSize: 50,
+        linger: "1 hour",
+        holdRows: 30,
+        holdFor: "10 seconds",
+        write,
+        recordDropped: (n) => state.down ? Effect.fail("down") : Effect.sync(() => void recorded.push(n))
+      }).pipe(Scope.provide(scope))
+      for (let i = 0; i < 50; i++) writer.offer(i)
+      yield* writer.flush
       assert.strictEqual(yield* writer.dropped, 20)
+      // Within holdFor the 30 held are kept (the bound is full: a new row is dropped); past it they
+      // are dropped, and a new row is held.
+      yield* TestClock.adjust("9 seconds")
+      writer.offer(50)
+      yield* writer.flush
+      assert.strictEqual(yield* writer.dropped, 21)
+      yield* TestClock.adjust("2 seconds")
+      writer.offer(51)
+      yield* writer.flush
+      assert.strictEqual(yield* writer.dropped, 51)
+      // The database back: what is held is written, and the count recorded.
+      state.down = false
+      yield* writer.flush
+      assert.deepStrictEqual(state.written, [51])
+      assert.deepStrictEqual(recorded, [51])
+      // Down again at close: the rows still held are counted.
+      state.down = true
+      writer.offer(52)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(yield* writer.dropped, 52)
+    }))
+
+  it.live("retries on its own with a backoff, so a short outage loses nothing", () =>
+    Effect.gen(function*() {
+      const { state, write } = switchable()
+      const scope = yield* Scope.make()
+      const writer = yield* BatchedWriter.make<number>({
+        name: "probe",
+        capacity: 100,
+        batchSize: 50,
+        linger: "10 millis",
+        write
+      }).pipe(Scope.provide(scope))
+      for (let i = 0; i < 5; i++) writer.offer(i)
+      yield* Effect.sleep("700 millis")
+      // Retried meanwhile (after 100, 200, 400 ms), each time one attempt for everything held.
+      assert.isAtLeast(state.attempts, 3)
+      assert.isAtMost(state.attempts, 5)
+      writer.offer(5)
+      state.down = false
+      for (let i = 0; i < 40 && state.written.length < 6; i++) yield* Effect.sleep("100 millis")
+      assert.deepStrictEqual(state.written, [0, 1, 2, 3, 4, 5])
+      assert.strictEqual(yield* writer.dropped, 0)
       yield* Scope.close(scope, Exit.void)
     }))
 })

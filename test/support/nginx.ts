@@ -14,17 +14,22 @@ export interface RunningNginx {
 
 /**
  * A real nginx in the foreground (`daemon off`), its prefix, config, logs and temp files in a temp
- * dir, one loopback server per upstream on a free port, no TLS. It connects to vdb from `bindFrom`
+ * dir, one loopback server per upstream on a free port, no TLS. An upstream given several ports is
+ * balanced over them round robin, with nginx's default failover (a server refusing connections is
+ * skipped for 10 s). It connects to vdb from `bindFrom`
  * (a loopback address of its own), so the servers behind it can tell the proxy from its clients, and
  * sets X-Forwarded-For and X-Forwarded-Proto as deploy/nginx/vdb.conf does.
  */
-export const startNginx = async (upstreams: Record<string, number>, bindFrom: string): Promise<RunningNginx> => {
+export const startNginx = async (
+  upstreams: Record<string, number | ReadonlyArray<number>>,
+  bindFrom: string
+): Promise<RunningNginx> => {
   const prefix = mkdtempSync(join(tmpdir(), "vdb-nginx-"))
   for (const dir of ["logs", "client_body", "proxy"]) mkdirSync(join(prefix, dir))
   const ports: Record<string, number> = {}
   for (const name of Object.keys(upstreams)) ports[name] = await freePort()
   const servers = Object.entries(upstreams).map(([name, port]) => `
-    upstream vdb_${name} { server 127.0.0.1:${port}; }
+    upstream vdb_${name} { ${[port].flat().map((p) => `server 127.0.0.1:${p};`).join(" ")} }
     server {
       listen 127.0.0.1:${ports[name]};
       location / {

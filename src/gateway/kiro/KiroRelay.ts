@@ -5,6 +5,8 @@ import { UpstreamUnreachable } from "../../../schema/GatewayError.ts"
 import { compressBody, negotiate } from "../../http/Compression.ts"
 import { UpstreamClient } from "../../http/UpstreamClient.ts"
 import { InferenceLog, type StreamRecord } from "../../inference/InferenceLog.ts"
+import { UpstreamCall } from "../../metrics/GatewayMetrics.ts"
+import { OrgLabel } from "../../metrics/OrgLabel.ts"
 import { KiroTokens } from "../../providers/kiro/KiroTokens.ts"
 import type { Provider } from "../../providers/ProviderCatalog.ts"
 import type { GatewayFailure } from "../dialects/GatewayFailure.ts"
@@ -73,6 +75,8 @@ export class KiroRelay extends Context.Service<KiroRelay, {
     const upstream = yield* UpstreamClient
     const inferenceLog = yield* InferenceLog
     const tokens = yield* KiroTokens
+    const context = yield* Effect.context<never>()
+    const orgLabel = yield* OrgLabel
 
     const generate = Effect.fnUntraced(function*(call: KiroCall) {
       const { exchange, headers, orgUuid, provider } = call
@@ -91,6 +95,9 @@ export class KiroRelay extends Context.Service<KiroRelay, {
       exchange.verdict = verdict
       const access = yield* tokens.access(orgUuid)
       const sent = withProfileArn(verdict.body ?? body, parsed, access.profileArn)
+      // In the upstream histograms as provider and surface `kiro`. Its stream reports credits,
+      // not OpenAI's or Anthropic's `usage`, so no tokens are read from it.
+      const timing = new UpstreamCall(context, "kiro", "kiro", envelope.model, orgLabel(orgUuid))
       const response = yield* upstream.stream({
         provider: provider.slug,
         origin: provider.origin,
@@ -99,13 +106,18 @@ export class KiroRelay extends Context.Service<KiroRelay, {
         headers: upstreamRequestHeaders(headers, provider, access.token),
         body: sent
       })
+      timing.headers(performance.now())
       // Revoked or expired early: mint another next time rather than fail until the cached expiry.
       if (response.status === 401 || response.status === 403) yield* tokens.invalidate(orgUuid, access.token)
       const out = firewallHeaders(exchange.requestId, verdict, clientResponseHeaders(response.headers, true))
       if (!(yield* inferenceLog.enabled(orgUuid))) {
-        return HttpServerResponse.raw(response.body, { status: response.status, headers: out })
+        return HttpServerResponse.raw(countBytes(response.body, () => timing.end()), {
+          status: response.status,
+          headers: out
+        })
       }
-      const record = (responseBytes: number, stream: StreamRecord | undefined) =>
+      const record = (responseBytes: number, stream: StreamRecord | undefined) => {
+        timing.end()
         Effect.runSync(inferenceLog.record({
           requestId: exchange.requestId,
           orgUuid,
@@ -119,6 +131,7 @@ export class KiroRelay extends Context.Service<KiroRelay, {
           decision: verdict.decision,
           stream
         }))
+      }
       const relayed = isEventStream(response.headers)
         ? tapEventStream(response.body, record)
         : countBytes(response.body, (bytes) => record(bytes, undefined))
