@@ -33,17 +33,37 @@ export interface ServerCli {
   readonly stop: () => Promise<void>
 }
 
-/** Starts the server (in a `beforeAll`, given a couple of minutes on a loaded machine); `stop` in the `afterAll`. */
-export const startServerCli = async (): Promise<ServerCli> => {
+/**
+ * `bin/vdb serve services` on a throwaway PostgreSQL database of its own, for one test file;
+ * `settings` adds to its environment. `stop` stops the server, then drops its database.
+ */
+export const startServerOnOwnDatabase = async (
+  services: ReadonlyArray<string>,
+  settings: Record<string, string> = {}
+) => {
   const scope = Effect.runSync(Scope.make())
   const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  const env = {
+  const env: Record<string, string> = {
     DATABASE_URL: db.url,
     VDB_MASTER_KEY: randomBytes(32).toString("base64"),
     VDB_DATA_DIR: tempDataDir(),
-    VDB_LOG_LEVEL: "Warn"
+    VDB_LOG_LEVEL: "Warn",
+    ...settings
   }
-  const server = await startServer(env, ["api"])
+  const server = await startServer(env, services).catch(async (error) => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw error
+  })
+  const stop = async () => {
+    await server.stop()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+  return { server, env, stop }
+}
+
+/** Starts the API server (in a `beforeAll`, given a couple of minutes on a loaded machine); `stop` in the `afterAll`. */
+export const startServerCli = async (): Promise<ServerCli> => {
+  const { env, server, stop } = await startServerOnOwnDatabase(["api"])
   const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) =>
     runVdb(args, { ...env, ...extra }, input)
   const ok = async (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) => {
@@ -66,9 +86,6 @@ export const startServerCli = async (): Promise<ServerCli> => {
       VDB_ORG_SECRET: org.secret,
       VDB_API_URL: `http://127.0.0.1:${server.ports.api}/v1`
     }),
-    stop: async () => {
-      await server.stop()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
+    stop
   }
 }
