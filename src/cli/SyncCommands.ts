@@ -32,6 +32,8 @@ const outcomeLine = (o: SyncFinished) =>
   printable(
     o.status === "busy"
       ? `${o.source}: not run, a run of it is in progress (the schedule's or another sync's)`
+      : o.status === "off"
+      ? `${o.source}: off (${o.reason ?? "not configured"})`
       : `${o.source}: ${o.status}${o.status === "unchanged" ? "" : `, ${o.changed} changed, ${o.failed} failed`}` +
         `${o.error === undefined ? "" : ` — ${o.error.message}`}${
           o.nextRunAt === undefined ? "" : `; next run ${o.nextRunAt}`
@@ -86,7 +88,7 @@ const statusTable = (rows: ReadonlyArray<FeedStatus>) =>
       String(s.recordsFailed),
       s.cursor.etag ?? s.cursor.lastModified ?? s.cursor.watermark ?? s.cursor.lastDelta ?? "-",
       s.interval,
-      iso(s.nextRunAt),
+      s.off === null ? iso(s.nextRunAt) : `off (${s.off})`,
       s.lastError ?? "-"
     ])
   )
@@ -108,9 +110,10 @@ const run = (sources: ReadonlyArray<string>, full: boolean, json: boolean) =>
             return view === undefined ? Effect.void : view.items(event.source, event.items)
           case "Finished":
             finished.push(event)
-            return view === undefined
-              ? Effect.void
-              : view.set(event.source, outcomeLine(event).slice(event.source.length + 2))
+            if (!tty) return Effect.void
+            // A source named but off ends without having started.
+            view ??= progressView(sources)
+            return view.set(event.source, outcomeLine(event).slice(event.source.length + 2))
         }
       }),
       Effect.ensuring(Effect.suspend(() => view?.end ?? Effect.void)),

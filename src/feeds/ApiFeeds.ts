@@ -17,18 +17,18 @@ type Requirements = FeedCursors | VulnStore | HttpClient.HttpClient
 /** A feed spoken through its publisher's API, page by page, beside the catalogues and NVD. */
 export interface ApiFeed {
   readonly source: string
-  /** Whether it runs at all (VulnCheck only with a token; nothing is said otherwise). */
-  readonly enabled: Effect.Effect<boolean>
+  /** Why it does not run, when it does not (VulnCheck without a token): `sync status` says so, a run says nothing. */
+  readonly off: Effect.Effect<string | undefined>
   readonly run: (options: FeedOptions) => Effect.Effect<SyncOutcome | undefined, never, Requirements>
 }
 
-const always = Effect.succeed(true)
-const withToken = Effect.map(vulnCheckToken, Option.isSome)
+const on = Effect.succeed(undefined)
+const offWithoutToken = Effect.map(vulnCheckToken, (t) => Option.isSome(t) ? undefined : "needs VDB_VULNCHECK_TOKEN")
 
 export const API_FEEDS: ReadonlyArray<ApiFeed> = [
-  { source: "ghsa", enabled: always, run: syncGhsa },
-  { source: "euvd", enabled: always, run: syncEuvd },
-  { source: "poc-in-github", enabled: always, run: syncPocInGithub },
-  { source: "vulncheck-kev", enabled: withToken, run: (o) => syncVulnCheck("vulncheck-kev", o) },
-  { source: "vulncheck-nvd", enabled: withToken, run: (o) => syncVulnCheck("vulncheck-nvd", o) }
+  { source: "ghsa", off: on, run: syncGhsa },
+  { source: "euvd", off: on, run: syncEuvd },
+  { source: "poc-in-github", off: on, run: syncPocInGithub },
+  { source: "vulncheck-kev", off: offWithoutToken, run: (o) => syncVulnCheck("vulncheck-kev", o) },
+  { source: "vulncheck-nvd", off: offWithoutToken, run: (o) => syncVulnCheck("vulncheck-nvd", o) }
 ]

@@ -8,7 +8,7 @@ import type { VulnStore } from "../vulns/VulnStore.ts"
 import { backoffMs } from "./Backoff.ts"
 import { type BodyLimits, guardBody, gunzipGuarded } from "./BodyGuard.ts"
 import type { CatalogueFeed } from "./Catalogues.ts"
-import { FeedCursors } from "./FeedCursors.ts"
+import { beginRun, FeedCursors } from "./FeedCursors.ts"
 import { FeedRefused, refused } from "./FeedError.ts"
 import { feedUrl } from "./FeedUrl.ts"
 import { politeFetch } from "./PoliteFetch.ts"
@@ -87,12 +87,7 @@ export const storeFile = (
  */
 export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(
   function*(feed: CatalogueFeed, options: SyncOptions = {}) {
-    const cursors = yield* FeedCursors
-    const started = yield* Clock.currentTimeMillis
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    yield* cursors.attempted(feed.source, new Date(started))
-    const state = yield* cursors.get(feed.source)
-    const cursor = options.full === true ? {} : state?.cursor ?? {}
+    const { cursors, deadline, timeoutMs, cursor, failures } = yield* beginRun(feed.source, options, DEFAULT_TIMEOUT_MS)
     const limits = options.limits ?? DEFAULT_LIMITS
     let changed = 0
     let failed = 0
@@ -104,7 +99,7 @@ export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(
         etag: cursor.etag,
         lastModified: cursor.lastModified,
         contentTypes: feed.contentTypes,
-        deadline: started + timeoutMs,
+        deadline,
         attempts: options.attempts,
         backoffBaseMs: options.backoffBaseMs
       })
@@ -139,7 +134,7 @@ export const syncCatalogue = Effect.fn("Feeds.syncCatalogue")(
         duration: timeoutMs,
         orElse: () => Effect.fail(refused("Timeout", `the run passed its ${Math.round(timeoutMs / 1000)} s limit`))
       }),
-      Effect.catch((error: FeedRefused) => recordFailure(feed.source, state?.failures ?? 0, error, changed, failed))
+      Effect.catch((error: FeedRefused) => recordFailure(feed.source, failures, error, changed, failed))
     )
   }
 ) as (

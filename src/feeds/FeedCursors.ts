@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { countSyncRun } from "../metrics/DataMetrics.ts"
 
@@ -173,3 +173,43 @@ export class FeedCursors extends Context.Service<FeedCursors, {
     })
   )
 }
+
+/** How a run of one source opens: what every feed's run reads before its first request. */
+export interface RunStart {
+  readonly cursors: FeedCursors["Service"]
+  /** Epoch milliseconds the run started at (the row's `last_attempt_at`). */
+  readonly started: number
+  readonly timeoutMs: number
+  /** `started + timeoutMs`: every retry and wait of the run stays before it. */
+  readonly deadline: number
+  /** Where the run starts from: the stored cursor, or none under `--full`. */
+  readonly cursor: Cursor
+  /** The failure streak before this run (backoff, one warning per streak). */
+  readonly failures: number
+}
+
+/**
+ * The opening every feed's run shares: the row is marked attempted before
+ * anything is fetched (so `sync status` shows a run that died), then the
+ * cursor is read; `--full` starts from none (the stored one stays until the
+ * run moves it).
+ */
+export const beginRun = Effect.fnUntraced(function*(
+  source: string,
+  options: { readonly full?: boolean | undefined; readonly timeoutMs?: number | undefined },
+  defaultTimeoutMs: number
+) {
+  const cursors = yield* FeedCursors
+  const started = yield* Clock.currentTimeMillis
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
+  yield* cursors.attempted(source, new Date(started))
+  const state = yield* cursors.get(source)
+  return {
+    cursors,
+    started,
+    timeoutMs,
+    deadline: started + timeoutMs,
+    cursor: options.full === true ? {} : state?.cursor ?? {},
+    failures: state?.failures ?? 0
+  } satisfies RunStart
+})

@@ -5,7 +5,7 @@ import type { VulnStore } from "../vulns/VulnStore.ts"
 import { FeedCursors, type FeedState } from "./FeedCursors.ts"
 import { FeedRpcs, type FeedStatus, type SyncEvent, SyncFinished, SyncItems, SyncStarted } from "./FeedRpcs.ts"
 import { FeedRunLock } from "./FeedRunLock.ts"
-import { FEED_SOURCES, syncStatus, UnknownFeed } from "./FeedSync.ts"
+import { FEED_SOURCES, syncStatus, UnknownFeed, whyOff } from "./FeedSync.ts"
 import { summingSink, SyncProgress } from "./SyncProgress.ts"
 import { syncExclusive } from "./SyncRuns.ts"
 import { loadSchedule } from "./SyncSchedule.ts"
@@ -20,7 +20,10 @@ const nextTick = (cron: Cron.Cron, state: FeedState) => {
   return Cron.next(cron, from)
 }
 
-const statusRow = (state: FeedState, schedule: { interval: string; cron: Cron.Cron } | undefined): FeedStatus => ({
+const statusRow = (
+  state: FeedState & { readonly off: string | undefined },
+  schedule: { interval: string; cron: Cron.Cron } | undefined
+): FeedStatus => ({
   source: state.source,
   cursor: Object.fromEntries(
     Object.entries(state.cursor).filter((e): e is [string, string] => typeof e[1] === "string")
@@ -33,13 +36,22 @@ const statusRow = (state: FeedState, schedule: { interval: string; cron: Cron.Cr
   recordsChanged: state.recordsChanged,
   recordsFailed: state.recordsFailed,
   interval: schedule?.interval ?? "-",
-  nextRunAt: schedule === undefined ? iso(state.nextRunAt) : nextTick(schedule.cron, state).toISOString(),
+  nextRunAt: state.off !== undefined
+    ? null
+    : schedule === undefined
+    ? iso(state.nextRunAt)
+    : nextTick(schedule.cron, state).toISOString(),
+  off: state.off ?? null,
   provenance: { url: state.lastUrl ?? null, etag: state.lastEtag ?? null, fetchedAt: iso(state.lastFetchedAt) }
 })
 
-/** One source after another; each streams its start, its records read, and how it ended. */
+/**
+ * One source after another; each streams its start, its records read, and how it ended.
+ * A source that is off is passed over without a word unless it was named (`named`).
+ */
 const runSources = (
   sources: ReadonlyArray<string>,
+  named: boolean,
   full: boolean,
   services: Context.Context<FeedCursors | FeedRunLock | VulnStore | HttpClient.HttpClient>
 ) =>
@@ -48,6 +60,11 @@ const runSources = (
       const emit = (event: SyncEvent) => Queue.offer(queue, event).pipe(Effect.asVoid)
       const sink = summingSink((source, items) => emit(new SyncItems({ source, items })))
       for (const source of sources) {
+        const off = yield* whyOff(source)
+        if (off !== undefined) {
+          if (named) yield* emit(new SyncFinished({ source, status: "off", reason: off, changed: 0, failed: 0 }))
+          continue
+        }
         yield* emit(new SyncStarted({ source }))
         // Every name was checked against FEED_SOURCES before the stream began.
         const outcome = yield* syncExclusive(source, { full }).pipe(
@@ -55,8 +72,8 @@ const runSources = (
           Effect.orDie
         )
         yield* emit(
-          outcome.status === "busy"
-            ? new SyncFinished({ source, status: "busy", changed: 0, failed: 0 })
+          outcome.status === "busy" || outcome.status === "off"
+            ? new SyncFinished({ source, status: outcome.status, changed: 0, failed: 0 })
             : new SyncFinished({
               source,
               status: outcome.status,
@@ -77,7 +94,8 @@ export const FeedRpcHandlers = FeedRpcs.toLayer(Effect.gen(function*() {
     SyncRun: ({ sources, full }) => {
       const unknown = sources.find((s) => !FEED_SOURCES.includes(s))
       if (unknown !== undefined) return Stream.fail(new UnknownFeed({ source: unknown, known: [...FEED_SOURCES] }))
-      return runSources(sources.length === 0 ? FEED_SOURCES : [...new Set(sources)], full, services)
+      const named = sources.length > 0
+      return runSources(named ? [...new Set(sources)] : FEED_SOURCES, named, full, services)
     },
     SyncStatus: () =>
       Effect.gen(function*() {

@@ -7,10 +7,14 @@ export class SyncStarted extends Schema.TaggedClass<SyncStarted>()("Started", { 
 /** Records read so far by a source's run (every file or page of it). */
 export class SyncItems extends Schema.TaggedClass<SyncItems>()("Items", { source: Schema.String, items: Schema.Int }) {}
 
-/** A source's run ended; `busy`: not started, a run of it was going on (the schedule's, or another `vdb sync`). */
+/**
+ * A source's run ended; `busy`: not started, a run of it was going on (the schedule's, or another `vdb sync`);
+ * `off`: named, but it does not run here (`reason`: VulnCheck without its token).
+ */
 export class SyncFinished extends Schema.TaggedClass<SyncFinished>()("Finished", {
   source: Schema.String,
-  status: Schema.Literals(["updated", "unchanged", "failed", "busy"]),
+  status: Schema.Literals(["updated", "unchanged", "failed", "busy", "off"]),
+  reason: Schema.optional(Schema.String),
   changed: Schema.Int,
   failed: Schema.Int,
   error: Schema.optional(Schema.Struct({ kind: Schema.String, message: Schema.String })),
@@ -35,8 +39,10 @@ export const FeedStatus = Schema.Struct({
   recordsFailed: Schema.Int,
   /** The schedule's interval for this source (`VDB_SYNC_INTERVAL_<SOURCE>` or its default). */
   interval: Schema.String,
-  /** The next tick of that interval; in a failure streak, the first tick after the backoff or Retry-After. */
+  /** The next tick of that interval; in a failure streak, the first tick after the backoff or Retry-After; null when off. */
   nextRunAt: Instant,
+  /** Why the source does not run (`needs VDB_VULNCHECK_TOKEN`), or null when it does. */
+  off: Schema.NullOr(Schema.String),
   provenance: Schema.Struct({
     url: Schema.NullOr(Schema.String),
     etag: Schema.NullOr(Schema.String),

@@ -28,6 +28,10 @@ export class UnknownFeed extends Schema.TaggedError<UnknownFeed>()("UnknownFeed"
   }
 }
 
+/** Why a source does not run (VulnCheck without its token), or undefined when it does. */
+export const whyOff = (source: string): Effect.Effect<string | undefined> =>
+  API_FEEDS.find((f) => f.source === source)?.off ?? Effect.succeed(undefined)
+
 /** Runs the named sources (all when none is named) one after another; a failed source never stops the others. */
 export const syncSources = Effect.fn("Feeds.sync")(function*(
   names: ReadonlyArray<string>,
@@ -52,7 +56,7 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
     outcomes.push(yield* sync(options))
   }
   for (const feed of API_FEEDS) {
-    if ((names.length > 0 && !names.includes(feed.source)) || !(yield* feed.enabled)) continue
+    if ((names.length > 0 && !names.includes(feed.source)) || (yield* feed.off) !== undefined) continue
     yield* onStart(feed.source)
     const outcome = yield* feed.run(options)
     if (outcome !== undefined) outcomes.push(outcome)
@@ -60,24 +64,27 @@ export const syncSources = Effect.fn("Feeds.sync")(function*(
   return outcomes
 })
 
-/** Every feed's row, a never-run feed included (with nothing set). */
+const neverRun = (source: string): FeedState => ({
+  source,
+  cursor: {},
+  lastUrl: undefined,
+  lastEtag: undefined,
+  lastFetchedAt: undefined,
+  lastSuccessAt: undefined,
+  lastAttemptAt: undefined,
+  lastError: undefined,
+  lastErrorKind: undefined,
+  failures: 0,
+  recordsChanged: 0,
+  recordsFailed: 0,
+  nextRunAt: undefined
+})
+
+/** Every feed's row, a never-run feed included (with nothing set), and why a feed is off if it is. */
 export const syncStatus = Effect.fn("Feeds.status")(function*() {
   const rows = new Map((yield* (yield* FeedCursors).all()).map((r) => [r.source, r]))
-  return FEED_SOURCES.map((source): FeedState =>
-    rows.get(source) ?? {
-      source,
-      cursor: {},
-      lastUrl: undefined,
-      lastEtag: undefined,
-      lastFetchedAt: undefined,
-      lastSuccessAt: undefined,
-      lastAttemptAt: undefined,
-      lastError: undefined,
-      lastErrorKind: undefined,
-      failures: 0,
-      recordsChanged: 0,
-      recordsFailed: 0,
-      nextRunAt: undefined
-    }
+  return yield* Effect.forEach(
+    FEED_SOURCES,
+    (source) => Effect.map(whyOff(source), (off) => ({ ...(rows.get(source) ?? neverRun(source)), off }))
   )
 })

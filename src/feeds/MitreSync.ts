@@ -2,7 +2,7 @@ import { Clock, Effect } from "effect"
 import type { HttpClient } from "effect/http"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { recordFailure, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
-import { type Cursor, FeedCursors } from "./FeedCursors.ts"
+import { beginRun, type Cursor, type FeedCursors } from "./FeedCursors.ts"
 import { type FeedRefused, refused } from "./FeedError.ts"
 import { fetchJson, githubAuth, type JsonFetched } from "./FeedJson.ts"
 import { feedUrl } from "./FeedUrl.ts"
@@ -99,12 +99,7 @@ export const deltasAfter = (assets: ReadonlyArray<Asset>, from: string) => {
  */
 export const syncMitre = Effect.fn("Feeds.syncMitre")(function*(options: SyncOptions = {}) {
   const source = "mitre" as const
-  const cursors = yield* FeedCursors
-  const started = yield* Clock.currentTimeMillis
-  const deadline = started + (options.timeoutMs ?? 2 * HOUR)
-  yield* cursors.attempted(source, new Date(started))
-  const state = yield* cursors.get(source)
-  const cursor: Cursor = options.full === true ? {} : state?.cursor ?? {}
+  const { cursors, deadline, cursor, failures } = yield* beginRun(source, options, 2 * HOUR)
   const listing = yield* feedUrl(source, CVELIST_RELEASES).pipe(Effect.orDie)
   const auth = yield* githubAuth
   let changed = 0
@@ -199,6 +194,6 @@ export const syncMitre = Effect.fn("Feeds.syncMitre")(function*(options: SyncOpt
   })
 
   return yield* run.pipe(
-    Effect.catch((error: FeedRefused) => recordFailure(source, state?.failures ?? 0, error, changed, failed))
+    Effect.catch((error: FeedRefused) => recordFailure(source, failures, error, changed, failed))
   )
 }) as (options?: SyncOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>

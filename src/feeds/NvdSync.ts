@@ -3,7 +3,7 @@ import type { HttpClient } from "effect/http"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { DEFAULT_LIMITS, recordFailure, storeFile, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
-import { type Cursor, FeedCursors } from "./FeedCursors.ts"
+import { beginRun, type FeedCursors } from "./FeedCursors.ts"
 import type { FeedRefused } from "./FeedError.ts"
 import { feedUrl } from "./FeedUrl.ts"
 import { politeFetch } from "./PoliteFetch.ts"
@@ -47,12 +47,7 @@ const totalIn = (head: string) => {
  */
 export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions = {}) {
   const source = "nist-nvd" as const
-  const cursors = yield* FeedCursors
-  const started = yield* Clock.currentTimeMillis
-  const deadline = started + (options.timeoutMs ?? 6 * HOUR)
-  yield* cursors.attempted(source, new Date(started))
-  const state = yield* cursors.get(source)
-  const cursor: Cursor = options.full === true ? {} : state?.cursor ?? {}
+  const { cursors, started, deadline, cursor, failures } = yield* beginRun(source, options, 6 * HOUR)
   const apiKey = yield* Config.option(Config.Redacted("VDB_NVD_API_KEY")).pipe(Effect.orDie)
   const base = yield* feedUrl(source, NVD_URL).pipe(Effect.orDie)
   const gap = options.requestGapMs ?? (Option.isSome(apiKey) ? GAP_WITH_KEY_MS : GAP_WITHOUT_KEY_MS)
@@ -133,6 +128,6 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
   })
 
   return yield* run.pipe(
-    Effect.catch((error: FeedRefused) => recordFailure(source, state?.failures ?? 0, error, changed, failed))
+    Effect.catch((error: FeedRefused) => recordFailure(source, failures, error, changed, failed))
   )
 }) as (options?: NvdOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>

@@ -4,7 +4,7 @@ import { FileUnreadable } from "../ingest/FileBytes.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { DEFAULT_LIMITS, recordFailure, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
-import { type Cursor, FeedCursors } from "./FeedCursors.ts"
+import { beginRun, type FeedCursors } from "./FeedCursors.ts"
 import { type FeedRefused, refused } from "./FeedError.ts"
 import { INDEX_BYTES } from "./FeedJson.ts"
 import { feedUrl } from "./FeedUrl.ts"
@@ -99,12 +99,7 @@ const changesSince = Effect.fnUntraced(
  */
 export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions = {}) {
   const source = "osv" as const
-  const cursors = yield* FeedCursors
-  const started = yield* Clock.currentTimeMillis
-  const deadline = started + (options.timeoutMs ?? 2 * HOUR)
-  yield* cursors.attempted(source, new Date(started))
-  const state = yield* cursors.get(source)
-  const cursor: Cursor = options.full === true ? {} : state?.cursor ?? {}
+  const { cursors, deadline, cursor, failures } = yield* beginRun(source, options, 2 * HOUR)
   const base = (yield* feedUrl(source, OSV_BUCKET).pipe(Effect.orDie)).replace(/\/+$/, "")
   const ecosystems = yield* ecosystemsConfig.pipe(Effect.orDie)
   const plan = { deadline, attempts: options.attempts, backoffBaseMs: options.backoffBaseMs }
@@ -185,6 +180,6 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
   })
 
   return yield* run.pipe(
-    Effect.catch((error: FeedRefused) => recordFailure(source, state?.failures ?? 0, error, changed, failed))
+    Effect.catch((error: FeedRefused) => recordFailure(source, failures, error, changed, failed))
   )
 }) as (options?: SyncOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>

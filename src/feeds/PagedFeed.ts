@@ -4,7 +4,7 @@ import type { IngestSource } from "../ingest/Upstream.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { DEFAULT_LIMITS, recordFailure, storeFile, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
-import { type Cursor, FeedCursors } from "./FeedCursors.ts"
+import { beginRun, type Cursor, type FeedCursors } from "./FeedCursors.ts"
 import { type FeedRefused, refused } from "./FeedError.ts"
 import { type FetchPlan, politeFetch } from "./PoliteFetch.ts"
 import { type OpenFeedFile, storeFiles } from "./StoreFiles.ts"
@@ -102,17 +102,14 @@ export const runPaged = <R>(
   body: (run: PagedRun) => Effect.Effect<{ readonly cursor: Cursor; readonly url: string }, FeedRefused, R>
 ): Effect.Effect<SyncOutcome, never, R | FeedCursors | VulnStore> =>
   Effect.gen(function*() {
-    const cursors = yield* FeedCursors
-    const started = yield* Clock.currentTimeMillis
-    yield* cursors.attempted(feed.source, new Date(started))
-    const state = yield* cursors.get(feed.source)
+    const { cursors, started, deadline, cursor, failures } = yield* beginRun(feed.source, options, feed.timeoutMs)
     let changed = 0
     let failed = 0
     const nextRunAt = (now: number) => new Date(now + feed.intervalMs)
     const run: PagedRun = {
-      cursor: options.full === true ? {} : state?.cursor ?? {},
+      cursor,
       started,
-      deadline: started + (options.timeoutMs ?? feed.timeoutMs),
+      deadline,
       store: (fileName, bytes) =>
         Effect.gen(function*() {
           const stored = yield* storeFile(feed.source, fileName, Stream.make(bytes), options)
@@ -153,7 +150,7 @@ export const runPaged = <R>(
         })
       ),
       Effect.catch((error: FeedRefused) =>
-        recordFailure(feed.source, state?.failures ?? 0, error, changed, failed)
+        recordFailure(feed.source, failures, error, changed, failed)
       )
     )
   }).pipe(Effect.withSpan("Feeds.syncPaged", { attributes: { source: feed.source } }))

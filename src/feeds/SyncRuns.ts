@@ -2,7 +2,7 @@ import { Clock, Effect, Option } from "effect"
 import type { SyncOptions, SyncOutcome } from "./CatalogueSync.ts"
 import { FeedCursors } from "./FeedCursors.ts"
 import { FeedRunLock } from "./FeedRunLock.ts"
-import { syncSources } from "./FeedSync.ts"
+import { syncSources, whyOff } from "./FeedSync.ts"
 
 /** A source whose run was not started because one is going on (on this process or another). */
 export interface SyncBusy {
@@ -10,9 +10,18 @@ export interface SyncBusy {
   readonly status: "busy"
 }
 
-/** One source's run, unless one of the same source is going on anywhere: runs never overlap. */
+/** A source that does not run here (VulnCheck without its token), and why. */
+export interface SyncOff {
+  readonly source: string
+  readonly status: "off"
+  readonly reason: string
+}
+
+/** One source's run, unless one of the same source is going on anywhere (runs never overlap) or it is off. */
 export const syncExclusive = (source: string, options: SyncOptions = {}) =>
   Effect.gen(function*() {
+    const off = yield* whyOff(source)
+    if (off !== undefined) return { source, status: "off", reason: off } satisfies SyncOff
     const lock = yield* FeedRunLock
     const ran = yield* lock.exclusive(source, syncSources([source], options))
     return Option.match(ran, {
@@ -39,6 +48,8 @@ export const scheduledRun = (source: string, untilNextTickMs: () => number, opti
         if (wait > 0) yield* Effect.sleep(wait)
       }
       const outcome = yield* syncExclusive(source, options)
+      // A source that is off is passed over without a word, as a run of it says nothing.
+      if (outcome.status === "off") return
       // One line per run (hourly or daily); a failure's line is recordFailure's, once per streak.
       if (outcome.status !== "failed") {
         return yield* Effect.logInfo(`feed ${source}: ${outcome.status}`).pipe(

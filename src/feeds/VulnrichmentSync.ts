@@ -4,7 +4,7 @@ import type { FileUnreadable } from "../ingest/FileBytes.ts"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
 import { DEFAULT_LIMITS, recordFailure, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
-import { type Cursor, FeedCursors } from "./FeedCursors.ts"
+import { beginRun, type Cursor, type FeedCursors } from "./FeedCursors.ts"
 import { type FeedRefused, refused } from "./FeedError.ts"
 import { fetchJson, githubAuth } from "./FeedJson.ts"
 import { feedUrl } from "./FeedUrl.ts"
@@ -54,12 +54,7 @@ const changedIn = (value: unknown): { ahead: boolean; files: Array<Changed> } | 
  */
 export const syncVulnrichment = Effect.fn("Feeds.syncVulnrichment")(function*(options: SyncOptions = {}) {
   const source = "vulnrichment" as const
-  const cursors = yield* FeedCursors
-  const started = yield* Clock.currentTimeMillis
-  const deadline = started + (options.timeoutMs ?? HOUR)
-  yield* cursors.attempted(source, new Date(started))
-  const state = yield* cursors.get(source)
-  const cursor: Cursor = options.full === true ? {} : state?.cursor ?? {}
+  const { cursors, deadline, cursor, failures } = yield* beginRun(source, options, HOUR)
   const api = (yield* feedUrl(source, VULNRICHMENT_API).pipe(Effect.orDie)).replace(/\/+$/, "")
   const auth = yield* githubAuth
   const plan = { deadline, attempts: options.attempts, backoffBaseMs: options.backoffBaseMs }
@@ -143,6 +138,6 @@ export const syncVulnrichment = Effect.fn("Feeds.syncVulnrichment")(function*(op
   })
 
   return yield* run.pipe(
-    Effect.catch((error: FeedRefused) => recordFailure(source, state?.failures ?? 0, error, changed, failed))
+    Effect.catch((error: FeedRefused) => recordFailure(source, failures, error, changed, failed))
   )
 }) as (options?: SyncOptions) => Effect.Effect<SyncOutcome, never, FeedCursors | VulnStore | HttpClient.HttpClient>

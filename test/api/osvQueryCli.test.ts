@@ -1,17 +1,13 @@
-import { Effect, Exit, Scope } from "effect"
-import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { throwawayDatabase } from "../support/database.ts"
-import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
+import { refusal, type ServerCli, startServerCli } from "../support/serverCli.ts"
 
 /**
  * `bin/vdb query` (issue 36) as a user runs it: the real CLI against a real `bin/vdb serve api` on
  * a throwaway PostgreSQL database, two OSV records of one package ingested through the CLI.
  */
-let server: RunningServer
-let env: Record<string, string>
-let as: Record<string, string>
-let scope: Scope.Closeable
+let cli: ServerCli
+/** The organization's credentials, for the API commands. */
+let as: Record<string, string> = {}
 
 const record = (id: string, fixed: string, summary: string) =>
   JSON.stringify({
@@ -25,48 +21,18 @@ const record = (id: string, fixed: string, summary: string) =>
     }]
   })
 
-const ok = async (args: ReadonlyArray<string>, input?: string) => {
-  const run = await runVdb(args, { ...env, ...as }, input)
-  expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0)
-  return run
-}
-
-/** The one `vdb: ` line a refused command prints (log lines are JSON), with exit 1. */
-const refusal = (run: Run) => {
-  expect(run.code, run.stderr).toBe(1)
-  const lines = run.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("{"))
-  expect(lines, run.stderr).toHaveLength(1)
-  return lines[0]!
-}
+const ok = (args: ReadonlyArray<string>, input?: string) => cli.ok(args, as, input)
 
 beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  env = {
-    DATABASE_URL: db.url,
-    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
-    VDB_DATA_DIR: tempDataDir(),
-    VDB_LOG_LEVEL: "Warn"
-  }
-  server = await startServer(env, ["api"])
-  as = {}
-  const org = JSON.parse(
-    (await ok(["org", "create", "--name", "cli-query", "--per-minute", "0", "--per-week", "0", "--json"])).stdout
-  ) as {
-    uuid: string
-    secret: string
-  }
-  as = { VDB_ORG_UUID: org.uuid, VDB_ORG_SECRET: org.secret, VDB_API_URL: `http://127.0.0.1:${server.ports.api}/v1` }
+  cli = await startServerCli()
+  as = cli.as(await cli.createOrg("cli-query"))
   await ok(
     ["ingest", "osv", "-", "--json"],
     `${record("PYSEC-2032-1001", "1.5", "Early flaw")}\n${record("PYSEC-2032-1002", "2.0", "Later flaw")}\n`
   )
 }, 120_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-})
+afterAll(() => cli?.stop())
 
 describe("bin/vdb query against a running server (PostgreSQL)", () => {
   it("prints a table of the records affecting a version, by ecosystem and name (normalised as PyPI does)", async () => {
@@ -89,10 +55,10 @@ describe("bin/vdb query against a running server (PostgreSQL)", () => {
 
   it("says an ecosystem is not supported, and refuses a package given two ways", async () => {
     expect(
-      refusal(await runVdb(["query", "--ecosystem", "Nowhere", "--name", "x", "--version", "1"], { ...env, ...as }))
+      refusal(await cli.run(["query", "--ecosystem", "Nowhere", "--name", "x", "--version", "1"], as))
     )
       .toMatch(/^vdb: .*ecosystem "Nowhere" is not supported/)
-    expect(refusal(await runVdb(["query", "--purl", "pkg:pypi/x@1", "--ecosystem", "PyPI"], { ...env, ...as })))
+    expect(refusal(await cli.run(["query", "--purl", "pkg:pypi/x@1", "--ecosystem", "PyPI"], as)))
       .toBe("vdb: give --purl, or --ecosystem and --name, not both")
   })
 })

@@ -6,11 +6,12 @@ import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../support/database.ts"
 import { type FeedMirror, feedMirror, mirrorConfig } from "../support/feedMirror.ts"
 
-/** The API feeds' tests: a throwaway PostgreSQL database, the store, the cursors and a real HTTP client. */
-export const apiFeedsApp = Layer.mergeAll(VulnStore.layer, FeedCursors.layer).pipe(
-  Layer.provideMerge(PostgresTest),
-  Layer.merge(NodeHttpClient.layerUndici)
-)
+/** The API feeds' tests: a database (a throwaway PostgreSQL one by default), the store, the cursors and a real HTTP client. */
+export const apiFeedsApp = (database: typeof PostgresTest = PostgresTest) =>
+  Layer.mergeAll(VulnStore.layer, FeedCursors.layer).pipe(
+    Layer.provideMerge(database),
+    Layer.merge(NodeHttpClient.layerUndici)
+  )
 
 /** A minute a run (a Retry-After of an hour ends it), short waits, no request gaps, inline normalisation, small pages (so paging is exercised on a few records). */
 export const FAST: FeedOptions = {

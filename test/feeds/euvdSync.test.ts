@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { FeedCursors } from "../../src/feeds/FeedCursors.ts"
 import { syncSources } from "../../src/feeds/FeedSync.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import { SqlBackends } from "../support/database.ts"
 import { apiFeedsApp, FAST, onMirror } from "./apiFeeds.ts"
 
 const PATH = "/euvd/api/search"
@@ -17,8 +18,8 @@ const euvdNow = () => {
   } ${h < 12 ? "AM" : "PM"}`
 }
 
-describe("euvd: ENISA's search API on the mirror", () => {
-  layer(apiFeedsApp, { excludeTestServices: true })((it) => {
+describe.each(SqlBackends)("euvd: ENISA's search API on the mirror ($name)", ({ layer: database }) => {
+  layer(apiFeedsApp(database), { excludeTestServices: true })((it) => {
     it.effect(
       "first load walks update windows from 1999 page by page; then from the watermark day; 429 and a bad item",
       () =>

@@ -5,6 +5,7 @@ import { syncSources } from "../../src/feeds/FeedSync.ts"
 import { advisoryToOsv } from "../../src/feeds/GhsaAdvisory.ts"
 import { normalise } from "../../src/ingest/formats/index.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import { SqlBackends } from "../support/database.ts"
 import { jsonFiles } from "../support/mirror/api.ts"
 import { osvToRest } from "../support/mirror/ghsa.ts"
 import { apiFeedsApp, FAST, onMirror } from "./apiFeeds.ts"
@@ -12,8 +13,8 @@ import { apiFeedsApp, FAST, onMirror } from "./apiFeeds.ts"
 const TOKEN = "ghp_secretTokenValue0123456789"
 const PATH = "/ghsa/advisories"
 
-describe("ghsa: GitHub's global advisories REST API on the mirror", () => {
-  layer(apiFeedsApp, { excludeTestServices: true })((it) => {
+describe.each(SqlBackends)("ghsa: GitHub's global advisories REST API on the mirror ($name)", ({ layer: database }) => {
+  layer(apiFeedsApp(database), { excludeTestServices: true })((it) => {
     it.effect(
       "first sync pages by Link with the token; then only what changed; a bad advisory fails alone",
       () =>
@@ -74,9 +75,14 @@ describe("ghsa: GitHub's global advisories REST API on the mirror", () => {
             )
             assert.strictEqual((yield* cursors.get("ghsa"))!.cursor.watermark, "2026-11-30T11:00:00.000Z")
           }), { VDB_GITHUB_TOKEN: TOKEN }),
-      { timeout: 30_000 }
+      { timeout: 60_000 }
     )
+  })
+})
 
+// The faults test requests and the cursor, the same code on either database: PostgreSQL only.
+describe("ghsa: GitHub's global advisories REST API on the mirror, faults (postgresql)", () => {
+  layer(apiFeedsApp(), { excludeTestServices: true })((it) => {
     it.effect(
       "429 Retry-After past the run, 403 until x-ratelimit-reset, a plain 403, a foreign Link, a run cut after a page",
       () =>

@@ -50,7 +50,9 @@ describe("vdb sync from the command line", () => {
         const outcomes = JSON.parse(run.stdout) as Array<{ source: string; status: string; changed: number }>
         expect(outcomes.map((o) => [o.source, o.status])).toEqual([["cisa-kev", "updated"], ["epss", "updated"]])
         expect(outcomes[0]!.changed).toBe(44)
+        // Off a terminal: plain lines, never the progress view's redrawing (test/feeds/syncTerminal.test.ts).
         expect(run.stderr).toContain("cisa-kev: fetching…")
+        expect(run.stderr).not.toMatch(/\r|\x1b\[/)
 
         const failing = await runVdb(["sync", "cisa-kev", "metasploit"], env)
         expect(failing.code).toBe(1)
@@ -70,11 +72,23 @@ describe("vdb sync from the command line", () => {
         expect(table.stdout).toMatch(
           /^SOURCE\s+LAST SUCCESS\s+LAST ATTEMPT\s+CHANGED\s+FAILED\s+CURSOR\s+INTERVAL\s+NEXT RUN\s+ERROR/
         )
+
+        // No VDB_VULNCHECK_TOKEN: VulnCheck's feeds are off and say why, rather than looking never run.
+        expect(rows["cisa-kev"]).toMatchObject({ off: null })
+        for (const source of ["vulncheck-kev", "vulncheck-nvd"]) {
+          expect(rows[source]).toMatchObject({ off: "needs VDB_VULNCHECK_TOKEN", nextRunAt: null, lastAttemptAt: null })
+          expect(table.stdout).toMatch(
+            new RegExp(`^${source}\\s.*\\soff \\(needs VDB_VULNCHECK_TOKEN\\)\\s+-\\s*$`, "m")
+          )
+        }
+        const off = await runVdb(["sync", "vulncheck-kev"], env)
+        expect(off.code, off.stderr).toBe(0)
+        expect(off.stdout.trim()).toBe("vulncheck-kev: off (needs VDB_VULNCHECK_TOKEN)")
       } finally {
         await server.stop()
       }
     },
-    120_000
+    180_000
   )
 
   it(

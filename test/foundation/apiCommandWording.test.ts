@@ -1,9 +1,7 @@
-import { Effect, Exit, Scope } from "effect"
-import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { throwawayDatabase } from "../support/database.ts"
-import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "../support/processes.ts"
+import { runVdb, tempDataDir } from "../support/processes.ts"
+import { type Org, refusal, type ServerCli, startServerCli } from "../support/serverCli.ts"
 
 /**
  * What `bin/vdb info|vuln|exploits` and the numeric flags print, as a new user meets them (issue 33):
@@ -13,59 +11,18 @@ import { type Run, type RunningServer, runVdb, startServer, tempDataDir } from "
  */
 const FIXTURES = fileURLToPath(new URL("../fixtures/data/sources", import.meta.url))
 
-let server: RunningServer
-let env: Record<string, string>
-let scope: Scope.Closeable
-
-interface Org {
-  readonly uuid: string
-  readonly secret: string
-}
-
-const ok = async (args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
-  const run = await runVdb(args, { ...env, ...extra })
-  expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0)
-  return run
-}
-
-/** The one `vdb: ` line a refused command prints (log lines are JSON), with exit 1. */
-const refusal = (run: Run) => {
-  expect(run.code, run.stderr).toBe(1)
-  const lines = run.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("{"))
-  expect(lines, run.stderr).toHaveLength(1)
-  return lines[0]!
-}
-
-const createOrg = async (name: string, perWeek = 0) =>
-  JSON.parse(
-    (await ok(["org", "create", "--name", name, "--per-minute", "0", "--per-week", String(perWeek), "--json"])).stdout
-  ) as Org
-
-/** The API commands' credentials for an organization, against the server under test. */
-const as = (org: Org) => ({
-  VDB_ORG_UUID: org.uuid,
-  VDB_ORG_SECRET: org.secret,
-  VDB_API_URL: `http://127.0.0.1:${server.ports.api}/v1`
-})
+let cli: ServerCli
+const ok = (args: ReadonlyArray<string>, extra?: Record<string, string>) => cli.ok(args, extra)
+const createOrg = (name: string, perWeek?: number) => cli.createOrg(name, perWeek)
+const as = (org: Org) => cli.as(org)
 
 beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  env = {
-    DATABASE_URL: db.url,
-    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
-    VDB_DATA_DIR: tempDataDir(),
-    VDB_LOG_LEVEL: "Warn"
-  }
-  server = await startServer(env, ["api"])
+  cli = await startServerCli()
   await ok(["ingest", "mitre", `${FIXTURES}/mitre/CVE-2023-46604.json`])
   await ok(["ingest", "nuclei", `${FIXTURES}/nuclei/CVE-2017-5638.cves-json-entry.json`])
 }, 120_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-})
+afterAll(() => cli?.stop())
 
 // Each command starts a Node process: seconds each on a loaded 2-core machine.
 describe("API commands", { timeout: 120_000 }, () => {
@@ -73,7 +30,7 @@ describe("API commands", { timeout: 120_000 }, () => {
     // A week's limit: a minute's could roll over between two commands on a loaded machine.
     const org = await createOrg("one-a-week", 1)
     await ok(["info", "CVE-2023-46604"], as(org))
-    const line = refusal(await runVdb(["info", "CVE-2023-46604"], { ...env, ...as(org) }))
+    const line = refusal(await cli.run(["info", "CVE-2023-46604"], as(org)))
     // Before: "vdb: rate limit exceeded".
     expect(line).toMatch(
       new RegExp(
@@ -86,7 +43,7 @@ describe("API commands", { timeout: 120_000 }, () => {
 
   it("info with a GHSA id says /info takes CVE ids and names vuln, before any request", async () => {
     const org = await createOrg("ghsa")
-    const line = refusal(await runVdb(["info", "GHSA-jfh8-c2jp-5v3q"], { ...env, ...as(org) }))
+    const line = refusal(await cli.run(["info", "GHSA-jfh8-c2jp-5v3q"], as(org)))
     // Before: "GHSA-jfh8-c2jp-5v3q is not known to any data source", although vuln finds it.
     expect(line).toBe(
       "vdb: info takes a CVE id (CVE-2021-44228 or 2021-44228), not \"GHSA-jfh8-c2jp-5v3q\"; " +
@@ -154,7 +111,7 @@ describe("numeric flags", { timeout: 120_000 }, () => {
 describe("ingest", () => {
   it("a path that does not exist is named once", async () => {
     // Before: "cannot read /nonexistent: no such file or directory, access '/nonexistent'".
-    expect(refusal(await runVdb(["ingest", "--all", "/nonexistent"], env))).toBe(
+    expect(refusal(await cli.run(["ingest", "--all", "/nonexistent"]))).toBe(
       "vdb: cannot read /nonexistent: no such file or directory"
     )
   })

@@ -1,10 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Effect, Exit, Scope } from "effect"
-import { randomBytes } from "node:crypto"
 import { expect } from "vitest"
-import { throwawayDatabase } from "../support/database.ts"
-import { type RunningServer, startServer, tempDataDir } from "../support/processes.ts"
+import type { RunningServer } from "../support/processes.ts"
+import { startServerOnOwnDatabase } from "../support/serverCli.ts"
 
 export interface McpServerUnderTest {
   readonly server: RunningServer
@@ -23,28 +21,8 @@ export const startMcpServer = async (
   settings: Record<string, string> = {},
   services: ReadonlyArray<string> = ["mcp"]
 ): Promise<McpServerUnderTest> => {
-  const scope = Effect.runSync(Scope.make())
-  const db = await Effect.runPromise(Scope.provide(throwawayDatabase, scope))
-  const env = {
-    DATABASE_URL: db.url,
-    VDB_MASTER_KEY: randomBytes(32).toString("base64"),
-    VDB_DATA_DIR: tempDataDir(),
-    VDB_LOG_LEVEL: "Warn",
-    ...settings
-  }
-  const server = await startServer(env, services).catch(async (error) => {
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    throw error
-  })
-  return {
-    server,
-    env,
-    mcpUrl: `http://127.0.0.1:${server.ports.mcp}/mcp`,
-    stop: async () => {
-      await server.stop()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
-  }
+  const started = await startServerOnOwnDatabase(services, settings)
+  return { ...started, mcpUrl: `http://127.0.0.1:${started.server.ports.mcp}/mcp` }
 }
 
 /**
