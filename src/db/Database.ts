@@ -5,6 +5,7 @@ import { mkdirSync } from "node:fs"
 import { resolve } from "node:path"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
+import { newClusterTemplate } from "./MigratedTemplate.ts"
 import { openPglite } from "./PgliteTemplate.ts"
 
 export class DatabaseError extends Schema.TaggedError<DatabaseError>()("DatabaseError", {
@@ -53,8 +54,9 @@ const SOCKET_STOP_WAIT = "2 seconds"
  * Embedded PGlite under `dir`, served to the same PostgreSQL driver through
  * pglite-socket on a loopback port. PGlite has a single session, so the pool
  * holds exactly one connection: more would interleave concurrent transactions.
+ * A new cluster is a copy of `template` (src/db/MigratedTemplate.ts).
  */
-export const layerPglite = (dir: string): SqlLayer =>
+export const layerPglite = (dir: string, template: string | (() => string) = newClusterTemplate): SqlLayer =>
   Layer.unwrap(Effect.gen(function*() {
     const absolute = resolve(dir)
     yield* lockDataDir(`${absolute}.lock`).pipe(Effect.mapError((e) => new DatabaseError({ message: e.message })))
@@ -69,7 +71,7 @@ export const layerPglite = (dir: string): SqlLayer =>
           ])
           const db = await openPglite((d, options) => PGlite.create(d, options), absolute, {
             startParams: [...PGlite.defaultStartParams, ...PGLITE_MEMORY]
-          })
+          }, template)
           const socket = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
           await socket.start()
           return { db, socket }

@@ -30,10 +30,11 @@ import { Worker } from "node:worker_threads"
  * memory goes away with the worker.
  */
 
-const CACHE_DIR = fileURLToPath(new URL("../../.cache/pglite/", import.meta.url))
+/** Where the prepared clusters are kept (beside Node's compile cache, as `bin/vdb` sets it). */
+export const CACHE_DIR = fileURLToPath(new URL("../../.cache/pglite/", import.meta.url))
 
 /** PGlite's version, from its package.json (not among its exports, so found from its entry point). */
-const pgliteVersion = (): string => {
+export const pgliteVersion = (): string => {
   let dir = dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite"))
   while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir)
   return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version
@@ -42,18 +43,19 @@ const pgliteVersion = (): string => {
 /** Where the empty cluster of this PGlite version is kept. */
 export const templateDir = (): string => join(CACHE_DIR, `empty-cluster-${pgliteVersion()}`)
 
-const isCluster = (dir: string) => existsSync(join(dir, "PG_VERSION"))
+export const isCluster = (dir: string) => existsSync(join(dir, "PG_VERSION"))
 const isEmpty = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0
 
-const initdbOnWorker = (dir: string) =>
+/** Runs `module` (beside this one) on a worker thread, so that PGlite's memory goes away with it. */
+export const onWorker = (module: string, workerData: Readonly<Record<string, string>>) =>
   new Promise<void>((resolve, reject) => {
-    const worker = new Worker(new URL("./PgliteTemplateWorker.ts", import.meta.url), {
-      workerData: { dir },
+    const worker = new Worker(new URL(module, import.meta.url), {
+      workerData,
       // `--input-type` (a `node -e` caller's) would refuse the worker's file.
       execArgv: process.execArgv.filter((arg) => !arg.startsWith("--input-type"))
     })
     worker.once("error", reject)
-    worker.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`initdb worker exited with ${code}`))))
+    worker.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${module} exited with ${code}`))))
   })
 
 /** Makes the empty cluster at `path` unless it is there; whether it is there after. */
@@ -62,7 +64,7 @@ export const ensureTemplate = async (path: string = templateDir()): Promise<bool
   const partial = `${path}.${randomUUID()}.partial`
   try {
     mkdirSync(dirname(path), { recursive: true })
-    await initdbOnWorker(partial)
+    await onWorker("./PgliteTemplateWorker.ts", { dir: partial })
     renameSync(partial, path)
   } catch {
     // Another process renamed its copy first, or the cache cannot be written (a read-only checkout).
@@ -72,17 +74,18 @@ export const ensureTemplate = async (path: string = templateDir()): Promise<bool
 }
 
 /**
- * Opens (or creates) the cluster in `dir`: a new one as a copy of the empty
- * cluster at `template` when there is one, otherwise (or when that fails) by
+ * Opens (or creates) the cluster in `dir`: a new one as a copy of the
+ * cluster at `template` (asked for only then) when there is one, otherwise (or when that fails) by
  * initdb in `dir`.
  */
 export const openPglite = async (
   create: (dir: string, options: PGliteOptions) => Promise<PGlite>,
   dir: string,
   options: PGliteOptions,
-  template: string = templateDir()
+  templateOf: string | (() => string) = templateDir
 ): Promise<PGlite> => {
   if (!isEmpty(dir)) return create(dir, options)
+  const template = typeof templateOf === "string" ? templateOf : templateOf()
   if (isCluster(template)) {
     const staging = `${dir}.${randomUUID()}.copy`
     try {

@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, assert, describe, it } from "vitest"
+import { ensureMigratedTemplate, migratedTemplateDir, newClusterTemplate } from "../../src/db/MigratedTemplate.ts"
+import { MIGRATIONS_DIR } from "../../src/db/Migrations.ts"
 import { ensureTemplate, openPglite, templateDir } from "../../src/db/PgliteTemplate.ts"
 
 const open: Array<PGlite> = []
@@ -81,5 +83,16 @@ describe("new embedded databases start as a copy of an empty cluster", { timeout
     const db = await openPglite(create, join(root, "a"), {}, template)
     assert.deepStrictEqual(found, [true, false])
     assert.deepStrictEqual((await db.query("SELECT 1 AS one")).rows, [{ one: 1 }])
+  })
+
+  it("the migrated copy (the suite's global setup made it) holds every migration file's id, and only those", async () => {
+    assert.isTrue(await ensureMigratedTemplate())
+    assert.strictEqual(newClusterTemplate(), migratedTemplateDir())
+    const { found, create } = recording()
+    const db = await openPglite(create, join(mkdtempSync(join(tmpdir(), "vdb-template-")), "a"), {}, newClusterTemplate)
+    assert.deepStrictEqual(found, [true])
+    const applied = (await db.query<{ id: number }>("SELECT migration_id AS id FROM vdb_migrations ORDER BY 1")).rows
+    const files = readdirSync(MIGRATIONS_DIR).flatMap((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1] ?? []).map(Number)
+    assert.deepStrictEqual(applied.map((r) => r.id), files.sort((a, b) => a - b))
   })
 })

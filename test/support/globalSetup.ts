@@ -2,15 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ensureTemplate } from "../../src/db/PgliteTemplate.ts"
+import { ensureMigratedTemplate } from "../../src/db/MigratedTemplate.ts"
 
 /**
  * Fails fast, with the command that fixes it, when the local PostgreSQL is not running. Gives the
  * run one temporary directory: `TMPDIR` points the test processes (forked after this) at it, so the
  * data directories, sockets and browser profiles the tests make with `mkdtemp` are all removed when
  * the run ends. Left in `/tmp` they came to about 0.7 GB a run (PGlite data directories of up to
- * 43 MB each). Makes the empty-cluster copy new embedded databases start from
- * (src/db/PgliteTemplate.ts) once, before the files that create them run side by side.
+ * 43 MB each). Makes the migrated empty cluster new embedded databases start from
+ * (src/db/MigratedTemplate.ts) once, before the files that create them run side by side.
  */
 export default async function setup() {
   const reachable = await new Promise<boolean>((resolve) => {
@@ -33,7 +33,7 @@ export default async function setup() {
         "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (make test does this)"
     )
   }
-  await ensureTemplate()
+  await ensureMigratedTemplate()
   const root = mkdtempSync(join(tmpdir(), "vdb-test-"))
   process.env.TMPDIR = root
   return () => rmSync(root, { recursive: true, force: true })
