@@ -100,10 +100,11 @@ describe("bin/vdb with DATABASE_URL", () => {
   })
 
   it("prints help for every command", async () => {
-    for (const args of [["--help"], ["org", "--help"], ["org", "create", "--help"], ["serve", "--help"]]) {
-      const run = await runVdb(args, { VDB_DATA_DIR: tempDataDir() })
-      expect(run.code).toBe(0)
-      expect(run.stdout).toContain("USAGE")
+    const helps = [["--help"], ["org", "--help"], ["org", "create", "--help"], ["serve", "--help"]]
+    const runs = await Promise.all(helps.map((args) => runVdb(args, { VDB_DATA_DIR: tempDataDir() })))
+    for (const [i, run] of runs.entries()) {
+      expect(run.code, helps[i]!.join(" ")).toBe(0)
+      expect(run.stdout, helps[i]!.join(" ")).toContain("USAGE")
     }
   })
 
@@ -133,9 +134,11 @@ describe("bin/vdb with DATABASE_URL", () => {
       expect(help.stdout, listed[i]).toContain(`vdb ${listed[i]}`)
     }
     // A global flag first loads every command, and the subcommand after it still parses.
-    const flagged = await runVdb(["--log-level", "error", "mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() })
+    const [flagged, alone] = await Promise.all([
+      runVdb(["--log-level", "error", "mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() }),
+      runVdb(["mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() })
+    ])
     expect(flagged.code).toBe(0)
-    const alone = await runVdb(["mcp", "tools", "--json"], { VDB_DATA_DIR: tempDataDir() })
     expect(flagged.stdout).toBe(alone.stdout)
     expect(JSON.parse(alone.stdout)).toHaveLength(31)
   })

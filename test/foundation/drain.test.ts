@@ -35,6 +35,9 @@ describe("bin/vdb serve shutdown", () => {
       VDB_DATA_DIR: tempDataDir(),
       VDB_PROVIDER_OPENAI_BASE_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`
     }
+    // The set-up goes through the running server's admin socket: each command run in-process would open
+    // the embedded database itself (seconds each).
+    const server = await startServer(env, ["gateway"])
     const org = JSON.parse((await runVdb(["org", "create", "--name", "drain", "--json"], env)).stdout).uuid
     const key = JSON.parse((await runVdb(["gateway", "service-key", "create", "--org", org, "--json"], env)).stdout).key
     expect(
@@ -42,7 +45,6 @@ describe("bin/vdb serve shutdown", () => {
         .code
     )
       .toBe(0)
-    const server = await startServer(env, ["gateway"])
     const inFlight = fetch(`http://127.0.0.1:${server.ports.gateway}/openai/${org}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

@@ -159,42 +159,39 @@ describe("bin/vdb ingest with a server running: the CLI reads, the server gets b
   it(
     "a CLI killed mid-ingest is no error of the server's: nothing logged at ERROR, and the next ingest runs",
     async () => {
-      const other = await startServer({ VDB_DATA_DIR: tempDataDir() }, ["api"])
-      try {
-        for (const signal of ["SIGINT", "SIGKILL"] as const) {
-          const child = spawn(VDB, ["ingest", "osv", "-", "--format", "ndjson"], {
-            env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...other.env },
-            stdio: ["pipe", "ignore", "pipe"]
-          })
-          child.stdin.on("error", () => {})
-          // Input kept open, so the run is under way when the CLI goes.
-          child.stdin.write(Array.from({ length: 4000 }, (_, i) => `${osvLine(5000 + i)}\n`).join(""))
-          await new Promise<void>((r) =>
-            child.stderr.on("data", (d: Buffer) => String(d).includes("{\"progress\"") && r())
-          )
-          const closed = new Promise((r) => child.on("close", r))
-          child.kill(signal)
-          if (signal === "SIGINT") setTimeout(() => child.kill("SIGKILL"), 2_000).unref()
-          await closed
-        }
-        // A client whose message passes the admin socket's cap (16 MiB) is cut off; it is still not the server's error.
-        {
-          const socket = connect(join(other.env.VDB_DATA_DIR!, "admin.sock"))
-          socket.on("error", () => {})
-          const closed = new Promise((r) => socket.on("close", r))
-          socket.write(Buffer.alloc(17 * 1024 * 1024, 0x61))
-          await closed
-        }
-        await new Promise((r) => setTimeout(r, 300))
-        const next = await vdb(["ingest", "osv", "-", "--format", "ndjson"], other.env, {
-          input: Buffer.from(`${osvLine(9999)}\n`)
+      // The file's server (no other server start): its whole log, the earlier tests' ingests too, must hold no ERROR.
+      const other = server!
+      for (const signal of ["SIGINT", "SIGKILL"] as const) {
+        const child = spawn(VDB, ["ingest", "osv", "-", "--format", "ndjson"], {
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...other.env },
+          stdio: ["pipe", "ignore", "pipe"]
         })
-        expect(next.code).toBe(0)
-        const errors = other.output().stderr.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
-        expect(errors).toEqual([])
-      } finally {
-        await other.stop("SIGKILL")
+        child.stdin.on("error", () => {})
+        // Input kept open, so the run is under way when the CLI goes.
+        child.stdin.write(Array.from({ length: 4000 }, (_, i) => `${osvLine(5000 + i)}\n`).join(""))
+        await new Promise<void>((r) =>
+          child.stderr.on("data", (d: Buffer) => String(d).includes("{\"progress\"") && r())
+        )
+        const closed = new Promise((r) => child.on("close", r))
+        child.kill(signal)
+        if (signal === "SIGINT") setTimeout(() => child.kill("SIGKILL"), 2_000).unref()
+        await closed
       }
+      // A client whose message passes the admin socket's cap (16 MiB) is cut off; it is still not the server's error.
+      {
+        const socket = connect(join(other.env.VDB_DATA_DIR!, "admin.sock"))
+        socket.on("error", () => {})
+        const closed = new Promise((r) => socket.on("close", r))
+        socket.write(Buffer.alloc(17 * 1024 * 1024, 0x61))
+        await closed
+      }
+      await new Promise((r) => setTimeout(r, 300))
+      const next = await vdb(["ingest", "osv", "-", "--format", "ndjson"], other.env, {
+        input: Buffer.from(`${osvLine(9999)}\n`)
+      })
+      expect(next.code).toBe(0)
+      const errors = other.output().stderr.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
+      expect(errors).toEqual([])
     },
     90_000
   )
