@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto"
 import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { MIGRATIONS_DIR } from "./Migrations.ts"
 import { CACHE_DIR, ensureTemplate, isCluster, onWorker, pgliteVersion, templateDir } from "./PgliteTemplate.ts"
 
@@ -19,6 +19,8 @@ import { CACHE_DIR, ensureTemplate, isCluster, onWorker, pgliteVersion, template
  * cluster (no migrated copy, or one that fails) migrates as before.
  */
 
+const PREFIX = "migrated-cluster-"
+
 /** The migration files, as they are now: a copy is of exactly these. */
 const migrationsDigest = () => {
   const hash = createHash("sha256")
@@ -29,8 +31,7 @@ const migrationsDigest = () => {
 }
 
 /** Where the migrated empty cluster of this PGlite version and these migrations is kept. */
-export const migratedTemplateDir = (): string =>
-  join(CACHE_DIR, `migrated-cluster-${pgliteVersion()}-${migrationsDigest()}`)
+export const migratedTemplateDir = (): string => join(CACHE_DIR, `${PREFIX}${pgliteVersion()}-${migrationsDigest()}`)
 
 /** What a new embedded database is copied from: the migrated cluster when it was made, otherwise the empty one. */
 export const newClusterTemplate = (): string => {
@@ -50,6 +51,13 @@ export const ensureMigratedTemplate = async (path: string = migratedTemplateDir(
   try {
     await onWorker("./MigratedTemplateWorker.ts", { dir: partial, template: templateDir() })
     renameSync(partial, path)
+    // Copies for other migrations or PGlite versions are not used again (40 MB each). A process copying
+    // one just now fails its copy and makes its database the slow way (src/db/PgliteTemplate.ts).
+    for (const name of readdirSync(dirname(path))) {
+      if (name.startsWith(PREFIX) && !name.includes(".partial") && name !== basename(path)) {
+        rmSync(join(dirname(path), name), { recursive: true, force: true })
+      }
+    }
   } catch {
     // Another process renamed its copy first, or the migrations failed (they then fail where they run).
     rmSync(partial, { recursive: true, force: true })
