@@ -20,12 +20,12 @@
 // against what the cores give a record at the target rate.
 // Writes bench/results/ingest.json.
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Fiber, Layer, Redacted, Stream } from "effect"
+import { Effect, Fiber, Layer, Redacted, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql"
-import { fork, spawn } from "node:child_process"
-import { hash as digest, randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { hash as digest } from "node:crypto"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { PerformanceObserver } from "node:perf_hooks"
@@ -38,11 +38,8 @@ import type { IngestSummary } from "../src/ingest/IngestEvents.ts"
 import { defaultWorkers } from "../src/ingest/NormalisePool.ts"
 import { planIngest } from "../src/ingest/SourceFiles.ts"
 import { storedForm } from "../src/ingest/StoredForm.ts"
-import { Organizations } from "../src/orgs/Organizations.ts"
-import { MasterKey } from "../src/secrets/MasterKey.ts"
-import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { type NormalisedItem, type RawItem, VulnStore } from "../src/vulns/VulnStore.ts"
-import { freePort } from "../test/support/processes.ts"
+import { startBenchServer } from "./benchServer.ts"
 import { readText } from "./corpusText.ts"
 import {
   addSpent,
@@ -54,10 +51,9 @@ import {
   endedChildrenMicros,
   pidMicros
 } from "./cpuShare.ts"
-import { type HttpConnection, httpConnection, requestBytes } from "./httpClient.ts"
 import { generateClones } from "./ingestClones.ts"
 import { scratchDatabaseName } from "./scratchDatabase.ts"
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
+import { forkReaders, readerOrganization } from "./vulnReaders.ts"
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 const DATA = fileURLToPath(new URL("../../shared/data", import.meta.url))
@@ -230,78 +226,6 @@ const storeFloor = (dir: string) =>
     }
   })
 
-// ---------------------------------------------------------------- readers
-
-interface ReaderStats {
-  readonly concurrency: number
-  readonly targetRate: number
-  readonly requests: number
-  readonly perSecond: number
-  readonly p50: number
-  readonly p99: number
-  readonly max: number
-  readonly errors: number
-}
-
-/**
- * The reader process: N loops of `GET /v1/vuln/{id}` until the parent says stop, each on its own
- * keep-alive connection through the benchmarks' lean client (`httpClient.ts`): `fetch` cost the
- * readers' process about 1.3 ms of CPU a request, taken from the two cores the ingest runs on.
- */
-const runReaders = (port: number, apiKey: string, idsFile: string, concurrency: number, rate: number) => {
-  const ids = JSON.parse(readFileSync(idsFile, "utf8")) as Array<string>
-  const latencies: Array<number> = []
-  let errors = 0
-  let running = true
-  const started = performance.now()
-  // The same request a `fetch` sends (`Accept-Encoding: gzip, deflate`), so the server does the same work.
-  const requests = ids.map((id) => requestBytes(port, `/v1/vuln/${id}`, apiKey, { "Accept-Encoding": "gzip, deflate" }))
-  const loops = Array.from({ length: concurrency }, async (_, worker) => {
-    let connection: HttpConnection | undefined
-    // Paced: each loop starts a request every `concurrency / rate` seconds, whatever the last one took.
-    const interval = rate > 0 ? (concurrency / rate) * 1000 : 0
-    let next = performance.now() + (interval * worker) / concurrency
-    for (let i = worker; running; i += concurrency) {
-      if (interval > 0) {
-        const wait = next - performance.now()
-        next += interval
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-        if (!running) break
-      }
-      const start = performance.now()
-      connection ??= await httpConnection(port).catch(() => undefined)
-      const status = connection === undefined ? 0 : await connection.get(requests[i % ids.length]!)
-      if (status !== 200) {
-        errors++
-        connection?.close()
-        connection = undefined
-      }
-      latencies.push(performance.now() - start)
-    }
-  })
-  process.on("message", async (message) => {
-    if (message !== "stop") return
-    running = false
-    await Promise.all(loops)
-    const seconds = (performance.now() - started) / 1000
-    const sorted = latencies.sort((a, b) => a - b)
-    const at = (p: number) =>
-      Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0) * 100) / 100
-    const stats: ReaderStats = {
-      concurrency,
-      targetRate: rate,
-      requests: sorted.length,
-      perSecond: Math.round(sorted.length / seconds),
-      p50: at(0.5),
-      p99: at(0.99),
-      max: Math.round((sorted.at(-1) ?? 0) * 100) / 100,
-      errors
-    }
-    process.send!(stats, () => process.exit(0))
-  })
-  process.send!("started")
-}
-
 interface PartiesCpu {
   readonly server: number | undefined
   readonly cli: number | undefined
@@ -346,46 +270,12 @@ const startReaders = (url: string) =>
     if (ids.length === 0) throw new Error("no CVE records to read")
     const idsFile = join(work, "reader-ids.json")
     writeFileSync(idsFile, JSON.stringify(ids))
-    const masterKey = new Uint8Array(randomBytes(32))
-    const Box = SecretBox.layer.pipe(Layer.provide(Layer.succeed(MasterKey, MasterKey.fromBytes(masterKey))))
-    const orgs = Context.get(yield* Layer.build(Organizations.layer.pipe(Layer.provide(Box))), Organizations)
-    const org = yield* orgs.create({ name: "bench-readers", perMinute: 0, perWeek: 0 })
-    const port = yield* Effect.promise(freePort)
-    const log = openSync(join(work, "server.log"), "a")
-    const server = spawn(process.execPath, [
-      ...SERVER_NODE_FLAGS,
-      "--disable-warning=ExperimentalWarning",
-      join(ROOT, "src/cli/main.ts"),
-      "serve",
-      "api"
-    ], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "/tmp",
-        ...SERVER_ENV,
-        DATABASE_URL: url,
-        VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
-        VDB_DATA_DIR: join(work, "data"),
-        VDB_API_PORT: String(port)
-      },
-      stdio: ["ignore", log, log]
-    })
-    const serverExited = new Promise<void>((r) => server.once("exit", () => r()))
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(() => {
-        if (server.exitCode === null) server.kill("SIGTERM")
-        return serverExited
-      })
-    )
-    yield* Effect.promise(async () => {
-      const deadline = Date.now() + 60_000
-      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
-        if (server.exitCode !== null || Date.now() > deadline) {
-          throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
-        }
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    })
+    const { masterKey, org } = yield* readerOrganization
+    const { close, port, server } = yield* startBenchServer({
+      DATABASE_URL: url,
+      VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
+      VDB_DATA_DIR: join(work, "data")
+    }, work)
     /**
      * `bin/vdb ingest --all dir --json` against this server, as a user runs it: its summary, and
      * the CPU a record of each party (the server process, the CLI, PostgreSQL, the machine).
@@ -428,32 +318,12 @@ const startReaders = (url: string) =>
           })
         })
       )
-    const readers = fork(fileURLToPath(import.meta.url), [
-      "--role=readers",
-      String(port),
-      org.apiKey,
-      idsFile,
-      String(READERS),
-      String(READER_RATE)
-    ], {
-      stdio: "inherit"
-    })
-    yield* Effect.promise(() => new Promise<void>((r) => readers.once("message", () => r())))
+    const readers = yield* Effect.promise(() => forkReaders(port, org.apiKey, idsFile, READERS, READER_RATE))
     return {
       ingestThroughServer,
-      stop: () =>
-        Effect.promise(() =>
-          new Promise<ReaderStats>((resolveStats) => {
-            readers.once("message", (stats) => resolveStats(stats as ReaderStats))
-            readers.send("stop")
-          })
-        ),
+      stop: () => Effect.promise(readers.stop),
       // The re-ingest and the baseline run without the API server's share of the cores.
-      close: () =>
-        Effect.promise(() => {
-          if (server.exitCode === null) server.kill("SIGTERM")
-          return serverExited
-        })
+      close
     }
   })
 
@@ -559,10 +429,4 @@ const program = Effect.gen(function*() {
   }).pipe(Effect.provide(Store))
 })
 
-const role = process.argv.find((arg) => arg.startsWith("--role="))
-if (role === "--role=readers") {
-  const [port, apiKey, idsFile, concurrency, rate] = process.argv.slice(process.argv.indexOf(role) + 1)
-  runReaders(Number(port), apiKey!, idsFile!, Number(concurrency), Number(rate))
-} else {
-  await Effect.runPromise(Effect.scoped(program))
-}
+await Effect.runPromise(Effect.scoped(program))

@@ -5,7 +5,7 @@
  */
 const name = process.argv[2]
 if (name === undefined || !/^[a-z][a-z0-9-]*$/.test(name)) {
-  console.error("usage: npm run bench -- <name> [args...]   (e.g. ingest, vdb, gateway)")
+  console.error("usage: npm run bench -- <name> [args...]   (e.g. ingest, sync, vdb, gateway)")
   process.exit(2)
 }
 process.argv.splice(2, 1)

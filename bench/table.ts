@@ -8,26 +8,14 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { syncRows } from "./syncTable.ts"
+import { all, day, type Json, loadOf, machineOf, ms, n, pct, type Row } from "./tableCells.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const RESULTS = join(ROOT, "bench/results")
 const README = join(ROOT, "README.md")
 const START = "<!-- bench-table:start -->"
 const END = "<!-- bench-table:end -->"
-
-type Json = any
-interface Row {
-  readonly bench: string
-  readonly figure: string
-  readonly baseline: string
-  readonly target: string
-  /** undefined: the result says nothing either way. */
-  readonly met: boolean | undefined
-  readonly date: string | undefined
-  readonly machine?: string | undefined
-  /** The 1-minute load average when the run started, where the result records it. */
-  readonly load?: number | undefined
-}
 
 const load = (name: string): Json | undefined => {
   try {
@@ -36,25 +24,6 @@ const load = (name: string): Json | undefined => {
     return undefined
   }
 }
-
-const n = (value: unknown, digits = 0) =>
-  typeof value === "number" && Number.isFinite(value)
-    ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-    : "—"
-const pct = (ratio: unknown) => (typeof ratio === "number" ? `${Math.round(ratio * 100)} %` : "—")
-const ms = (value: unknown) => (typeof value === "number" ? `${value >= 0 ? "+" : ""}${value.toFixed(2)} ms` : "—")
-const day = (iso: unknown) => (typeof iso === "string" ? iso.slice(0, 16).replace("T", " ") : undefined)
-const machineOf = (json: Json) =>
-  json?.machine?.cpus !== undefined
-    ? `${json.machine.cpus} × ${String(json.machine.model).replace(/\s+/g, " ").trim()}`
-    : undefined
-const loadOf = (json: Json): number | undefined => {
-  const load = json?.loadAverage
-  const first = Array.isArray(load) ? load[0] : Array.isArray(load?.start) ? load.start[0] : undefined
-  return typeof first === "number" ? first : undefined
-}
-const all = (...flags: Array<unknown>) =>
-  flags.some((flag) => typeof flag !== "boolean") ? undefined : flags.every((flag) => flag === true)
 
 /**
  * Reads `api`, `bareFetch` (or `bare`), `ratio` (a number or `{ rps }`), `target` and `met`
@@ -312,6 +281,7 @@ const rows: Array<Row> = [
   ...firewallRows(load("firewall")),
   ...guardrailRows(load("guardrails")),
   ...ingestRows(load("ingest")),
+  ...syncRows(load("sync")),
   ...memoryRows(load("memory"))
 ]
 
