@@ -17,12 +17,46 @@ const CLONED: ReadonlyArray<IngestSource> = [
   "metasploit"
 ]
 
+const GHSA_CHARS = "23456789cfghjmpqrvwx"
 /**
- * `CVE-2021-44228` → `CVE-2021-442289007`: the trailing number grows by "9"
- * and the clone number, so every identifier form stays valid and no clone can
- * meet a real identifier (those numbers stay far below 8 digits).
+ * The k-th clone's form of an identifier: a trailing number grows by "9" and k
+ * on six digits (`CVE-2021-44228` → `CVE-2021-442289000007`), so clones never
+ * meet each other or a real identifier (those numbers stay far below 8
+ * digits); a GHSA id gets k in its last group, anything else a suffix.
  */
-const cloneId = (id: string, k: number) => id.replace(/(\d+)$/, (n) => `${n}9${String(k).padStart(3, "0")}`)
+export const cloneId = (id: string, k: number) => {
+  if (/\d$/.test(id)) return id.replace(/(\d+)$/, (n) => `${n}9${String(k).padStart(6, "0")}`)
+  if (/^GHSA(-[2-9cfghjmpqrvwx]{4}){3}$/.test(id)) {
+    let group = ""
+    for (let n = k, i = 0; i < 4; i++, n = Math.floor(n / 20)) group += GHSA_CHARS[n % 20]
+    return `${id.slice(0, -4)}${group}`
+  }
+  return `${id}-c${k}`
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * A record's text with each of `ids` (its own identifier, its aliases) replaced by the k-th clone's
+ * form, not where one is the start of a longer number. Aliases are cloned with the record: left as
+ * they were, every clone of an OSV record joined the alias group of the original's CVE, so a group
+ * grew by one record per clone (170 at a million records) and a read of that CVE with it.
+ */
+export const cloneText = (text: string, ids: ReadonlyArray<string>, k: number) =>
+  ids.reduce((t, id) => t.replace(patternOf(id), cloneId(id, k)), text)
+const patterns = new Map<string, RegExp>()
+const patternOf = (id: string) => {
+  let pattern = patterns.get(id)
+  if (pattern === undefined) patterns.set(id, pattern = new RegExp(`${escape(id)}(?![0-9])`, "g"))
+  return pattern
+}
+
+/** The identifiers a record names itself by: its own, and its `aliases` and `related` (OSV's fields). */
+export const namesOf = (id: string, parsed: unknown): ReadonlyArray<string> => {
+  const doc = (typeof parsed === "object" && parsed !== null ? parsed : {}) as Record<string, unknown>
+  const listed = [doc.aliases, doc.related].flatMap((v) => Array.isArray(v) ? v : [])
+  return [id, ...listed.filter((v): v is string => typeof v === "string" && v !== id)]
+}
 
 /**
  * Writes `target` as a `--all` folder of `count` items: real records of the
@@ -33,7 +67,10 @@ const cloneId = (id: string, k: number) => id.replace(/(\d+)$/, (n) => `${n}9${S
 export const generateClones = (dataDir: string, target: string, count: number, firstClone = 1) =>
   Effect.gen(function*() {
     const plan = yield* planIngest({ paths: [], all: dataDir }, detectSource)
-    const originals = new Map<IngestSource, Array<{ readonly id: string; readonly raw: string }>>()
+    const originals = new Map<
+      IngestSource,
+      Array<{ readonly id: string; readonly ids: ReadonlyArray<string>; readonly raw: string }>
+    >()
     const seen = new Set<string>()
     for (const file of plan.files) {
       if (!CLONED.includes(file.source)) continue
@@ -41,7 +78,11 @@ export const generateClones = (dataDir: string, target: string, count: number, f
         if ("raw" in item && !/^GHSA-/.test(item.identifier) && !seen.has(`${item.source}/${item.identifier}`)) {
           seen.add(`${item.source}/${item.identifier}`)
           const list = originals.get(item.source) ?? []
-          list.push({ id: item.identifier, raw: item.raw.includes("\n") ? JSON.stringify(item.parsed) : item.raw })
+          list.push({
+            id: item.identifier,
+            ids: namesOf(item.identifier, item.parsed),
+            raw: item.raw.includes("\n") ? JSON.stringify(item.parsed) : item.raw
+          })
           originals.set(item.source, list)
         }
       }
@@ -52,9 +93,9 @@ export const generateClones = (dataDir: string, target: string, count: number, f
     for (let k = firstClone; written < count; k++) {
       for (const [source, list] of originals) {
         const out: Array<string> = []
-        for (const { id, raw } of list) {
+        for (const { ids, raw } of list) {
           if (written >= count) break
-          out.push(raw.replaceAll(id, cloneId(id, k)))
+          out.push(cloneText(raw, ids, k))
           written++
         }
         if (out.length === 0) continue

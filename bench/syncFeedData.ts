@@ -25,6 +25,7 @@ import { gzipSync } from "node:zlib"
 import { nvdItems } from "../test/support/feedMirror.ts"
 import { cvelistRecords, cvePath } from "../test/support/mirror/cvelist.ts"
 import { osvRecords } from "../test/support/mirror/osv.ts"
+import { cloneId, cloneText, namesOf } from "./ingestClones.ts"
 import { zipFile } from "./zipFile.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -52,35 +53,26 @@ export const sharesOf = (count: number) => {
   return { mitre, nvd, osv, epss: count - mitre - nvd - osv }
 }
 
-const GHSA_CHARS = "23456789cfghjmpqrvwx"
 /**
- * The k-th clone's form of an identifier: a trailing number grows by "9" and k
- * on six digits (`CVE-2021-44228` → `CVE-2021-442289000007`), so clones never
- * meet each other or a real identifier; a GHSA id gets k in its last group.
+ * `count` clones of `originals` in identifier order, as the publishers' files list them (the CVE
+ * List's paths, OSV's archives, EPSS's rows): the originals sorted, each one's clones 1, 2, … in a
+ * row (a clone's identifier is its original's with digits appended, so the order holds). Interleaved
+ * (clone 1 of each, then clone 2 of each) every batch would write all over the tables' keys, which no
+ * feed does on a first load. `delta` marks about `deltaCount` of them spread over the whole.
  */
-export const cloneId = (id: string, k: number) => {
-  if (/\d$/.test(id)) return id.replace(/(\d+)$/, (n) => `${n}9${String(k).padStart(6, "0")}`)
-  if (/^GHSA(-[2-9cfghjmpqrvwx]{4}){3}$/.test(id)) {
-    let group = ""
-    for (let n = k, i = 0; i < 4; i++, n = Math.floor(n / 20)) group += GHSA_CHARS[n % 20]
-    return `${id.slice(0, -4)}${group}`
-  }
-  return `${id}-c${k}`
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-/** The record's text with each of `ids` replaced by its clone (not where it is the start of a longer number). */
-const cloneText = (text: string, ids: ReadonlyArray<string>, k: number) =>
-  ids.reduce((t, id) => t.replace(new RegExp(`${escape(id)}(?![0-9])`, "g"), cloneId(id, k)), text)
-
-/** Cycles through `originals`, clone 1 of each, then clone 2, … until `count`. */
-function* clones<T>(originals: ReadonlyArray<T>, count: number) {
-  for (let n = 0; n < count; n++) {
-    yield { original: originals[n % originals.length]!, k: 1 + Math.floor(n / originals.length), n }
+function* clones<T extends { readonly id: string }>(originals: ReadonlyArray<T>, count: number, deltaCount = 0) {
+  const sorted = [...originals].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  const each = Math.ceil(count / sorted.length)
+  const every = deltaCount === 0 ? Infinity : Math.max(1, Math.floor(count / deltaCount))
+  let n = 0
+  for (const original of sorted) {
+    for (let k = 1; k <= each && n < count; k++, n++) {
+      yield { original, k, delta: n % every === 0 && n / every < deltaCount }
+    }
   }
 }
 
-const GENERATOR_FILES = ["bench/syncFeedData.ts", "bench/zipFile.ts"]
+const GENERATOR_FILES = ["bench/syncFeedData.ts", "bench/zipFile.ts", "bench/ingestClones.ts"]
 const keyOf = (count: number) => {
   const parts = [`count=${count}`, ...GENERATOR_FILES.map((f) => readFileSync(join(ROOT, f), "utf8"))]
   for (const source of ["mitre", "nist-nvd", "osv", "epss"]) {
@@ -104,12 +96,12 @@ const build = (dir: string, count: number): SyncFeedData => {
   const cveIds: Array<string> = []
   const inner = zipFile(join(dir, "mitre/cves.zip"))
   const mitreDelta: Array<string> = []
-  for (const { original, k, n } of clones(mitre, counts.mitre)) {
+  for (const { delta, k, original } of clones(mitre, counts.mitre, DELTA.mitre)) {
     const id = cloneId(original.id, k)
     const text = cloneText(original.text, [original.id], k)
     inner.add(cvePath(id), Buffer.from(text))
     cveIds.push(id)
-    if (n < DELTA.mitre) {
+    if (delta) {
       const doc = JSON.parse(text) as { cveMetadata: Record<string, unknown> }
       doc.cveMetadata.dateUpdated = "2026-12-01T00:42:00.000Z"
       mitreDelta.push(JSON.stringify(doc))
@@ -128,21 +120,23 @@ const build = (dir: string, count: number): SyncFeedData => {
   const nvd = nvdItems().map((item) => ({ id: String(item.cve.id), text: JSON.stringify(item) }))
   let page: Array<string> = []
   const nvdDelta: Array<string> = []
-  const flush = (startIndex: number) => {
+  let startIndex = 0
+  const flush = () => {
     writeFileSync(
       join(dir, `nvd/page-${startIndex}.json`),
       `{"resultsPerPage":${page.length},"startIndex":${startIndex},"totalResults":${counts.nvd},"format":"NVD_CVE",` +
         `"version":"2.0","timestamp":"2026-12-01T00:00:00.000","vulnerabilities":[${page.join(",")}]}`
     )
+    startIndex += page.length
     page = []
   }
-  for (const { original, k, n } of clones(nvd, counts.nvd)) {
+  for (const { delta, k, original } of clones(nvd, counts.nvd, DELTA.nvd)) {
     const text = cloneText(original.text, [original.id], k)
     page.push(text)
-    if (n < DELTA.nvd) nvdDelta.push(text)
-    if (page.length === NVD_PAGE) flush(n + 1 - NVD_PAGE)
+    if (delta) nvdDelta.push(text)
+    if (page.length === NVD_PAGE) flush()
   }
-  if (page.length > 0) flush(counts.nvd - page.length)
+  if (page.length > 0) flush()
   writeFileSync(join(dir, "nvd/delta.ndjson"), `${nvdDelta.join("\n")}\n`)
   lap(`NVD pages, ${counts.nvd} records`)
 
@@ -150,14 +144,8 @@ const build = (dir: string, count: number): SyncFeedData => {
   const byEcosystem = osvRecords()
   const osv = Object.entries(byEcosystem).flatMap(([ecosystem, records]) =>
     records.map((r) => {
-      const doc = JSON.parse(r.text.toString("utf8")) as { aliases?: Array<string>; related?: Array<string> }
-      return {
-        ecosystem,
-        id: r.id,
-        modified: r.modified,
-        text: r.text.toString("utf8"),
-        ids: [r.id, ...doc.aliases ?? [], ...doc.related ?? []]
-      }
+      const text = r.text.toString("utf8")
+      return { ecosystem, id: r.id, modified: r.modified, text, ids: namesOf(r.id, JSON.parse(text)) }
     })
   )
   const ecosystems = Object.keys(byEcosystem)
@@ -166,13 +154,13 @@ const build = (dir: string, count: number): SyncFeedData => {
     return [e, { zip: zipFile(join(dir, "osv", e, "all.zip")), lines: [] as Array<string> }]
   }))
   const osvDelta: Array<string> = []
-  for (const { original, k, n } of clones(osv, counts.osv)) {
+  for (const { delta, k, original } of clones(osv, counts.osv, DELTA.osv)) {
     const text = cloneText(original.text, original.ids, k)
     const id = cloneId(original.id, k)
     const archive = archives.get(original.ecosystem)!
     archive.zip.add(`${id}.json`, Buffer.from(text))
     archive.lines.push(`${original.modified},${id}`)
-    if (n < DELTA.osv) osvDelta.push(JSON.stringify({ ecosystem: original.ecosystem, id, text }))
+    if (delta) osvDelta.push(JSON.stringify({ ecosystem: original.ecosystem, id, text }))
   }
   for (const [e, archive] of archives) {
     archive.zip.close()
@@ -185,7 +173,7 @@ const build = (dir: string, count: number): SyncFeedData => {
   // EPSS: a score for each CVE the other feeds publish (then made-up ones), in the file's own layout.
   mkdirSync(join(dir, "epss"), { recursive: true })
   const nvdIds = nvd.length === 0 ? [] : [...clones(nvd, counts.nvd)].map(({ original, k }) => cloneId(original.id, k))
-  const scored = [...new Set([...cveIds, ...nvdIds])]
+  const scored = [...new Set([...cveIds, ...nvdIds])].sort()
   const rows = ["#model_version:v2026.06.15,score_date:2026-12-01T00:00:00Z", "cve,epss,percentile"]
   for (let n = 0; n < counts.epss; n++) {
     const id = scored[n] ?? `CVE-2026-${9_000_000 + n}`

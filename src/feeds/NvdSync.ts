@@ -18,12 +18,16 @@ export const NVD_URL = "https://services.nvd.nist.gov/rest/json/cves/2.0"
 const PAGE_SIZE = 2000
 const WINDOW_MS = 120 * 24 * 60 * 60 * 1000
 const HOUR = 60 * 60 * 1000
-/** The gap between two requests that keeps within the published rate: 30 s / 5, or 30 s / 50. */
+/**
+ * The gap between the starts of two requests that keeps within the published rate: 30 s / 5, or
+ * 30 s / 50. Counted from the previous request's start, not its end: the limit counts requests in
+ * a rolling window, and a gap after each page was stored added that page's storing to every page.
+ */
 const GAP_WITHOUT_KEY_MS = 6000
 const GAP_WITH_KEY_MS = 600
 
 export interface NvdOptions extends SyncOptions {
-  /** Between two requests; default from the published rate limit (tests shorten it). */
+  /** Between the starts of two requests; default from the published rate limit (tests shorten it). */
   readonly requestGapMs?: number | undefined
   /** CVEs a page (NVD's maximum by default; tests page smaller). */
   readonly pageSize?: number | undefined
@@ -55,7 +59,7 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
   const pageSize = Math.min(PAGE_SIZE, options.pageSize ?? PAGE_SIZE)
   let changed = 0
   let failed = 0
-  let requests = 0
+  let lastRequestAt: number | undefined
 
   const windows: Array<readonly [number, number] | undefined> = []
   if (cursor.watermark === undefined) windows.push(undefined)
@@ -65,7 +69,9 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
 
   const page = (window: readonly [number, number] | undefined, startIndex: number) =>
     Effect.scoped(Effect.gen(function*() {
-      if (requests++ > 0) yield* Effect.sleep(gap)
+      const now = yield* Clock.currentTimeMillis
+      if (lastRequestAt !== undefined && lastRequestAt + gap > now) yield* Effect.sleep(lastRequestAt + gap - now)
+      lastRequestAt = yield* Clock.currentTimeMillis
       const url = new URL(base)
       url.searchParams.set("resultsPerPage", String(pageSize))
       url.searchParams.set("startIndex", String(startIndex))
