@@ -12,6 +12,8 @@ export interface Cursor {
   readonly lastDelta?: string | undefined
   /** Feeds of several parts (OSV's ecosystems): each part's own watermark. */
   readonly positions?: Readonly<Record<string, string>> | undefined
+  /** Feeds of several parts: the ETag of each part's change list, as read up to its position. */
+  readonly etags?: Readonly<Record<string, string>> | undefined
 }
 
 /** One source's row: its cursor and how its runs went (`vdb sync status`). */
@@ -74,15 +76,17 @@ const cursorOf = (v: unknown): Cursor => {
   if (typeof parsed !== "object" || parsed === null) return {}
   const o = parsed as Record<string, unknown>
   const pick = (k: string) => typeof o[k] === "string" ? o[k] : undefined
-  const positions = typeof o.positions === "object" && o.positions !== null
-    ? Object.fromEntries(Object.entries(o.positions).filter((e): e is [string, string] => typeof e[1] === "string"))
-    : undefined
+  const texts = (k: string) =>
+    typeof o[k] === "object" && o[k] !== null
+      ? Object.fromEntries(Object.entries(o[k]).filter((e): e is [string, string] => typeof e[1] === "string"))
+      : undefined
   return {
     etag: pick("etag"),
     lastModified: pick("lastModified"),
     watermark: pick("watermark"),
     lastDelta: pick("lastDelta"),
-    positions
+    positions: texts("positions"),
+    etags: texts("etags")
   }
 }
 

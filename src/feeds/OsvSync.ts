@@ -48,16 +48,20 @@ const ecosystemsConfig = Config.String("VDB_OSV_ECOSYSTEMS").pipe(
  * The changes of `modified_id.csv` newer than `since` (all when undefined),
  * read line by line and stopped at the first line not newer: the file is
  * newest first, so a run with little new reads little of it. A line that
- * does not read is counted and passed over.
+ * does not read is counted and passed over. Asked conditionally with the
+ * ETag of the list last read through (the bucket serves one): a 304 is
+ * nothing new, and the list (megabytes for the large ecosystems) is not
+ * sent again.
  */
 const changesSince = Effect.fnUntraced(
   function*(
     url: string,
     since: number | undefined,
+    etag: string | undefined,
     plan: { deadline: number; attempts?: number | undefined; backoffBaseMs?: number | undefined }
   ) {
-    const fetched = yield* politeFetch({ url, contentTypes: CSV_TYPES, ...plan })
-    if (fetched._tag === "NotModified") return { ids: [], newest: undefined, bad: 0 }
+    const fetched = yield* politeFetch({ url, etag, contentTypes: CSV_TYPES, ...plan })
+    if (fetched._tag === "NotModified") return { ids: [], newest: undefined, bad: 0, etag }
     const limits = { maxBytes: INDEX_BYTES, maxInflatedBytes: INDEX_BYTES, maxRatio: 1 }
     const ids: Array<string> = []
     let newest: string | undefined
@@ -84,7 +88,7 @@ const changesSince = Effect.fnUntraced(
       )
     )
     if (!done && rest !== "") line(rest)
-    return { ids, newest, bad }
+    return { ids, newest, bad, etag: fetched.etag }
   },
   Effect.scoped
 )
@@ -104,6 +108,7 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
   const ecosystems = yield* ecosystemsConfig.pipe(Effect.orDie)
   const plan = { deadline, attempts: options.attempts, backoffBaseMs: options.backoffBaseMs }
   const positions: Record<string, string> = { ...cursor.positions }
+  const etags: Record<string, string> = { ...cursor.etags }
   let changed = 0
   let failed = 0
 
@@ -115,7 +120,13 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
       const folder = `${base}/${encodeURIComponent(ecosystem)}`
       const position = positions[ecosystem]
       const since = position === undefined ? undefined : Date.parse(position)
-      const changes = yield* changesSince(`${folder}/modified_id.csv`, since, plan)
+      // A list's ETag counts only with the position it was read to (an ecosystem loaded again from all.zip has none).
+      const changes = yield* changesSince(
+        `${folder}/modified_id.csv`,
+        since,
+        position === undefined ? undefined : etags[ecosystem],
+        plan
+      )
       failed += changes.bad
       if (position === undefined) {
         const stored = yield* ingestZip({
@@ -166,9 +177,11 @@ export const syncOsv = Effect.fn("Feeds.syncOsv")(function*(options: SyncOptions
       }
       if (changes.newest !== undefined) positions[ecosystem] = changes.newest
       else if (position === undefined) positions[ecosystem] = new Date(0).toISOString()
+      if (changes.etag !== undefined) etags[ecosystem] = changes.etag
+      else delete etags[ecosystem]
       const now = yield* Clock.currentTimeMillis
       yield* cursors.succeeded(source, {
-        cursor: { positions: { ...positions } },
+        cursor: { positions: { ...positions }, etags: { ...etags } },
         fetched: { url: folder, etag: undefined, at: new Date(now) },
         changed,
         failed,

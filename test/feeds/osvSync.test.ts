@@ -54,13 +54,13 @@ describe.each(SqlBackends)(
               const positions = (yield* cursors.get("osv"))!.cursor.positions!
               assert.deepStrictEqual(Object.keys(positions).sort(), ["Go", "PyPI", "crates.io"])
 
-              // Nothing new: the three change lists, nothing else.
+              // Nothing new: the three change lists, nothing else, each asked with its ETag and answered 304.
               mirror.requests.length = 0
               const [second] = yield* syncSources(["osv"], OPTIONS)
               assert.deepStrictEqual([second!.status, second!.changed], ["unchanged", 0])
               assert.deepStrictEqual(
-                mirror.requests.map((r) => r.path),
-                ["Go", "PyPI", "crates.io"].map((e) => `/osv/${e}/modified_id.csv`)
+                mirror.requests.map((r) => [r.path, r.conditional, r.status]),
+                ["Go", "PyPI", "crates.io"].map((e) => [`/osv/${e}/modified_id.csv`, true, 304])
               )
 
               // PyPI changes one record and publishes a malformed one: exactly those two are fetched; one changes, one fails.
