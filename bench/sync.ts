@@ -12,7 +12,8 @@
 // - N readers (default 4) of `GET /v1/vuln/{id}` at R requests/s in all (default 100) during the first
 //   sync: p99 (target <= 50 ms);
 // - after the mirror publishes a one-hour delta (about 500 records), the incremental sync (target <= 10 s);
-// - then a sync with nothing changed (target <= 2 s): the requests the mirror saw, by source, conditional or not.
+// - then a sync with nothing changed (target <= 2 s): the requests the mirror saw, by source, conditional or
+//   not; against it, `bin/vdb sync status` (the CLI's own start and one round trip).
 // Writes bench/results/sync.json.
 import { Effect, Layer, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
@@ -203,7 +204,9 @@ const program = Effect.gen(function*() {
   const incremental = yield* sync(SOURCES)
   console.error(`  ${rounded(incremental.seconds, 2)} s: ${JSON.stringify(incremental.outcomes)}`)
 
-  console.error("sync with nothing changed …")
+  // What the CLI costs around any sync: its start and one admin-socket round trip.
+  const cli = yield* sync(["status"])
+  console.error(`sync with nothing changed (the CLI alone, \`bin/vdb sync status\`: ${rounded(cli.seconds, 2)} s) …`)
   const asked = mirror.hits.length
   const unchanged = yield* sync(SOURCES)
   const unchangedRequests = requestsOf(mirror.hits.slice(asked))
@@ -235,6 +238,8 @@ const program = Effect.gen(function*() {
     incremental: { records: delta, seconds: rounded(incremental.seconds, 2), outcomes: incremental.outcomes },
     unchanged: {
       seconds: rounded(unchanged.seconds, 2),
+      /** Baseline, same run: `bin/vdb sync status` (the CLI's start and one round trip to the server). */
+      cliSeconds: rounded(cli.seconds, 2),
       requests: unchangedRequests,
       onlyConditional,
       outcomes: unchanged.outcomes
