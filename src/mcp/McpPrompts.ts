@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
 import { McpServer } from "effect/ai"
 import { McpToolHandlers } from "./McpTools.ts"
-import { type Grounding, PROMPT_DEFINITIONS, type PromptDefinition } from "./PromptDefinitions.ts"
+import type { Grounding, PromptDefinition } from "./PromptDefinition.ts"
+import { PROMPT_DEFINITIONS } from "./PromptDefinitions.ts"
 import type { ToolName } from "./ToolDefinitions.ts"
 import type { ToolHandlers } from "./VulnLookups.ts"
 
