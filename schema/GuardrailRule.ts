@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { statusOf } from "./ErrorStatus.ts"
-import { Violation } from "./GatewayError.ts"
+import { Violation } from "./PolicyRefusal.ts"
 
 /**
  * Guardrail rules: an organization's regular-expression rules over the text

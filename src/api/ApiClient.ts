@@ -2,26 +2,10 @@ import { Clock, Context, Effect, Layer, Redacted, Semaphore } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
 import { formatApiKey } from "../auth/ApiKey.ts"
+import { type ClientCredentials, hasSecret, type OrgSecretCredentials } from "../auth/OrgCredentials.ts"
 import { signTokenRequest } from "../auth/SigV4Token.ts"
 import { Api } from "./Api.ts"
 import { Authentication, SignedRequest, SignInFailed } from "./ApiSecurity.ts"
-
-export interface OrgSecretCredentials {
-  readonly orgUuid: string
-  readonly secret: Redacted.Redacted<string>
-}
-
-/** What `bin/vdb auth login` stores: the `ApiKey` header value, no secret (so no JWT sign-in). */
-export interface OrgApiKeyCredentials {
-  readonly orgUuid: string
-  /** `ApiKey <uuid>:<hex>`. */
-  readonly apiKey: Redacted.Redacted<string>
-}
-
-export type ClientCredentials = OrgSecretCredentials | OrgApiKeyCredentials
-
-export const hasSecret = (credentials: ClientCredentials): credentials is OrgSecretCredentials =>
-  "secret" in credentials
 
 /** `apiKey`: a static `ApiKey` header. `jwt`: sign in with AWS4-HMAC-SHA512, send `Bearer`, refresh before expiry. */
 export type CredentialMode = "apiKey" | "jwt"

@@ -2,8 +2,8 @@ import { Config, Effect, Option, Redacted, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
+import type { ClientCredentials, OrgSecretCredentials } from "../auth/OrgCredentials.ts"
 import { Host, ServicePorts, urlHostOf } from "../config/AppConfig.ts"
-import type { ClientCredentials, OrgSecretCredentials } from "./ApiClient.ts"
 
 const ExplicitApiUrl = Config.option(Config.String("VDB_API_URL"))
 

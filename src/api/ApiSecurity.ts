@@ -8,14 +8,8 @@ import {
   TooManyRequestsBody,
   UnauthorizedBody
 } from "../../schema/ErrorBody.ts"
+import type { CurrentOrg } from "../auth/CurrentOrg.ts"
 import type { RateDecision } from "../ratelimit/Windows.ts"
-
-/** The authenticated organization of the current request. */
-export class CurrentOrg extends Context.Service<CurrentOrg, {
-  readonly uuid: string
-  readonly perMinute: number
-  readonly perWeek: number
-}>()("vdb/api/CurrentOrg") {}
 
 /**
  * What the authentication middleware learned about the current request, read

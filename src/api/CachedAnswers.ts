@@ -4,7 +4,7 @@ import { CveSummary } from "../../schema/CveSummary.ts"
 import { ExploitResponse } from "../../schema/ExploitResponse.ts"
 import { type Coding, MIN_COMPRESS_BYTES } from "../http/Compression.ts"
 import type { SummaryBody } from "../vulns/Summary.ts"
-import type { Lookup } from "../vulns/VulnStore.ts"
+import type { Lookup } from "../vulns/VulnStoreShapes.ts"
 import { weakEtag } from "./Conditional.ts"
 import type { Built } from "./ResponseCache.ts"
 

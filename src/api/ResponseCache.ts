@@ -1,5 +1,6 @@
 import { Clock, Config, Context, Effect, Layer, Metric, Schedule, Stream } from "effect"
-import { type Invalidated, Invalidation } from "../db/Invalidation.ts"
+import { Invalidation } from "../db/Invalidation.ts"
+import type { Invalidated } from "../db/InvalidationBus.ts"
 import { readTouched, touchKey } from "../vulns/TouchedRecords.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 

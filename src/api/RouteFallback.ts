@@ -3,6 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import type { ErrorBody } from "../../schema/ErrorBody.ts"
 import { ApiKeyAuth } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
+import { VerifiedTokens } from "../auth/VerifiedTokens.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import {
   routeFallback,
@@ -13,7 +14,6 @@ import {
 } from "../server/RouteFallback.ts"
 import { Api } from "./Api.ts"
 import { DOCS_PATH, DOCS_SCRIPT_PATH } from "./ApiDocs.ts"
-import { VerifiedTokens } from "./VerifiedTokens.ts"
 
 /** Plain routes of the API service beside the HttpApi's own endpoints: the OpenAPI document, the docs page and its script, and `/`. */
 const EXTRA_GET_PATHS = ["/v1/openapi.json", DOCS_PATH, DOCS_SCRIPT_PATH, "/"]

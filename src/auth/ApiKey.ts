@@ -8,11 +8,18 @@ export const apiKeyDigest = (secret: string, orgUuid: string): string =>
 export const formatApiKey = (orgUuid: string, secret: string): string =>
   `ApiKey ${orgUuid}:${apiKeyDigest(secret, orgUuid)}`
 
-const API_KEY = /^ApiKey ([0-9a-fA-F-]{36}):([0-9a-f]{64})$/
+/** RFC 9110 §11.1: the scheme is case-insensitive (`apikey` is `ApiKey`), then one or more spaces. */
+const SCHEME = /^apikey +/i
+const CREDENTIAL = /^([0-9a-fA-F-]{36}):([0-9a-f]{64})$/
+
+/** Whether an `Authorization` value is of the `ApiKey` scheme, whatever follows. */
+export const isApiKeyScheme = (header: string): boolean => SCHEME.test(header.trim())
 
 /** Splits an `ApiKey <uuid>:<hex>` header value; undefined when it is not of that shape. */
 export const parseApiKey = (header: string): { readonly orgUuid: string; readonly digest: string } | undefined => {
-  const match = API_KEY.exec(header.trim())
+  const trimmed = header.trim()
+  const scheme = SCHEME.exec(trimmed)
+  const match = scheme === null ? null : CREDENTIAL.exec(trimmed.slice(scheme[0].length))
   return match === null ? undefined : { orgUuid: match[1]!.toLowerCase(), digest: match[2]! }
 }
 

@@ -1,5 +1,5 @@
 import { Cache, Cause, Duration, Effect, Exit, type Scope } from "effect"
-import type { InvalidationBus, InvalidationChannel } from "../db/Invalidation.ts"
+import type { InvalidationBus, InvalidationChannel } from "../db/InvalidationBus.ts"
 import type { BackendUnavailable } from "./BackendUnavailable.ts"
 import { BACKEND_TIMEOUT, KEY_CACHE_CAPACITY } from "./KeyCacheTtl.ts"
 

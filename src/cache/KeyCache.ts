@@ -1,5 +1,5 @@
 import { type Duration, Effect, type Scope } from "effect"
-import type { InvalidationBus, InvalidationChannel } from "../db/Invalidation.ts"
+import type { InvalidationBus, InvalidationChannel } from "../db/InvalidationBus.ts"
 import { type BackendCache, makeBackendCache } from "./BackendCache.ts"
 import { BackendUnavailable } from "./BackendUnavailable.ts"
 

@@ -1,7 +1,8 @@
 import { Effect, Stream } from "effect"
 import { FileUnreadable } from "../ingest/FileBytes.ts"
-import { ingestFiles, type IngestOptions } from "../ingest/Ingest.ts"
+import { ingestFiles } from "../ingest/Ingest.ts"
 import type { IngestSummary } from "../ingest/IngestEvents.ts"
+import type { IngestOptions } from "../ingest/IngestOptions.ts"
 import type { IngestSource } from "../ingest/Upstream.ts"
 import type { FeedRefused } from "./FeedError.ts"
 

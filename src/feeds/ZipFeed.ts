@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { join } from "node:path"
-import type { IngestOptions } from "../ingest/Ingest.ts"
+import type { IngestOptions } from "../ingest/IngestOptions.ts"
 import type { IngestSource } from "../ingest/Upstream.ts"
 import { type BodyLimits, guardBody } from "./BodyGuard.ts"
 import { refused } from "./FeedError.ts"

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { AnthropicErrorEnvelope, OpenAiErrorEnvelope } from "../../schema/GatewayError.ts"
+import { AnthropicErrorEnvelope, OpenAiErrorEnvelope } from "../../schema/GatewayErrorEnvelope.ts"
 import { AnthropicModelList, OpenAiModelList } from "../../schema/GatewayRequest.ts"
 
 /**

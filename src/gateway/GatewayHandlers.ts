@@ -7,7 +7,6 @@ import {
   GatewayUnknownProvider,
   RouteNotFound,
   UnsupportedApi,
-  UnsupportedKiroApi,
   UriTooLong
 } from "../../schema/GatewayError.ts"
 import { compressBody, negotiate } from "../http/Compression.ts"
@@ -18,18 +17,16 @@ import { OrgLabel } from "../metrics/OrgLabel.ts"
 import { Nonces } from "../nonces/Nonces.ts"
 import { spanWhenTraced, TracingOn } from "../observability/Tracing.ts"
 import type { Endpoint } from "../providers/catalog/ProviderSpec.ts"
-import type { CustomRoute } from "../providers/custom/CustomProviders.ts"
-import { type Provider, ProviderCatalog, routesServing, surfaceOf } from "../providers/ProviderCatalog.ts"
+import { ProviderCatalog, routesServing, surfaceOf } from "../providers/ProviderCatalog.ts"
 import { segmentTooLong } from "../server/RouteFallback.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
-import { ServiceKeys } from "../servicekeys/ServiceKeys.ts"
 import { ProviderKeys } from "../vault/ProviderKeys.ts"
+import { dialectOfProvider, type HeaderRecord, makeAdmission, type OrgSource, type RouteParams } from "./Admission.ts"
 import { CustomRelay } from "./custom/CustomRelay.ts"
 import type { Dialect } from "./dialects/Dialect.ts"
 import type { GatewayFailure } from "./dialects/GatewayFailure.ts"
 import { type KiroCall, KiroRelay } from "./kiro/KiroRelay.ts"
 import { modelList } from "./ModelList.ts"
-import { authenticate, headerOrg } from "./pipeline/Authenticate.ts"
 import { Inspection } from "./pipeline/Inspection.ts"
 import { allowVerdict } from "./pipeline/Verdict.ts"
 import { countBytes } from "./relay/ByteCounter.ts"
@@ -46,14 +43,6 @@ import {
 } from "./RelayAnswer.ts"
 import { firewallHeaders } from "./ResponseHeaders.ts"
 
-type HeaderRecord = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-
-/** The path parameters of a gateway route, as `GatewayApi` declares them. */
-export interface RouteParams {
-  readonly provider: string
-  readonly org?: string | undefined
-}
-
 /**
  * What the inference relay reads of a request: the platform's request, or
  * the Node request itself when the relay is answered below the router
@@ -61,9 +50,6 @@ export interface RouteParams {
  * body are read from it directly.
  */
 export type RelayRequest = Pick<HttpServerRequest, "source" | "url" | "headers" | "arrayBuffer">
-
-/** Where a route finds the organization: the path, the legacy header, or nowhere (always 401). */
-export type OrgSource = "path" | "header" | "none"
 
 /** Node's own header record: no copy per request. */
 const incomingHeaders = (request: RelayRequest): HeaderRecord =>
@@ -88,21 +74,15 @@ const nonceCount = (url: string): Effect.Effect<number, GatewayInvalidRequest> =
 const dialectOfEndpoint = (endpoint: Endpoint): Dialect =>
   endpoint === "messages" || endpoint === "count_tokens" ? "anthropic" : "openai"
 
-/** Listings and refusals outside a surface route speak the provider's main surface. */
-const dialectOfProvider = (provider: Provider | undefined): Dialect =>
-  provider !== undefined && provider.spec.surfaces[0] === "messages" ? "anthropic" : "openai"
-
 export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gateway/GatewayHandlers", {
   make: Effect.gen(function*() {
     const catalog = yield* ProviderCatalog
-    const serviceKeys = yield* ServiceKeys
     const providerKeys = yield* ProviderKeys
     const inspection = yield* Inspection
-    // With tracing on, the request's steps before the upstream call: the service key, then the
-    // firewall (policies, sealed blocks, guardrails; their own spans, e.g. `Guardrails.check`, below).
-    const traced = yield* TracingOn
-    const authenticated = spanWhenTraced(traced, "gateway.authenticate")
-    const firewalled = spanWhenTraced(traced, "gateway.firewall")
+    // With tracing on, the firewall's step before the upstream call (policies, sealed blocks,
+    // guardrails; their own spans, e.g. `Guardrails.check`, below); the service key's is `Admission`'s.
+    const firewalled = spanWhenTraced(yield* TracingOn, "gateway.firewall")
+    const admit = yield* makeAdmission
     const upstream = yield* UpstreamClient
     const inferenceLog = yield* InferenceLog
     const nonces = yield* Nonces
@@ -110,52 +90,6 @@ export class GatewayHandlers extends Context.Service<GatewayHandlers>()("vdb/gat
     const kiroRelay = yield* KiroRelay
     const context = yield* Effect.context<never>()
     const orgLabel = yield* OrgLabel
-
-    /** Provider and surface checks, then authentication: shared by every route. */
-    const admit = Effect.fnUntraced(function*(
-      exchange: Exchange,
-      params: RouteParams,
-      headers: HeaderRecord,
-      orgSource: OrgSource,
-      endpoint: Endpoint | undefined
-    ) {
-      const slug = params.provider
-      const org = orgSource === "path" ? params.org : orgSource === "header" ? headerOrg(headers) : undefined
-      const provider = catalog.lookup(slug)
-      if (provider === undefined) return yield* admitCustom(exchange, slug, org, headers, endpoint)
-      if (endpoint === undefined) exchange.dialect = dialectOfProvider(provider)
-      if (endpoint !== undefined && provider.upstreamPaths[endpoint] === undefined) {
-        return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(provider) })
-      }
-      const orgUuid = yield* authenticated(authenticate(serviceKeys, org, headers))
-      return { provider, orgUuid, route: undefined as CustomRoute | undefined }
-    })
-
-    /**
-     * A slug that is not built in: the named organization's own custom provider. An unknown slug, another
-     * organization's slug, and a slug asked for without that organization's key all take this one path (the
-     * organization's cached map, then authentication) and end in the same 404: neither the answer, its
-     * dialect nor the work done tells whether an organization has the slug.
-     */
-    const admitCustom = Effect.fnUntraced(function*(
-      exchange: Exchange,
-      slug: string,
-      org: string | undefined,
-      headers: HeaderRecord,
-      endpoint: Endpoint | undefined
-    ) {
-      const route = org === undefined ? undefined : yield* custom.lookup(org, slug)
-      const orgUuid = yield* authenticated(authenticate(serviceKeys, org, headers)).pipe(
-        Effect.catchTag("InvalidApiKey", () => Effect.fail(new GatewayUnknownProvider({ provider: slug })))
-      )
-      if (route === undefined) return yield* new GatewayUnknownProvider({ provider: slug })
-      if (endpoint === undefined) exchange.dialect = dialectOfProvider(route)
-      if (endpoint === "kiro") return yield* new UnsupportedKiroApi({ provider: slug })
-      if (endpoint !== undefined && route.upstreamPaths[endpoint] === undefined) {
-        return yield* new UnsupportedApi({ provider: slug, surface: surfaceOf(endpoint), use: routesServing(route) })
-      }
-      return { provider: route as Provider, orgUuid, route: route as CustomRoute | undefined }
-    })
 
     const relay = Effect.fnUntraced(function*(
       request: RelayRequest,

@@ -8,7 +8,8 @@ import { TracingOn } from "../observability/Tracing.ts"
 import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
-import type { RelayRequest, RouteParams } from "./GatewayHandlers.ts"
+import type { RouteParams } from "./Admission.ts"
+import type { RelayRequest } from "./GatewayHandlers.ts"
 import type { RelayAnswer } from "./RelayAnswer.ts"
 
 /** An inference handler of `GatewayHandlers`: it answers every request, failures in the route's dialect. */

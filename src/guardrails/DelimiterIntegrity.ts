@@ -1,4 +1,4 @@
-import { PolicyRefusal, type Violation } from "../../schema/GatewayError.ts"
+import { PolicyRefusal, type Violation } from "../../schema/PolicyRefusal.ts"
 import type { DelimiterIntegrityRule } from "./GuardrailOutcome.ts"
 
 /** What a request's tampered sealed blocks come to under the organization's `delimiter_integrity` rules. */

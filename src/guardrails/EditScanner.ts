@@ -1,6 +1,6 @@
 import { BACKSLASH, decodedKey, QUOTE, skipWhitespace } from "./JsonBytes.ts"
+import type { JsonPath } from "./JsonPath.ts"
 import type { TextChange } from "./TextChanges.ts"
-import type { JsonPath } from "./TextSegments.ts"
 
 /**
  * Finding where a document's edits land: a scanner that descends only into

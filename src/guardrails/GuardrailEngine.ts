@@ -9,10 +9,11 @@ import {
 import { type CompiledRuleSet, compileRuleSet } from "./CompiledRules.ts"
 import { evaluateSegments, makeScratch, type Scratch } from "./Evaluation.ts"
 import type { DelimiterIntegrityRule, GuardrailOutcome } from "./GuardrailOutcome.ts"
+import type { JsonPath } from "./JsonPath.ts"
 import { shapeOf, spliceStrings, type StringEdit } from "./JsonSplice.ts"
 import { payloadChange } from "./RedactionSpans.ts"
 import type { RuleCache } from "./RuleCache.ts"
-import { type JsonPath, readSegments } from "./TextSegments.ts"
+import { readSegments } from "./TextSegments.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const noRules = compileRuleSet([], "none")

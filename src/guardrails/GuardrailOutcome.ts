@@ -1,5 +1,5 @@
-import type { Violation } from "../../schema/GatewayError.ts"
 import type { GuardrailDecision } from "../../schema/GuardrailRule.ts"
+import type { Violation } from "../../schema/PolicyRefusal.ts"
 
 /**
  * What the guardrails answer for a request, apart from the service so the engine

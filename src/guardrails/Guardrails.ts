@@ -16,8 +16,6 @@ import { type GuardrailStore, memoryGuardrailStore, sqlGuardrailStore } from "./
 import { makeRuleBook } from "./RuleBook.ts"
 import { makeRuleCache } from "./RuleCache.ts"
 
-export type { DelimiterIntegrityRule, GuardrailOutcome }
-
 /**
  * The guardrail engine: an organization's RE2 rules, compiled once per
  * rule-set version and run over every text segment of a request (system

@@ -1,8 +1,7 @@
 import { Clock, Effect, Fiber, Queue, Stream } from "effect"
-import { hash as digest } from "node:crypto"
 import { countIngested } from "../metrics/DataMetrics.ts"
-import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
+import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStoreShapes.ts"
 import { fileBytes } from "./FileBytes.ts"
 import { type FormatReaders, isItemProblem, message, normaliseInline, slim, wholeTextReader } from "./FormatReaders.ts"
 import * as Formats from "./formats/index.ts"
@@ -18,11 +17,9 @@ import {
 } from "./IngestEvents.ts"
 import type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 import { defaultWorkers, makeNormalisePool, type NormalisePool } from "./NormalisePool.ts"
+import { contentHash, makeSeenItems } from "./SeenItems.ts"
 import { planIngest } from "./SourceFiles.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
-
-export type { FormatReaders } from "./FormatReaders.ts"
-export type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
 
 const DEFAULT_BATCH = 2000
 const DEFAULT_IN_FLIGHT = 3
@@ -34,13 +31,6 @@ const MAX_BATCH_BYTES = 32 * 1024 * 1024
  * has them by reason). Random bytes read as NDJSON give one per line: millions.
  */
 const MAX_PROBLEM_EVENTS = 1000
-/**
- * Items of a run remembered for duplicate detection (about 200 bytes each).
- * Past this many, new keys are no longer remembered, so memory stays bounded
- * whatever the input: a later copy of such an item is written over the
- * earlier one (reported `updated` or `unchanged`) instead of being dropped.
- */
-const MAX_SEEN = 1_000_000
 /** Reads handled between two yields to the other fibers (HTTP requests among them). */
 const READS_PER_STEP = 32
 /** Milliseconds of reading between two yields, whatever the number of reads. */
@@ -48,18 +38,6 @@ const STEP_MS = 1
 /** While a file gives no batch to write, progress still goes out this often. */
 const PROGRESS_EVERY_MS = 1000
 const MAX_REASONS = 50
-const MAX_CONFLICTS = 50
-
-/** One-shot `crypto.hash`: no Hash object per item (about 0.4 µs of 3.5 for a 5 KB record). */
-const contentHash = (text: string) => digest("sha256", text, "base64url")
-
-/**
- * A duplicate-detection entry: `hash NUL position`. `join` builds a flat string (a `+` would
- * leave a rope of three objects); the hash has a fixed length and no NUL.
- */
-const seenEntry = (hash: string, position: string) => [hash, position].join("\u0000")
-const sameHash = (entry: string, hash: string) => entry.charCodeAt(hash.length) === 0 && entry.startsWith(hash)
-const seenPosition = (entry: string) => entry.slice(entry.indexOf("\u0000") + 1)
 
 /**
  * Ingests files read in this process (tests, benchmarks, the CLI without a
@@ -145,10 +123,7 @@ const run = Effect.fn("Ingest.run")(function*(
     perSecond: 0
   }
   const reasons: Record<string, number> = {}
-  // Each item read so far: its content hash and position in one flat string (`seenEntry`). One
-  // object an entry rather than three: the map lives through the whole run, so every major GC marks it.
-  const seen = new Map<string, string>()
-  const conflicts: Array<{ source: string; identifier: string; kept: string; dropped: string }> = []
+  const seen = makeSeenItems()
   let batch: Array<{ readonly item: UpstreamItem; readonly hash: string }> = []
   let batchBytes = 0
   let current = ""
@@ -271,25 +246,13 @@ const run = Effect.fn("Ingest.run")(function*(
         yield* skip(item.position, item.reason)
         continue
       }
-      const key = `${item.source}\u0000${item.identifier}`
       const hash = contentHash(item.raw)
-      const first = seen.get(key)
-      if (first !== undefined) {
+      const seenBefore = seen.see(item, hash)
+      if (seenBefore !== "new") {
         tally.duplicates++
-        if (!sameHash(first, hash)) {
-          tally.conflicting++
-          if (conflicts.length < MAX_CONFLICTS) {
-            conflicts.push({
-              source: item.source,
-              identifier: item.identifier,
-              kept: seenPosition(first),
-              dropped: item.position
-            })
-          }
-        }
+        if (seenBefore === "conflicting") tally.conflicting++
         continue
       }
-      if (seen.size < MAX_SEEN) seen.set(key, seenEntry(hash, item.position))
       // With workers the parsed document is rebuilt there from `raw`: drop it now, not after the batch.
       batch.push({ item: pool === undefined ? item : slim(item), hash })
       batchBytes += item.raw.length
@@ -328,5 +291,7 @@ const run = Effect.fn("Ingest.run")(function*(
   yield* drain
   if (tally.normalised >= analyzeAfter) yield* refreshStatistics
   yield* stamp
-  yield* emit(new IngestSummary({ ...tally, skippedReasons: reasons, conflicts, ignoredFiles: plan.ignored }))
+  yield* emit(
+    new IngestSummary({ ...tally, skippedReasons: reasons, conflicts: seen.conflicts, ignoredFiles: plan.ignored })
+  )
 })

@@ -1,6 +1,6 @@
 import { Cause, Effect, Layer } from "effect"
-import type { FailedItem, NormalisedItem, PendingCursor, RawItem } from "../vulns/VulnStore.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
+import type { FailedItem, NormalisedItem, PendingCursor, RawItem } from "../vulns/VulnStoreShapes.ts"
 import { makeNormalisePool, type WorkerItem } from "./NormalisePool.ts"
 import type { IngestSource } from "./Upstream.ts"
 

@@ -3,7 +3,8 @@ import type { IngestSource } from "../../schema/Source.ts"
 
 /** The sources that publish a CSV form (EPSS and Exploit-DB only that; KEV also as JSON). */
 export const CSV_SOURCES: ReadonlyArray<IngestSource> = ["epss", "exploit-db", "cisa-kev", "vulncheck-kev"]
-export type { EpssScore, KnownExploited, Normalised } from "../vulns/Normalised.ts"
+export type { EpssScore } from "../vulns/EpssScore.ts"
+export type { KnownExploited, Normalised } from "../vulns/Normalised.ts"
 
 /** One upstream item as read from a file, before normalisation: stored raw first (phase 1). */
 export interface UpstreamItem {

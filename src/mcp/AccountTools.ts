@@ -61,7 +61,7 @@ export const accountToolHandlers = Effect.gen(function*() {
     get_usage: Effect.fn("McpTools.get_usage")(function*(p: ToolParams<"get_usage">) {
       const { orgUuid } = yield* McpCaller
       const now = yield* Clock.currentTimeMillis
-      const since = typeof p.since === "string" && p.since !== "" ? new Date(p.since) : new Date(now - 7 * 86_400_000)
+      const since = p.since === undefined || p.since === "" ? new Date(now - 7 * 86_400_000) : new Date(p.since)
       // JavaScript reads years PostgreSQL refuses (before 4713 BC): outside this range the query would fail.
       if (Number.isNaN(since.getTime()) || since.getTime() < SINCE_FROM || since.getTime() >= SINCE_UNTIL) {
         return yield* fail("invalid_argument", "since must be an ISO 8601 date or time in the years 1970 to 9999")

@@ -67,8 +67,7 @@ export const gatewayToolHandlers = Effect.gen(function*() {
     check_guardrails: Effect.fn("McpTools.check_guardrails")(function*(p: ToolParams<"check_guardrails">) {
       const { orgUuid } = yield* McpCaller
       // Its length is checked as the arguments are decoded (GuardrailText).
-      const text = typeof p.text === "string" ? p.text : ""
-      const check = yield* guardrails.check(orgUuid, text).pipe(
+      const check = yield* guardrails.check(orgUuid, p.text).pipe(
         Effect.catch(() => fail("unavailable", "guardrails cannot be evaluated right now; retry shortly"))
       )
       // The verdict names rules, never the matched text (nothing of the input is echoed).

@@ -5,6 +5,7 @@ import { accountToolHandlers } from "./AccountTools.ts"
 import { exploitToolHandlers } from "./ExploitTools.ts"
 import { gatewayToolHandlers } from "./GatewayTools.ts"
 import { McpCaller } from "./McpCaller.ts"
+import { riskToolHandlers } from "./RiskTools.ts"
 import { TOOL_DEFINITIONS, type ToolDefinition, type VdbToolDefinition } from "./ToolDefinitions.ts"
 import { ToolFailure, ToolResult } from "./ToolKit.ts"
 import type { ToolHandlers } from "./VulnLookups.ts"
@@ -16,8 +17,14 @@ import { vulnToolHandlers } from "./VulnTools.ts"
  * from the MCP registration so prompts and resources reuse them.
  */
 const makeToolHandlers = Effect.map(
-  Effect.all([vulnToolHandlers, exploitToolHandlers, accountToolHandlers, gatewayToolHandlers]),
-  ([vulns, exploits, account, gateway]): ToolHandlers => ({ ...vulns, ...exploits, ...account, ...gateway })
+  Effect.all([vulnToolHandlers, riskToolHandlers, exploitToolHandlers, accountToolHandlers, gatewayToolHandlers]),
+  ([vulns, risk, exploits, account, gateway]): ToolHandlers => ({
+    ...vulns,
+    ...risk,
+    ...exploits,
+    ...account,
+    ...gateway
+  })
 )
 
 // One toolkit, built from the definitions: the handler record above must name every tool.

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { prompt, type PromptDefinition } from "./PromptDefinition.ts"
 import { GuardrailText, MAX_BATCH } from "./ToolKit.ts"
 
 /**
@@ -8,7 +9,7 @@ import { GuardrailText, MAX_BATCH } from "./ToolKit.ts"
  * `bin/vdb mcp prompts` and docs/mcp.md all read this list.
  */
 const Identifier = Schema.String.annotate({ description: "A vulnerability identifier (CVE, GHSA, OSV, EUVD, ...)" })
-const listOf = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
+const listOf = (value: string) => value.split(",").map((s) => s.trim()).filter((s) => s !== "")
 // Refused while the arguments are decoded, so a longer list is the prompt's invalid-params
 // error (a failure of the prompt's content would reach the client as an internal error).
 const Identifiers = Schema.String.check(
@@ -32,30 +33,8 @@ const Audience = suggested("Optional: who reads it", ["board", "CISO", "customer
 const MissionImpact = suggested("Optional: mission and well-being impact for us", ["low", "medium", "high"])
 const Focus = suggested("Optional: a concern to focus on", ["PII", "secrets", "prompt injection"])
 
-export interface PromptDefinition {
-  readonly name: string
-  readonly title: string
-  readonly description: string
-  /** Its argument schemas, needing no service to decode (which keeps the registration's requirements known). */
-  readonly parameters: {
-    readonly [name: string]: Schema.Struct.Fields[string] & {
-      readonly DecodingServices: never
-      readonly EncodingServices: never
-    }
-  }
-  /** Tool calls (name and arguments from the prompt's arguments) whose results ground the message. */
-  readonly grounding: (
-    args: Record<string, string | undefined>
-  ) => ReadonlyArray<readonly [tool: string, params: Record<string, unknown>]>
-  readonly instruction: (args: Record<string, string | undefined>) => string
-  /** Values `completion/complete` offers per argument; an argument without any gets an empty list. */
-  readonly suggestions?: Readonly<Record<string, ReadonlyArray<string>>>
-}
-
-const audience = (args: Record<string, string | undefined>) =>
+const audience = (args: { readonly audience?: string }) =>
   args.audience === undefined ? "" : ` The audience is: ${args.audience}.`
-
-const prompt = (d: PromptDefinition) => d
 
 export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
   prompt({
@@ -241,7 +220,7 @@ export const PROMPT_DEFINITIONS: ReadonlyArray<PromptDefinition> = [
         Schema.String.annotate({ description: "Optional: only entries added on or after this date (YYYY-MM-DD)" })
       )
     },
-    grounding: (a) => [["recent_kev_entries", { since: a.since, limit: 25 }]],
+    grounding: (a) => [["recent_kev_entries", { ...(a.since === undefined ? {} : { since: a.since }), limit: 25 }]],
     instruction: () =>
       "Write a briefing on these recently added known-exploited vulnerabilities: group them, call out ransomware use, and list what to check first."
   }),

@@ -1,4 +1,4 @@
-import type { SourceRecord } from "../vulns/VulnStore.ts"
+import type { SourceRecord } from "../vulns/VulnStoreShapes.ts"
 
 /**
  * Facts read out of the stored CVE 5.1 records (CNA container plus the ADP

@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import { identifierProblem, normaliseIdentifier } from "../vulns/Identifier.ts"
-import type { ExploitRecord, Lookup } from "../vulns/VulnStore.ts"
+import type { ExploitRecord } from "../vulns/Normalised.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
+import type { Lookup } from "../vulns/VulnStoreShapes.ts"
 import type { McpCaller } from "./McpCaller.ts"
 import { cvssOf } from "./RecordFacts.ts"
 import type { ToolName, ToolParams } from "./ToolDefinitions.ts"
@@ -25,9 +26,8 @@ export const EXPLOIT_SCAN = 1000
 export const makeVulnLookups = Effect.gen(function*() {
   const store = yield* VulnStore
 
-  const identify = (raw: unknown) =>
+  const identify = (text: string) =>
     Effect.gen(function*() {
-      const text = typeof raw === "string" ? raw : ""
       const problem = identifierProblem(text)
       if (problem !== undefined) return yield* fail("invalid_argument", problem)
       const id = normaliseIdentifier(text)
@@ -49,17 +49,17 @@ export const makeVulnLookups = Effect.gen(function*() {
     )
 
   /** The identifier's records (with bodies); fails when no source knows it. */
-  const known = (raw: unknown) =>
+  const known = (identifier: string) =>
     Effect.gen(function*() {
-      const id = yield* identify(raw)
+      const id = yield* identify(identifier)
       const lookup = yield* store.lookup(id)
       if (lookup.records.length === 0) return yield* unknown(id)
       return { id, lookup }
     })
 
-  const allExploits = (raw: unknown) =>
+  const allExploits = (identifier: string) =>
     Effect.gen(function*() {
-      const id = yield* identify(raw)
+      const id = yield* identify(identifier)
       const page = yield* store.exploits(id, { limit: EXPLOIT_SCAN, offset: 0, includeContent: false })
       if (page.count === 0 && (yield* store.lookup(id, { bodies: false })).records.length === 0) {
         return yield* unknown(id)

@@ -1,29 +1,16 @@
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { identifierProblem, normaliseIdentifier } from "../vulns/Identifier.ts"
 import { buildSummary } from "../vulns/Summary.ts"
-import { recentKev } from "./RecentKev.ts"
-import {
-  affectedOf,
-  cvssOf,
-  cweOf,
-  descriptionsOf,
-  epssOf,
-  kevOf,
-  referencesOf,
-  ssvcOf,
-  titleOf
-} from "./RecordFacts.ts"
+import { affectedOf, cvssOf, cweOf, descriptionsOf, kevOf, referencesOf, titleOf } from "./RecordFacts.ts"
+import type { RiskToolName } from "./RiskTools.ts"
 import type { ToolNameIn, ToolParams } from "./ToolDefinitions.ts"
-import { fail, isCalendarDate, MAX_BATCH, nextCursorFor, pageOf, pageRequest, result, truncate } from "./ToolKit.ts"
+import { fail, pageOf, pageRequest, result, truncate } from "./ToolKit.ts"
 import { makeVulnLookups, type ToolHandlers } from "./VulnLookups.ts"
 
-/** The vulnerability-record tools: lookups, facts read from the CVE 5.1 records, comparisons and the KEV feed. */
+/** The vulnerability-record tools: lookups, facts read from the CVE 5.1 records and comparisons (risk: `RiskTools.ts`). */
 export const vulnToolHandlers = Effect.gen(function*() {
   const { cvssMax, identify, known, store, unknown } = yield* makeVulnLookups
-  const sql = yield* SqlClient.SqlClient
 
-  const handlers: ToolHandlers<ToolNameIn<"vulnerabilities">> = {
+  const handlers: ToolHandlers<Exclude<ToolNameIn<"vulnerabilities">, RiskToolName>> = {
     lookup_vulnerability: Effect.fn("McpTools.lookup_vulnerability")(function*(p: ToolParams<"lookup_vulnerability">) {
       const { id, lookup } = yield* known(p.identifier)
       const records = lookup.records.map((r) => ({
@@ -109,35 +96,6 @@ export const vulnToolHandlers = Effect.gen(function*() {
       )
     }),
 
-    get_kev_status: Effect.fn("McpTools.get_kev_status")(function*(p: ToolParams<"get_kev_status">) {
-      const { id, lookup } = yield* known(p.identifier)
-      const entries = kevOf(lookup.records)
-      const listed = entries.length > 0
-      return result(
-        listed
-          ? `${id} is KNOWN EXPLOITED: ${
-            entries.map((e) =>
-              `${e.source} added ${e.dateAdded ?? "?"}${e.dueDate === null ? "" : `, due ${e.dueDate}`}${
-                e.knownRansomwareCampaignUse === null ? "" : `, ransomware: ${e.knownRansomwareCampaignUse}`
-              }`
-            ).join("; ")
-          }`
-          : `${id} is not in a known-exploited catalog`,
-        { identifier: id, knownExploited: listed, entries }
-      )
-    }),
-
-    get_epss: Effect.fn("McpTools.get_epss")(function*(p: ToolParams<"get_epss">) {
-      const { id, lookup } = yield* known(p.identifier)
-      const epss = epssOf(lookup.records)
-      return result(
-        epss === null
-          ? `${id} has no EPSS score`
-          : `${id} EPSS ${epss.score} (percentile ${epss.percentile}) as of ${epss.date}`,
-        { identifier: id, epss }
-      )
-    }),
-
     get_cvss: Effect.fn("McpTools.get_cvss")(function*(p: ToolParams<"get_cvss">) {
       const { id, lookup } = yield* known(p.identifier)
       const scores = cvssOf(lookup.records)
@@ -147,19 +105,6 @@ export const vulnToolHandlers = Effect.gen(function*() {
             .trimEnd()
         ).join("\n") || `${id} has no CVSS score`,
         { identifier: id, scores, highest: cvssMax(lookup) }
-      )
-    }),
-
-    get_ssvc: Effect.fn("McpTools.get_ssvc")(function*(p: ToolParams<"get_ssvc">) {
-      const { id, lookup } = yield* known(p.identifier)
-      const ssvc = ssvcOf(lookup.records)
-      return result(
-        ssvc.map((s) =>
-          `- ${s.source}: ${
-            s.options.map((o) => Object.entries(o).map(([k, v]) => `${k}=${String(v)}`).join(",")).join("; ")
-          }`
-        ).join("\n") || `${id} has no SSVC assessment`,
-        { identifier: id, ssvc }
       )
     }),
 
@@ -243,94 +188,6 @@ export const vulnToolHandlers = Effect.gen(function*() {
           disagreements.length === 0 ? "no disagreement found" : disagreements.join("; ")
         }`,
         { identifier: id, disagreements, sources: perSourceView }
-      )
-    }),
-
-    batch_lookup: Effect.fn("McpTools.batch_lookup")(function*(p: ToolParams<"batch_lookup">) {
-      const raw: ReadonlyArray<unknown> = Array.isArray(p.identifiers) ? p.identifiers : []
-      if (raw.length === 0 || raw.length > MAX_BATCH) {
-        return yield* fail(
-          "invalid_argument",
-          `pass 1 to ${MAX_BATCH} identifiers; split larger lists into several calls`
-        )
-      }
-      const rows = yield* Effect.forEach(raw, (one) =>
-        Effect.gen(function*() {
-          const id = normaliseIdentifier(typeof one === "string" ? one : "")
-          if (id === undefined || identifierProblem(String(one)) !== undefined) {
-            return { input: String(one).slice(0, 100), identifier: null, known: false, error: "malformed identifier" }
-          }
-          const lookup = yield* store.lookup(id)
-          if (lookup.records.length === 0) {
-            return { input: String(one).slice(0, 100), identifier: id, known: false, error: "unknown identifier" }
-          }
-          return {
-            input: String(one).slice(0, 100),
-            identifier: id,
-            known: true,
-            sources: [
-              ...new Set(lookup.records.map((r) => r.source))
-            ],
-            highestCvss: cvssMax(lookup)?.baseScore ?? null,
-            epss: epssOf(lookup.records)?.score ?? null,
-            knownExploited: kevOf(lookup.records).length > 0
-          }
-        }), { concurrency: 4 })
-      return result(
-        rows.map((r) =>
-          "sources" in r
-            ? `- ${r.identifier}: CVSS ${r.highestCvss ?? "-"}, EPSS ${r.epss ?? "-"}${r.knownExploited ? ", KEV" : ""}`
-            : `- ${r.input}: ${r.error}`
-        ).join("\n"),
-        { results: rows }
-      )
-    }),
-
-    risk_overview: Effect.fn("McpTools.risk_overview")(function*(p: ToolParams<"risk_overview">) {
-      const { id, lookup } = yield* known(p.identifier)
-      const exploits = yield* store.exploits(id, { limit: 1, offset: 0, includeContent: false })
-      const highest = cvssMax(lookup)
-      const epss = epssOf(lookup.records)
-      const kev = kevOf(lookup.records)
-      const exploitation = ssvcOf(lookup.records).flatMap((s) =>
-        s.options.flatMap((o) =>
-          "Exploitation" in o ? [String(o.Exploitation)] : []
-        )
-      )[0] ?? null
-      return result(
-        `${id}: CVSS ${highest?.baseScore ?? "-"} ${highest?.baseSeverity ?? ""}; EPSS ${epss?.score ?? "-"}; ${
-          kev.length > 0 ? "KNOWN EXPLOITED" : "not in KEV"
-        }; SSVC exploitation ${exploitation ?? "-"}; ${exploits.count} public exploit(s)`,
-        {
-          identifier: id,
-          highestCvss: highest,
-          epss,
-          knownExploited: kev.length > 0,
-          kev,
-          ssvcExploitation: exploitation,
-          exploitCount: exploits.count,
-          exploitsBySource: exploits.summary
-        }
-      )
-    }),
-
-    recent_kev_entries: Effect.fn("McpTools.recent_kev_entries")(function*(p: ToolParams<"recent_kev_entries">) {
-      const req = yield* pageRequest(p.cursor, p.limit)
-      const since = typeof p.since === "string" && p.since !== "" ? p.since : null
-      if (since !== null && !isCalendarDate(since)) {
-        return yield* fail("invalid_argument", "since must be a calendar date YYYY-MM-DD")
-      }
-      const { entries: items, total } = yield* recentKev({ since, offset: req.offset, size: req.size }).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.catch(() => fail("unavailable", "the vulnerability store is unavailable; retry shortly"))
-      )
-      return result(
-        `${total} known-exploited entr${total === 1 ? "y" : "ies"}${since === null ? "" : ` since ${since}`}\n${
-          items.map((i) =>
-            `- ${i.dateAdded} ${i.cve}${i.knownRansomwareCampaignUse === "Known" ? " (ransomware)" : ""}`
-          ).join("\n")
-        }`,
-        { items, total, nextCursor: nextCursorFor(req.offset, req.size, total) }
       )
     })
   }

@@ -1,4 +1,4 @@
-import type { JsonPath } from "../guardrails/TextSegments.ts"
+import type { JsonPath } from "../guardrails/JsonPath.ts"
 import { openingsIn } from "./SealedGrammar.ts"
 
 interface Part {

@@ -12,21 +12,13 @@ import {
   Schema
 } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { randomBytes, randomUUID } from "node:crypto"
-import { Organization, OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
-import { formatApiKey } from "../auth/ApiKey.ts"
+import { randomUUID } from "node:crypto"
+import { Organization, type OrgCredentials, type OrgLimits, OrgUuid } from "../../schema/Organization.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
-import { OrgError, OrgInvalid, OrgNotFound } from "./OrgError.ts"
-
-export interface NewOrganization {
-  readonly name: string
-  readonly perMinute?: number | undefined
-  readonly perWeek?: number | undefined
-}
-
-export const DEFAULT_PER_MINUTE = 5
-export const DEFAULT_PER_WEEK = 1000
+import type { OrgError } from "./OrgError.ts"
+import { decodeRows, ORG_COLUMNS, OrgRow, toOrganization } from "./OrgRow.ts"
+import { credentials, type NewOrganization, newSecret, notFound, validLimits, validNew, validUuid } from "./OrgRules.ts"
 
 /**
  * Organizations: the tenants of every service. The secret is 64 hex characters
@@ -272,59 +264,3 @@ interface SecretOf {
 const OPENED_TTL_MILLIS = 30_000
 const OPENED_SWEEP_MILLIS = 5_000
 const OPENED_MAX = 10_000
-
-/** Every query reads the same columns, decoded by `OrgRow`. */
-const ORG_COLUMNS = "uuid::text AS uuid, name, secret_sealed, is_active, per_minute, per_week, created_at, updated_at"
-
-const OrgRow = Schema.Struct({
-  uuid: Schema.String,
-  name: Schema.String,
-  secret_sealed: Schema.String,
-  is_active: Schema.Boolean,
-  per_minute: Schema.Number,
-  per_week: Schema.Number,
-  created_at: Schema.Date,
-  updated_at: Schema.Date
-})
-type OrgRow = typeof OrgRow.Type
-const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OrgRow))
-
-const toOrganization = (row: OrgRow) =>
-  new Organization({
-    uuid: OrgUuid.make(row.uuid),
-    name: row.name,
-    isActive: row.is_active,
-    perMinute: row.per_minute,
-    perWeek: row.per_week,
-    createdAt: DateTime.fromDateUnsafe(row.created_at),
-    updatedAt: DateTime.fromDateUnsafe(row.updated_at)
-  })
-
-/** 32 bytes from the CSPRNG as 64 lowercase hex characters. */
-const newSecret = () => randomBytes(32).toString("hex")
-
-const credentials = (uuid: string, name: string, secret: string) =>
-  new OrgCredentials({ uuid: OrgUuid.make(uuid), name, secret, apiKey: formatApiKey(uuid, secret) })
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-const invalid = (reason: string) => Effect.fail(new OrgError({ reason: new OrgInvalid({ reason }) }))
-const notFound = (uuid: string) => Effect.fail(new OrgError({ reason: new OrgNotFound({ uuid }) }))
-
-const validUuid = (raw: string) =>
-  UUID.test(raw.trim()) ? Effect.succeed(raw.trim().toLowerCase()) : invalid(`not a UUID: ${JSON.stringify(raw)}`)
-
-const validLimit = (name: string, value: number | undefined) =>
-  value === undefined || (Number.isInteger(value) && value >= 0 && value <= 2_147_483_647)
-    ? Effect.void
-    : invalid(`${name} must be a whole number >= 0 (0 = unlimited), got ${value}`)
-
-const validLimits = (limits: OrgLimits) =>
-  Effect.andThen(validLimit("per-minute limit", limits.perMinute), validLimit("per-week limit", limits.perWeek))
-
-const validNew = Effect.fnUntraced(function*(input: NewOrganization) {
-  const name = input.name.trim()
-  if (name.length === 0 || name.length > 200) return yield* invalid("name must be 1 to 200 characters")
-  yield* validLimits(input)
-  return { name, perMinute: input.perMinute ?? DEFAULT_PER_MINUTE, perWeek: input.perWeek ?? DEFAULT_PER_WEEK }
-})

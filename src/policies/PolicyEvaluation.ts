@@ -1,5 +1,5 @@
-import { PolicyRefusal } from "../../schema/GatewayError.ts"
 import type { Surface } from "../../schema/GatewayRequest.ts"
+import { PolicyRefusal } from "../../schema/PolicyRefusal.ts"
 import type { Removal } from "../guardrails/JsonSplice.ts"
 import { declaredOf, historyOf, type McpServerRef, type SkillRef } from "./DeclaredCapabilities.ts"
 import { canonicalMcpUrl } from "./McpServerUrl.ts"

@@ -1,7 +1,7 @@
 import { Duration, Effect } from "effect"
 import type { BackendUnavailable } from "../cache/BackendUnavailable.ts"
 import { isOrgUuid, makeKeyCache } from "../cache/KeyCache.ts"
-import type { InvalidationBus } from "../db/Invalidation.ts"
+import type { InvalidationBus } from "../db/InvalidationBus.ts"
 import type { Organizations } from "../orgs/Organizations.ts"
 import { OrgUnknown, ServiceKeyExists } from "./ServiceKeyErrors.ts"
 import { generateServiceKey, isServiceKeyShaped, serviceKeyVerifier, verifierMatches } from "./ServiceKeyFormat.ts"

@@ -2,9 +2,9 @@ import { Clock, Effect, PubSub, Stream } from "effect"
 import { type EpssEntry } from "./Epss.ts"
 import { emptySummary, withContent } from "./ExploitSummary.ts"
 import { ALIAS_HOPS, assemble, exploitKeys } from "./LookupAssembly.ts"
+import type { ExploitRecord } from "./Normalised.ts"
 import { type AliasRow, type EpssRow, type ExploitRow, type RecordRow, toRows } from "./StoreRows.ts"
 import type {
-  ExploitRecord,
   FailedItem,
   LookupOptions,
   NormalisedItem,

@@ -3,8 +3,6 @@ import type { EpssScore } from "./EpssScore.ts"
 import type { OsvForm } from "./OsvForm.ts"
 import type { RecordText } from "./RecordText.ts"
 
-export type { EpssScore }
-
 /**
  * What the store keeps, as phase 2 of an ingest produces it: records, exploits
  * and EPSS scores. The store's own vocabulary, so ingestion depends on the

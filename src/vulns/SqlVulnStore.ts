@@ -5,12 +5,12 @@ import { Invalidation } from "../db/Invalidation.ts"
 import { type EpssEntry, isCve } from "./Epss.ts"
 import { emptySummary, SUMMARY_KEYS, withContent } from "./ExploitSummary.ts"
 import { assemble, exploitKeys, type FoundRecord, type ProcessingItem } from "./LookupAssembly.ts"
+import type { ExploitRecord } from "./Normalised.ts"
 import { aliasWalk, lookupStatement, parseSplice, recordsStatement } from "./SqlVulnReads.ts"
 import { pendingRawSql, putNormalisedSql, putRawSql } from "./SqlVulnWrites.ts"
 import { toRows } from "./StoreRows.ts"
 import { publishTouched } from "./TouchedRecords.ts"
 import type {
-  ExploitRecord,
   FailedItem,
   LookupOptions,
   NormalisedItem,

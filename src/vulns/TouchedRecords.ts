@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import type { InvalidationBus } from "../db/Invalidation.ts"
+import type { InvalidationBus } from "../db/InvalidationBus.ts"
 
 /**
  * Identifiers whose stored data changed, on the invalidation bus

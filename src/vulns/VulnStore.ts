@@ -3,8 +3,6 @@ import { makeMemoryVulnStore } from "./MemoryVulnStore.ts"
 import { makeSqlVulnStore } from "./SqlVulnStore.ts"
 import type { VulnStoreShape } from "./VulnStoreShapes.ts"
 
-export type * from "./VulnStoreShapes.ts"
-
 /**
  * The vulnerability store: per-source records (raw and normalised), the alias
  * graph and exploit records. Ingestion writes it; the API reads it. Every write

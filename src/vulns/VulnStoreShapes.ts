@@ -2,8 +2,6 @@ import type { Effect, Stream } from "effect"
 import type { RecordCounts, SourceName } from "../../schema/Source.ts"
 import type { ExploitRecord, Normalised } from "./Normalised.ts"
 
-export type { ExploitRecord }
-
 /**
  * The vulnerability store's vocabulary and the shape of its service, apart from
  * the service tag so the two stores and the modules they share import them

@@ -10,8 +10,9 @@ import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
 import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
-import type { ExploitRecord, Lookup, SourceRecord } from "../../src/vulns/VulnStore.ts"
+import type { ExploitRecord } from "../../src/vulns/Normalised.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import type { Lookup, SourceRecord } from "../../src/vulns/VulnStoreShapes.ts"
 
 const counts = { references: 2, problemTypes: 1, metrics: 1, affected: 1, impacts: 0, descriptions: 1, scorecards: 0 }
 

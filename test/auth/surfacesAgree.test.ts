@@ -88,6 +88,18 @@ describe("API-key sign-in: the /v1/vuln fast path, another /v1 route and MCP agr
     60_000
   )
 
+  it("the scheme is case-insensitive everywhere (RFC 9110 §11.1): `apikey` and `APIKEY` are `ApiKey`", async () => {
+    const org = await newOrg("agree-scheme-case")
+    const digest = org.apiKey.slice("ApiKey ".length)
+    for (const scheme of ["apikey", "APIKEY"]) {
+      expect(statuses(await onEverySurface(`${scheme} ${digest}`)), scheme).toEqual({
+        fastPath: 200,
+        httpApi: 200,
+        mcp: 200
+      })
+    }
+  }, 60_000)
+
   it(
     "a deactivated organization is 403 everywhere, with its counters; active again, it is let in everywhere",
     async () => {

@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { resumePending } from "../../src/ingest/NormaliseResume.ts"
 import { buildSummary } from "../../src/vulns/Summary.ts"
-import type { RawItem } from "../../src/vulns/VulnStore.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import type { RawItem } from "../../src/vulns/VulnStoreShapes.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const backends = [

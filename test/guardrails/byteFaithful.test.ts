@@ -4,8 +4,8 @@ import fc from "fast-check"
 import { Invalidation } from "../../src/db/Invalidation.ts"
 import { makeGuardrails } from "../../src/guardrails/Guardrails.ts"
 import { memoryGuardrailStore } from "../../src/guardrails/GuardrailStore.ts"
+import type { JsonPath } from "../../src/guardrails/JsonPath.ts"
 import { type BodyEdit, spliceEdits, spliceStrings } from "../../src/guardrails/JsonSplice.ts"
-import type { JsonPath } from "../../src/guardrails/TextSegments.ts"
 
 /** How one character of a string literal was written: its bytes, and the UTF-16 units they stand for. */
 type Token = readonly [raw: string, units: number]

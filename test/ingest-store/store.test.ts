@@ -4,8 +4,8 @@ import { SqlClient } from "effect/sql"
 import { ORG } from "../../src/ingest/formats/ids.ts"
 import type { Normalised } from "../../src/ingest/Upstream.ts"
 import { lookupStatement } from "../../src/vulns/SqlVulnReads.ts"
-import type { NormalisedItem, RawItem } from "../../src/vulns/VulnStore.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
+import type { NormalisedItem, RawItem } from "../../src/vulns/VulnStoreShapes.ts"
 import { SqlBackends } from "../support/database.ts"
 
 const backends = [

@@ -1,4 +1,4 @@
-import type { FormatReaders } from "../../src/ingest/Ingest.ts"
+import type { FormatReaders } from "../../src/ingest/FormatReaders.ts"
 import type { ItemProblem, UpstreamItem } from "../../src/ingest/Upstream.ts"
 
 const counts = { references: 0, problemTypes: 0, metrics: 0, affected: 0, impacts: 0, descriptions: 1, scorecards: 0 }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import * as nuclei from "../../src/ingest/formats/nuclei.ts"
 import type { UpstreamItem } from "../../src/ingest/Upstream.ts"
-import type { ExploitRecord } from "../../src/vulns/VulnStore.ts"
+import type { ExploitRecord } from "../../src/vulns/Normalised.ts"
 import { exploits, FIXTURES, ingestTree } from "./corpus.ts"
 
 const BLOB = "https://github.com/projectdiscovery/nuclei-templates/blob/main/"

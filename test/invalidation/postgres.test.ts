@@ -2,7 +2,9 @@ import { PgConnection } from "@effect/sql-pg"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, Metric, Redacted } from "effect"
 import { layerPostgres } from "../../src/db/Database.ts"
-import { type Invalidated, Invalidation, NOTIFY_CHANNEL, reconnectDelay } from "../../src/db/Invalidation.ts"
+import { Invalidation } from "../../src/db/Invalidation.ts"
+import type { Invalidated } from "../../src/db/InvalidationBus.ts"
+import { NOTIFY_CHANNEL, reconnectDelay } from "../../src/db/PostgresInvalidationBus.ts"
 import { adminQuery, throwawayDatabase } from "../support/database.ts"
 
 /** The bus of one "process": its own pool and LISTEN session on the shared database. */

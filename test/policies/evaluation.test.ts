@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { PolicyRefusal } from "../../schema/GatewayError.ts"
+import { PolicyRefusal } from "../../schema/PolicyRefusal.ts"
 import { clientName } from "../../src/policies/ClientIdentity.ts"
 import { historyOf } from "../../src/policies/DeclaredCapabilities.ts"
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { PolicyRefusal } from "../../schema/GatewayError.ts"
+import { PolicyRefusal } from "../../schema/PolicyRefusal.ts"
 import { modelReferencesOf } from "../../src/policies/ModelReferences.ts"
 import { modelsRefusal } from "../../src/policies/PolicyEvaluation.ts"
 import { compileSnapshot } from "../../src/policies/PolicySnapshot.ts"

@@ -2,9 +2,9 @@ import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest } from "../../../schema/ErrorBody.ts"
+import { CurrentOrg } from "../../auth/CurrentOrg.ts"
 import { Jwt } from "../../auth/Jwt.ts"
 import { Api } from "../Api.ts"
-import { CurrentOrg } from "../ApiSecurity.ts"
 import { signInBindingOf } from "../AuthenticationLive.ts"
 
 export const AuthHandlers = HttpApiBuilder.group(

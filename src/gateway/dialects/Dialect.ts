@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { AnthropicErrorEnvelope, OpenAiErrorEnvelope } from "../../../schema/GatewayError.ts"
+import { AnthropicErrorEnvelope, OpenAiErrorEnvelope } from "../../../schema/GatewayErrorEnvelope.ts"
 import type { FailureView } from "./GatewayFailure.ts"
 
 /** The error envelope of the route called, never the provider's. */

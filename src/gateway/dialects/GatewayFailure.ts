@@ -1,5 +1,6 @@
 import { statusOf } from "../../../schema/ErrorStatus.ts"
-import type { GatewayError, PolicyRefusal, Violation } from "../../../schema/GatewayError.ts"
+import type { GatewayError } from "../../../schema/GatewayError.ts"
+import type { PolicyRefusal, Violation } from "../../../schema/PolicyRefusal.ts"
 import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
 import type { ProviderKeyMissing, ProviderKeyUnreadable } from "../../vault/ProviderKeys.ts"
 

@@ -1,8 +1,8 @@
 import { Context, Layer, Redacted } from "effect"
 import { HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
-import type { OrgSecretCredentials } from "../../api/ApiClient.ts"
 import { formatApiKey } from "../../auth/ApiKey.ts"
+import type { OrgSecretCredentials } from "../../auth/OrgCredentials.ts"
 import { ManageApi } from "./ManageApi.ts"
 import { ManageAuthentication } from "./ManageSecurity.ts"
 

@@ -1,6 +1,6 @@
 import { Schema, SchemaTransformation } from "effect"
 import { statusOf } from "../../../schema/ErrorStatus.ts"
-import { OpenAiErrorEnvelope } from "../../../schema/GatewayError.ts"
+import { OpenAiErrorEnvelope } from "../../../schema/GatewayErrorEnvelope.ts"
 
 /**
  * The management API's refusals. Each class carries its status and the

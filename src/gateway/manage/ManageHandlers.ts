@@ -2,10 +2,8 @@ import { DateTime, Effect, Layer, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { GatewayPolicyEntry, PolicyError } from "../../../schema/GatewayPolicy.ts"
 import type { GuardrailError, GuardrailsUnavailable } from "../../../schema/GuardrailRule.ts"
-import { AuthenticationLive } from "../../api/AuthenticationLive.ts"
-import { VerifiedTokens } from "../../api/VerifiedTokens.ts"
 import { ApiKeyAuth } from "../../auth/ApiKeyAuth.ts"
-import { Jwt } from "../../auth/Jwt.ts"
+import { CurrentOrg } from "../../auth/CurrentOrg.ts"
 import type { BackendUnavailable } from "../../cache/BackendUnavailable.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"
 import { InferenceLog } from "../../inference/InferenceLog.ts"
@@ -22,7 +20,6 @@ import { ManageApi } from "./ManageApi.ts"
 import { inDialect, ManageInvalidRequest, ManageNotFound } from "./ManageErrors.ts"
 import { ManageFallback } from "./ManageFallback.ts"
 import { ManageMiddleware } from "./ManageMiddleware.ts"
-import { CurrentOrg } from "./ManageSecurity.ts"
 
 const invalid = (message: string, code = "invalid_request") => new ManageInvalidRequest({ message, code })
 
@@ -211,11 +208,9 @@ export const ManageRoutesWith = Layer.merge(
 ).pipe(
   Layer.provide([GuardrailHandlers, PolicyHandlers, ProviderKeyHandlers, InferenceLogHandlers, CustomProviderHandlers]),
   Layer.provide(ManageMiddleware),
-  Layer.provide(AuthenticationLive),
-  Layer.provide([VerifiedTokens.layer, ApiKeyAuth.layer]),
+  Layer.provide(ApiKeyAuth.layer),
   // `ApiKeyAuth` comes whole with its usage log, which the manage API itself does not write to.
-  Layer.provide([RateLimiter.layer, UsageLog.layer]),
-  Layer.provide(Jwt.layer)
+  Layer.provide([RateLimiter.layer, UsageLog.layer])
 )
 
 /**

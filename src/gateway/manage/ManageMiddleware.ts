@@ -9,8 +9,10 @@ import {
 } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { UnsupportedContentEncoding } from "../../../schema/GatewayError.ts"
-import { Authentication, CurrentOrg, type MeterSlot, RequestMeter } from "../../api/ApiSecurity.ts"
-import { rateLimitHeaders } from "../../ratelimit/Windows.ts"
+import { isApiKeyScheme } from "../../auth/ApiKey.ts"
+import { ApiKeyAuth, type SignInRefused } from "../../auth/ApiKeyAuth.ts"
+import { CurrentOrg } from "../../auth/CurrentOrg.ts"
+import { type RateDecision, rateLimitHeaders } from "../../ratelimit/Windows.ts"
 import { declaresOver } from "../../server/BodyCap.ts"
 import { schemaErrorSummary } from "../../server/SchemaErrorSummary.ts"
 import { isEncoded, MAX_BODY_BYTES } from "../relay/RequestBody.ts"
@@ -31,57 +33,58 @@ const missingCredentials = new ManageUnauthorized({
   code: "invalid_api_key"
 })
 
-const admitted = HttpServerResponse.empty()
-
-const APIKEY_SCHEME = /^apikey\s/i
-
 /** RFC 9110: a 401 names the scheme it wants. */
 const CHALLENGE = `ApiKey realm="vdb"`
 
+/** `ApiKeyAuth`'s refusals in this API's dialect, with the vulnerability API's messages. */
+const refusalOf = (refused: SignInRefused) => {
+  switch (refused.reason) {
+    case "malformed":
+      return new ManageUnauthorized({ message: "malformed ApiKey credential", code: "invalid_api_key" })
+    case "invalid":
+      // One message for an unknown organization and a wrong secret: a 401 must not tell whether a UUID exists.
+      return new ManageUnauthorized({ message: "invalid credentials", code: "invalid_api_key" })
+    case "inactive":
+      return new ManageForbidden({ message: "organization inactive", code: "organization_inactive" })
+    case "limited":
+      return new ManageRateLimited({ message: "rate limit exceeded", code: "rate_limit_exceeded" })
+  }
+}
+
 /**
- * Authentication is the vulnerability API's own middleware (needs its
- * `Authentication` implementation): the same HMAC check, active flag and rate
- * limits, so one credential means one quota. Only the `ApiKey` scheme is
- * accepted here; its refusals are re-rendered in the gateway's dialect, and
- * the rate-limit headers (with `Retry-After` on a 429) are added as the API
- * adds them.
+ * Signs the request in with `ApiKeyAuth`, as every surface does: the same HMAC check, active flag
+ * and rate limits as the vulnerability API, so one credential means one quota. Only the `ApiKey`
+ * scheme is accepted here; the refusals are rendered in the gateway's dialect, and the rate-limit
+ * headers (with `Retry-After` on a 429) are added as the API adds them. Nothing goes to the usage
+ * log, which records the vulnerability API's and MCP's traffic.
  */
 export const ManageAuthenticationLive = Layer.effect(
   ManageAuthentication,
   Effect.gen(function*() {
-    const authentication = yield* Authentication
+    const auth = yield* ApiKeyAuth
     return ManageAuthentication.of({
-      apiKey: Effect.fnUntraced(function*(httpEffect, options) {
-        const slot: MeterSlot = { orgUuid: null, decision: null, authFailure: undefined }
+      apiKey: Effect.fnUntraced(function*(httpEffect) {
+        let decision: RateDecision | undefined
         yield* HttpEffect.appendPreResponseHandler((_request, response) =>
           Effect.sync(() => {
             const challenged = response.status === 401
               ? HttpServerResponse.setHeader(response, "www-authenticate", CHALLENGE)
               : response
-            return slot.decision === null
+            return decision === undefined
               ? challenged
-              : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(slot.decision))
+              : HttpServerResponse.setHeaders(challenged, rateLimitHeaders(decision))
           })
         )
         const request = yield* HttpServerRequest.HttpServerRequest
-        if (!APIKEY_SCHEME.test((request.headers.authorization ?? "").trim())) return yield* missingCredentials
-        // The API's middleware wraps a handler; this one only notes the organization it provides.
-        let org: CurrentOrg["Service"] | undefined
-        const noteOrg = Effect.map(CurrentOrg, (current) => {
-          org = current
-          return admitted
-        })
-        yield* authentication.apiKey(noteOrg, options).pipe(
-          Effect.provideService(RequestMeter, slot),
-          Effect.catchTags({
-            Unauthorized: (e) => Effect.fail(new ManageUnauthorized({ message: e.message, code: "invalid_api_key" })),
-            Forbidden: (e) => Effect.fail(new ManageForbidden({ message: e.message, code: "organization_inactive" })),
-            TooManyRequests: (e) =>
-              Effect.fail(new ManageRateLimited({ message: e.message, code: "rate_limit_exceeded" }))
-          })
+        const credential = (request.headers.authorization ?? "").trim()
+        if (!isApiKeyScheme(credential)) return yield* missingCredentials
+        const { org } = yield* Effect.mapError(auth.verify(credential), refusalOf)
+        decision = yield* auth.admit(org).pipe(
+          Effect.tapError((refused) => Effect.sync(() => (decision = refused.decision))),
+          Effect.mapError(refusalOf)
         )
-        if (org === undefined) return yield* missingCredentials
-        return yield* Effect.provideService(httpEffect, CurrentOrg, org)
+        const principal = CurrentOrg.of({ uuid: org.uuid, perMinute: org.perMinute, perWeek: org.perWeek })
+        return yield* Effect.provideService(httpEffect, CurrentOrg, principal)
       })
     })
   })

@@ -1,5 +1,5 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
-import { CurrentOrg } from "../../api/ApiSecurity.ts"
+import type { CurrentOrg } from "../../auth/CurrentOrg.ts"
 import {
   ManageForbiddenBody,
   ManageInternalBody,
@@ -9,11 +9,9 @@ import {
   ManageUnauthorizedBody
 } from "./ManageErrors.ts"
 
-export { CurrentOrg }
-
 /**
  * `Authorization: ApiKey <org_uuid>:<hex>`, the vulnerability API's
- * credential: the server side delegates to that API's own authentication
+ * credential: the server side signs it in with `ApiKeyAuth`, as every surface does
  * (same HMAC check, active flag and rate limits), in this API's dialect.
  */
 export class ManageAuthentication extends HttpApiMiddleware.Service<ManageAuthentication, {

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { PolicyRefusal, type Violation } from "../../../schema/GatewayError.ts"
+import { PolicyRefusal, type Violation } from "../../../schema/PolicyRefusal.ts"
 import { tamperedOutcome } from "../../guardrails/DelimiterIntegrity.ts"
 import { MAX_INSPECTED_DEPTH } from "../../guardrails/GuardrailEngine.ts"
 import { Guardrails } from "../../guardrails/Guardrails.ts"

@@ -1,5 +1,5 @@
 import { type Context, Metric } from "effect"
-import { RefusalCode } from "../../../schema/GatewayError.ts"
+import { RefusalCode } from "../../../schema/PolicyRefusal.ts"
 import type { Decision } from "./Verdict.ts"
 
 // The firewall's outcomes in /metrics (docs/operations.md). One metric per label value, built

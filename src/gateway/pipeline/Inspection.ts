@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
+import type { PolicyRefusal } from "../../../schema/PolicyRefusal.ts"
 import type { Provider } from "../../providers/ProviderCatalog.ts"
 import type { BackendUnavailable } from "../../servicekeys/ServiceKeys.ts"
 import { allowVerdict, type InboundRequest, type Verdict } from "./Verdict.ts"

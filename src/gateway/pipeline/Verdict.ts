@@ -1,5 +1,5 @@
-import type { PolicyRefusal } from "../../../schema/GatewayError.ts"
 import type { InferenceEnvelope } from "../../../schema/GatewayRequest.ts"
+import type { PolicyRefusal } from "../../../schema/PolicyRefusal.ts"
 import type { Decision } from "../../inference/Decision.ts"
 import type { NonceSummary } from "../../nonces/SealedBlocks.ts"
 import type { Endpoint } from "../../providers/catalog/ProviderSpec.ts"

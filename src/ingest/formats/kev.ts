@@ -1,4 +1,4 @@
-import type { ExploitRecord } from "../../vulns/VulnStore.ts"
+import type { ExploitRecord } from "../../vulns/Normalised.ts"
 import type { IngestSource, ItemProblem, Normalised, UpstreamItem } from "../Upstream.ts"
 import { enrichmentContainer, knownExploitedOf } from "./adp.ts"
 import { buildRecord } from "./cve5.ts"

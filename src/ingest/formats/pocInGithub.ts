@@ -1,4 +1,4 @@
-import type { ExploitRecord } from "../../vulns/VulnStore.ts"
+import type { ExploitRecord } from "../../vulns/Normalised.ts"
 import type { ItemProblem, Normalised, UpstreamItem } from "../Upstream.ts"
 import { canonicalId, CVE_ID, exploitUuid } from "./ids.ts"
 import { type DocContext, itemOf, problem, type Read } from "./item.ts"

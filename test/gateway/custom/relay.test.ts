@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { PolicyRefusal } from "../../../schema/GatewayError.ts"
+import { PolicyRefusal } from "../../../schema/PolicyRefusal.ts"
 import { Inspection } from "../../../src/gateway/pipeline/Inspection.ts"
 import { allowVerdict } from "../../../src/gateway/pipeline/Verdict.ts"
 import { VettingPolicy } from "../../../src/providers/custom/VettingPolicy.ts"

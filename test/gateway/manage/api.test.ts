@@ -275,6 +275,11 @@ describe.each(SqlBackends)("management API on $name", ({ layer }) => {
     }
   })
 
+  it("takes the ApiKey scheme in any case (RFC 9110 §11.1)", async () => {
+    const lower = formatApiKey(acme.uuid, acme.secret).replace(/^ApiKey/, "apikey")
+    expect((await raw("/manage/v1/guardrails", { headers: { authorization: lower } })).status).toBe(200)
+  })
+
   it("counts against the organization's limits (429 with Retry-After) and refuses an inactive organization (403)", async () => {
     const limited = await Effect.runPromise(gateway.orgs.create({ name: "limited", perMinute: 1, perWeek: 0 }))
     expect((await raw("/manage/v1/inference-log", { org: limited })).status).toBe(200)

@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { VerifiedTokens } from "../../src/api/VerifiedTokens.ts"
 import { Jwt, JwtInvalid } from "../../src/auth/Jwt.ts"
+import { VerifiedTokens } from "../../src/auth/VerifiedTokens.ts"
 
 /**
- * `VerifiedTokens` (src/api/VerifiedTokens.ts) over a Jwt that counts its verifications: a good
+ * `VerifiedTokens` (src/auth/VerifiedTokens.ts) over a Jwt that counts its verifications: a good
  * token is verified once until its expiry, and so is a refused one (the `/vuln` fast path and the
  * HttpApi both ask for a token they cannot accept).
  */

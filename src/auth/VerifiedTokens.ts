@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { Jwt, type JwtInvalid, type TokenClaims } from "../auth/Jwt.ts"
+import { Jwt, type JwtInvalid, type TokenClaims } from "./Jwt.ts"
 
 const MAX_TOKENS = 10_000
 /** Refused tokens remembered: few, and short ones only (ours are about 400 characters), so a flood of distinct ones costs little memory. */
@@ -23,7 +23,7 @@ const MAX_REFUSED_LENGTH = 2_048
 export class VerifiedTokens extends Context.Service<VerifiedTokens, {
   /** The claims of a token: remembered until its `exp`, else verified now (and remembered). */
   claimsOf(token: string, nowMillis: number): Effect.Effect<TokenClaims, JwtInvalid>
-}>()("vdb/api/VerifiedTokens") {
+}>()("vdb/auth/VerifiedTokens") {
   static readonly layer = Layer.effect(
     VerifiedTokens,
     Effect.gen(function*() {
