@@ -3,6 +3,7 @@ import { Cause, Effect, Layer, type Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { resolve } from "node:path"
+import { countPool } from "./CountedPool.ts"
 import { lockDataDir } from "./DataDirLock.ts"
 import { Invalidation } from "./Invalidation.ts"
 import { newClusterTemplate } from "./MigratedTemplate.ts"
@@ -28,6 +29,8 @@ const sqlFailure = (what: string) => <A, E extends { readonly message: string },
 /** Real PostgreSQL through a pool. */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number): SqlLayer =>
   PgClient.layer({ url, maxConnections, applicationName: "vdb" }).pipe(
+    // The pool's connections in use and statements waiting, for /metrics (src/db/CountedPool.ts).
+    countPool,
     sqlFailure("cannot connect to PostgreSQL (DATABASE_URL)"),
     // Several processes may share this database: cache invalidations travel over LISTEN/NOTIFY.
     (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerPostgres), sql)
@@ -99,6 +102,7 @@ export const layerPglite = (dir: string, template: string | (() => string) = new
       maxConnections: 1,
       applicationName: "vdb"
     }).pipe(
+      countPool,
       sqlFailure("cannot connect to the embedded database"),
       // Only this process can open the directory, so its invalidations never leave it.
       (sql) => Layer.provideMerge(Layer.fresh(Invalidation.layerMemory), sql)
