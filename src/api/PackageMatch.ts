@@ -52,7 +52,11 @@ export const batchResult = (pkg: PackageSegments, matched: Matched, offset: numb
   const { positions } = matched
   const end = Math.min(positions.length, offset + BATCH_PAGE_SIZE)
   let text = `{"vulns":[`
-  for (let i = offset; i < end; i++) text += i === offset ? pkg.records[positions[i]!]!.brief : `,${pkg.records[positions[i]!]!.brief}`
+  for (let i = offset; i < end; i++) {
+    text += i === offset
+      ? pkg.records[positions[i]!]!.brief
+      : `,${pkg.records[positions[i]!]!.brief}`
+  }
   text += positions.length > offset + BATCH_PAGE_SIZE
     ? `],"next_page_token":${JSON.stringify(pageToken(offset + BATCH_PAGE_SIZE))}}`
     : "]}"

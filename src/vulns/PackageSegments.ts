@@ -29,7 +29,12 @@ const BELOW_ALL = -1
 const INTRODUCED = 0
 const FIXED = 1
 const LAST_AFFECTED = 2
-const KINDS: Readonly<Record<Bound["kind"], number>> = { introduced: INTRODUCED, fixed: FIXED, last_affected: LAST_AFFECTED, limit: -1 }
+const KINDS: Readonly<Record<Bound["kind"], number>> = {
+  introduced: INTRODUCED,
+  fixed: FIXED,
+  last_affected: LAST_AFFECTED,
+  limit: -1
+}
 
 /** A range's bounds, in `compile`'s order, as positions on the package's line. */
 interface PlacedRange {
@@ -105,7 +110,9 @@ class ReleaseLine {
     const line: Array<ParsedVersion> = []
     if (order !== undefined) {
       points.sort(order.compareParsed)
-      for (const p of points) if (line.length === 0 || order.compareParsed(line[line.length - 1]!, p) !== 0) line.push(p)
+      for (const p of points) {
+        if (line.length === 0 || order.compareParsed(line[line.length - 1]!, p) !== 0) line.push(p)
+      }
     }
     this.line = line
     const place = (b: Bound) => b.at === ZERO ? BELOW_ALL : this.position(b.at)
@@ -148,6 +155,7 @@ class ReleaseLine {
     return matched
   }
 
+  /** A text asked before is a map lookup: no parse, no search (the answer is the one its position keeps). */
   matched(version: string): Matched {
     const byText = this.atText.get(version)
     if (byText !== undefined) return byText
@@ -155,8 +163,11 @@ class ReleaseLine {
     const parsed = this.order?.parse(version)
     const s = parsed !== undefined && Result.isSuccess(parsed) ? this.position(parsed.success) : undefined
     if (listed !== undefined) return this.keep(this.atText, version, this.evaluate(s, listed))
-    if (s === undefined) return NONE
-    return this.atPosition.get(s) ?? this.keep(this.atPosition, s, this.evaluate(s, []))
+    const matched = s === undefined
+      ? NONE
+      : this.atPosition.get(s) ?? this.keep(this.atPosition, s, this.evaluate(s, []))
+    if (this.grow(2 * version.length + MATCHED_OVERHEAD)) this.atText.set(version, matched)
+    return matched
   }
 }
 

@@ -130,11 +130,19 @@ describe("package answers by version position", () => {
         { ecosystem: "Debian:11", ranges: [eco([{ introduced: "0" }, { fixed: "1.2-1" }])], versions: [] },
         { ecosystem: "Debian:12", ranges: [eco([{ introduced: "1.0-1" }, { fixed: "1.3-1" }])], versions: ["0.9-1"] }
       ]),
-      record("DSA-2", [{ ecosystem: "Debian:12", ranges: [eco([{ introduced: "1.2-1" }, { last_affected: "1.4-1" }])], versions: [] }]),
+      record("DSA-2", [{
+        ecosystem: "Debian:12",
+        ranges: [eco([{ introduced: "1.2-1" }, { last_affected: "1.4-1" }])],
+        versions: []
+      }]),
       record("DSA-3", [{ ecosystem: "Debian", ranges: [eco([{ introduced: "0" }, { limit: "1.1-1" }])], versions: [] }])
     ]
     const pypi = [
-      record("PYSEC-1", [{ ecosystem: "PyPI", ranges: [eco([{ introduced: "1.0" }, { fixed: "2.0.0" }])], versions: [] }]),
+      record("PYSEC-1", [{
+        ecosystem: "PyPI",
+        ranges: [eco([{ introduced: "1.0" }, { fixed: "2.0.0" }])],
+        versions: []
+      }]),
       record("PYSEC-2", [{
         ecosystem: "PyPI",
         ranges: [eco([{ introduced: "1.0.0" }, { fixed: "not a version" }, { introduced: "3.0" }, { fixed: "3.1" }])],
