@@ -19,7 +19,14 @@ export const httpConnection = (port: number) =>
   new Promise<HttpConnection>((resolve, reject) => {
     const socket = connect({ port, host: "127.0.0.1", noDelay: true })
     let pending: ((status: number) => void) | undefined
-    let buffer = Buffer.alloc(0)
+    // The response being read: its head until the header ends, then only counts (a body of megabytes arrives in
+    // hundreds of chunks; appending each to the ones before copied it over and over, and the client, not the
+    // server, was what a large querybatch answer measured).
+    let head: Buffer = Buffer.alloc(0)
+    let status = 0
+    let remaining: number | undefined
+    let chunked = false
+    let tail: Buffer = Buffer.alloc(0)
     let closed = false
     const fail = () => {
       closed = true
@@ -27,34 +34,46 @@ export const httpConnection = (port: number) =>
       pending = undefined
       done?.(0)
     }
+    const finish = (rest: Buffer) => {
+      head = Buffer.alloc(0)
+      remaining = undefined
+      chunked = false
+      tail = Buffer.alloc(0)
+      const done = pending
+      pending = undefined
+      done?.(status)
+      if (rest.length > 0) onData(rest)
+    }
+    const onData = (chunk: Buffer): void => {
+      let body = chunk
+      if (remaining === undefined && !chunked) {
+        head = head.length === 0 ? chunk : Buffer.concat([head, chunk])
+        const headerEnd = head.indexOf(HEADER_END)
+        if (headerEnd === -1) return
+        const text = head.subarray(0, headerEnd).toString("latin1")
+        status = Number(text.slice(9, 12))
+        const length = /\r\ncontent-length:\s*(\d+)/i.exec(text)
+        body = head.subarray(headerEnd + 4)
+        if (length !== null) remaining = Number(length[1])
+        else if (/\r\ntransfer-encoding:\s*chunked/i.test(text)) chunked = true
+        else remaining = 0
+      }
+      if (remaining !== undefined) {
+        if (body.length < remaining) {
+          remaining -= body.length
+          return
+        }
+        return finish(body.subarray(remaining))
+      }
+      tail = Buffer.concat([tail, body]).subarray(-5)
+      if (tail.equals(CHUNKED_END)) finish(Buffer.alloc(0))
+    }
     socket.once("error", (error) => {
       reject(error)
       fail()
     })
     socket.once("close", fail)
-    socket.on("data", (chunk) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk])
-      const headerEnd = buffer.indexOf(HEADER_END)
-      if (headerEnd === -1) return
-      const head = buffer.subarray(0, headerEnd).toString("latin1")
-      const status = Number(head.slice(9, 12))
-      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)
-      const bodyStart = headerEnd + 4
-      let complete: number
-      if (length !== null) {
-        complete = bodyStart + Number(length[1])
-        if (buffer.length < complete) return
-      } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
-        if (!buffer.subarray(buffer.length - 5).equals(CHUNKED_END)) return
-        complete = buffer.length
-      } else {
-        complete = bodyStart
-      }
-      buffer = buffer.subarray(complete)
-      const done = pending
-      pending = undefined
-      done?.(status)
-    })
+    socket.on("data", onData)
     socket.once("connect", () =>
       resolve({
         get: (request: Buffer) =>

@@ -139,7 +139,9 @@ const startServer = (url: string, masterKey: Uint8Array, work: string, port: num
           DATABASE_URL: url,
           VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
           VDB_DATA_DIR: join(work, "data"),
-          VDB_API_PORT: String(port)
+          VDB_API_PORT: String(port),
+          // Its own, as bench/workers.ts does: another server on the machine may hold the default 9464.
+          VDB_METRICS_PORT: String(await freePort())
         },
         stdio: ["ignore", log, log]
       })

@@ -7,8 +7,13 @@ import { createHash } from "node:crypto"
  * same. The tag is a hash of the stable part of the answer, which changes
  * exactly when the stored records it was built from change.
  */
-export const weakEtag = (stable: string | Uint8Array) =>
-  `W/"${createHash("sha256").update(stable).digest("base64url").slice(0, 27)}"`
+export const weakEtag = (stable: string | Uint8Array | ReadonlyArray<Uint8Array>) => {
+  const hash = createHash("sha256")
+  // Parts hash as the bytes they join to: the same tag as the joined body's.
+  if (typeof stable === "string" || stable instanceof Uint8Array) hash.update(stable)
+  else for (const part of stable) hash.update(part)
+  return `W/"${hash.digest("base64url").slice(0, 27)}"`
+}
 
 const ENTITY_TAG = /\s*(?:W\/)?"([^"]*)"\s*(?:,|$)/gy
 

@@ -1,30 +1,26 @@
 import { Result } from "effect"
 import { BadRequest } from "../../schema/ErrorBody.ts"
 import { versionOrder } from "../versions/VersionOrder.ts"
-import { isAffected } from "../vulns/AffectedVersion.ts"
-import type { IndexedEntry, PackageRecord } from "../vulns/PackageIndex.ts"
+import type { Matched, PackageSegments } from "../vulns/PackageSegments.ts"
+import { BATCH_PAGE_SIZE } from "./OsvApi.ts"
 import type { PackageTarget } from "./PackageTarget.ts"
 
 /**
- * Which records of a package a query matches: every record naming the package
- * without a version, else those whose entries affect the version
- * (`AffectedVersion.ts`). A query naming a release (`Debian:12`) reads only
- * that release's entries. A version in an ecosystem without a known order is
- * refused (400); a version the order cannot read still matches enumerated
- * versions, as OSV's own evaluation does. The version is parsed once here, not
- * once a record.
+ * A version in an ecosystem without a known order is refused (400); a version
+ * the order cannot read still matches enumerated versions, as OSV's own
+ * evaluation does (`PackageSegments.ts`).
  */
-export const recordMatcher = (target: PackageTarget): Result.Result<(record: PackageRecord) => boolean, BadRequest> => {
-  const release = target.release?.toLowerCase()
-  const inRelease = (e: IndexedEntry) => release === undefined || e.ecosystem.toLowerCase() === release
-  const version = target.version
-  if (version === undefined) return Result.succeed((r) => r.entries.some(inRelease))
+export const versionCheck = (target: PackageTarget): Result.Result<PackageTarget, BadRequest> => {
+  if (target.version === undefined) return Result.succeed(target)
   const order = versionOrder(target.base)
-  if (Result.isFailure(order)) return Result.fail(new BadRequest({ message: order.failure.message }))
-  const parsed = order.success.parse(version)
-  const at = Result.isSuccess(parsed) ? parsed.success : undefined
-  return Result.succeed((r) => r.entries.some((e) => inRelease(e) && isAffected(e, version, order.success, at)))
+  return Result.isFailure(order)
+    ? Result.fail(new BadRequest({ message: order.failure.message }))
+    : Result.succeed(target)
 }
+
+/** The records of a package a query matches; a query naming a release (`Debian:12`) reads only its entries. */
+export const matchedOf = (pkg: PackageSegments, target: PackageTarget): Matched =>
+  pkg.matched(target.release?.toLowerCase(), target.version)
 
 /** Page tokens: the offset of the page's first item, opaque to clients. */
 const TOKEN = /^o([0-9]{1,9})$/
@@ -39,9 +35,32 @@ export const pageOffset = (token: string | undefined): Result.Result<number, Bad
 
 export const pageToken = (offset: number) => `o${offset}`
 
-/** One page of `items` from `offset`, and the next page's token when there is one. */
-export const pageOf = <A>(items: ReadonlyArray<A>, offset: number, size: number) => {
-  const page = items.slice(offset, offset + size)
-  const next = offset + size < items.length ? pageToken(offset + size) : undefined
-  return { page, next }
+const encoder = new TextEncoder()
+/** First pages as sent, kept with the package's answers (and dropped with them). */
+const firstPages = new WeakMap<Matched, Uint8Array>()
+
+/**
+ * A querybatch result, `{"vulns":[{id, modified}…],"next_page_token"?}`, as
+ * bytes: joined from each record's rendered brief, the first page once per
+ * answer and then copied.
+ */
+export const batchResult = (pkg: PackageSegments, matched: Matched, offset: number): Uint8Array => {
+  if (offset === 0) {
+    const kept = firstPages.get(matched)
+    if (kept !== undefined) return kept
+  }
+  const { positions } = matched
+  const end = Math.min(positions.length, offset + BATCH_PAGE_SIZE)
+  let text = `{"vulns":[`
+  for (let i = offset; i < end; i++) {
+    text += i === offset
+      ? pkg.records[positions[i]!]!.brief
+      : `,${pkg.records[positions[i]!]!.brief}`
+  }
+  text += positions.length > offset + BATCH_PAGE_SIZE
+    ? `],"next_page_token":${JSON.stringify(pageToken(offset + BATCH_PAGE_SIZE))}}`
+    : "]}"
+  const bytes = encoder.encode(text)
+  if (offset === 0 && pkg.keep(bytes.byteLength)) firstPages.set(matched, bytes)
+  return bytes
 }

@@ -18,9 +18,9 @@ export interface AffectedEntry {
   readonly versions: ReadonlyArray<string>
 }
 
-const ZERO = "0"
+export const ZERO = "0"
 
-interface Bound {
+export interface Bound {
   readonly kind: "introduced" | "fixed" | "last_affected" | "limit"
   readonly at: ParsedVersion | typeof ZERO
 }
@@ -36,7 +36,7 @@ const boundOf = (order: VersionOrder, event: RangeEvent): Bound | undefined => {
 const compare = (order: VersionOrder, a: ParsedVersion | typeof ZERO, b: ParsedVersion | typeof ZERO) =>
   a === ZERO ? (b === ZERO ? 0 : -1) : b === ZERO ? 1 : order.compareParsed(a, b)
 
-interface Compiled {
+export interface Compiled {
   readonly limits: ReadonlyArray<Bound>
   readonly sorted: ReadonlyArray<Bound>
 }
@@ -48,7 +48,7 @@ interface Compiled {
  */
 const compiled = new WeakMap<AffectedRange, Compiled>()
 
-const compile = (order: VersionOrder, range: AffectedRange): Compiled => {
+export const compile = (order: VersionOrder, range: AffectedRange): Compiled => {
   const known = compiled.get(range)
   if (known !== undefined) return known
   const bounds = range.events.flatMap((e) => boundOf(order, e) ?? [])

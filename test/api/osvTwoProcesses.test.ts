@@ -57,6 +57,20 @@ describe("package queries across processes (PostgreSQL)", () => {
     return ((await response.json()) as { vulns: Array<{ id: string }> }).vulns.map((v) => v.id)
   }
 
+  /** B's querybatch answer (its kept per-version results) for the versions, as identifiers per query. */
+  const batchB = async (apiKey: string, versions: ReadonlyArray<string>) => {
+    const response = await fetch(`http://127.0.0.1:${b.ports.api}/v1/querybatch`, {
+      method: "POST",
+      headers: { authorization: apiKey, "content-type": "application/json" },
+      body: JSON.stringify({
+        queries: versions.map((version) => ({ package: { ecosystem: "PyPI", name: "two-process-demo" }, version }))
+      })
+    })
+    expect(response.status).toBe(200)
+    return ((await response.json()) as { results: Array<{ vulns?: Array<{ id: string }> }> }).results
+      .map((r) => (r.vulns ?? []).map((v) => v.id))
+  }
+
   it("an ingest on A that moves a fix or adds a record: B's next /v1/query answers by it", async () => {
     const org = JSON.parse(
       await onA(["org", "create", "--name", "osv", "--per-minute", "0", "--per-week", "0", "--json"])
@@ -65,10 +79,14 @@ describe("package queries across processes (PostgreSQL)", () => {
     expect(await queryB(org.apiKey, "1.6")).toEqual([])
     expect(await queryB(org.apiKey, "1.6")).toEqual([])
     expect(await queryB(org.apiKey, "1.4")).toEqual(["PYSEC-2032-7"])
+    // Twice: the second answer is the one B keeps with the package.
+    for (let n = 0; n < 2; n++) expect(await batchB(org.apiKey, ["1.4", "1.6"])).toEqual([["PYSEC-2032-7"], []])
     await onA(["ingest", "osv", "-", "--json"], record("2.0"))
+    expect(await batchB(org.apiKey, ["1.4", "1.6"])).toEqual([["PYSEC-2032-7"], ["PYSEC-2032-7"]])
     expect(await queryB(org.apiKey, "1.6")).toEqual(["PYSEC-2032-7"])
     // A record B's answer was not built from: only the package's key invalidates it.
     await onA(["ingest", "osv", "-", "--json"], record("3.0", "PYSEC-2032-8"))
     expect(await queryB(org.apiKey, "1.6")).toEqual(["PYSEC-2032-7", "PYSEC-2032-8"])
+    expect(await batchB(org.apiKey, ["1.6", "2.5"])).toEqual([["PYSEC-2032-7", "PYSEC-2032-8"], ["PYSEC-2032-8"]])
   }, 60_000)
 })

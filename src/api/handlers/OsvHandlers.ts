@@ -1,23 +1,31 @@
 import { Effect, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { Readable } from "node:stream"
 import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
 import type { OsvQuery } from "../../../schema/OsvQuery.ts"
 import { identifierProblem, normaliseIdentifier } from "../../vulns/Identifier.ts"
-import { PackageIndex, type PackageRecord } from "../../vulns/PackageIndex.ts"
+import { PackageIndex } from "../../vulns/PackageIndex.ts"
 import { packageKey } from "../../vulns/PackageNames.ts"
+import { PackageSegments } from "../../vulns/PackageSegments.ts"
 import { vulnResponse } from "../AnswerResponses.ts"
 import { Api } from "../Api.ts"
 import type { VulnAnswer } from "../CachedAnswers.ts"
 import { weakEtag } from "../Conditional.ts"
-import { BATCH_MAX_QUERIES, BATCH_PAGE_SIZE, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
-import { pageOf, pageOffset, pageToken, recordMatcher } from "../PackageMatch.ts"
+import { BATCH_MAX_QUERIES, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
+import { batchResult, matchedOf, pageOffset, pageToken, versionCheck } from "../PackageMatch.ts"
 import { type PackageTarget, packageTarget } from "../PackageTarget.ts"
 import { ResponseCache } from "../ResponseCache.ts"
 
 const encoder = new TextEncoder()
 const JSON_TYPE = "application/json"
 const CURSOR = /^[0-9]{1,19}$/
+const BATCH_HEAD = encoder.encode(`{"results":[`)
+const COMMA = encoder.encode(",")
+const BATCH_TAIL = encoder.encode("]}")
+
+/** The response cache's key of a package's records and answers. */
+const packageEntry = (t: PackageTarget) => `pkg\u0000${t.base}\u0000${t.name}`
 
 /** What one query resolves to before the index is read; `at` names the batch entry in messages. */
 const resolve = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadRequest> => {
@@ -28,14 +36,9 @@ const resolve = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadR
   }
   if (query.package === undefined) return Result.fail(new BadRequest({ message: `${at}package is required` }))
   return Result.mapError(
-    packageTarget(query.package, query.version),
+    Result.flatMap(packageTarget(query.package, query.version), versionCheck),
     (e) => new BadRequest({ message: `${at}${e.message}` })
   )
-}
-
-const jsonResponse = (text: string) => {
-  const body = encoder.encode(text)
-  return HttpServerResponse.uint8Array(body, { contentType: JSON_TYPE, headers: { etag: weakEtag(body) } })
 }
 
 /**
@@ -43,7 +46,9 @@ const jsonResponse = (text: string) => {
  * records (with their index entries) are kept in the response cache under the
  * package and every identifier they hold, so an ingest that changes a range or
  * adds a record drops them at once, here and in every other process
- * (`ResponseCache`); versions are evaluated per request against them.
+ * (`ResponseCache`). With them is kept what questions about them answered
+ * (`PackageSegments`: a version is a binary search among the package's range
+ * bounds) and the querybatch results' bytes, which go with them.
  */
 export const OsvHandlers = HttpApiBuilder.group(
   Api,
@@ -52,30 +57,37 @@ export const OsvHandlers = HttpApiBuilder.group(
     const index = yield* PackageIndex
     const cache = yield* ResponseCache
 
-    /** The records of each package (distinct), from the cache, the missing ones read by one statement. */
+    /** Each package's records (distinct packages), from the cache, the missing ones read by one statement. */
     const packagesOf = (targets: ReadonlyArray<PackageTarget>) =>
       cache.serveMany(
-        targets.map((t) => `pkg\u0000${t.base}\u0000${t.name}`),
+        targets.map(packageEntry),
         (missing) =>
           Effect.map(index.packages(missing.map((n) => targets[n]!)), (found) =>
-            found.map((records, m) => ({
-              value: records,
-              bytes: records.reduce(
-                (n, r) => n + 2 * (r.brief.length + r.key.originIdentifier.length) + 256 + 256 * r.entries.length,
-                0
-              ),
-              dependsOn: [
-                packageKey(targets[missing[m]!]!.base, targets[missing[m]!]!.name),
-                ...records.map((r) => r.id)
-              ]
-            })))
+            found.map((records, m) => {
+              const target = targets[missing[m]!]!
+              return {
+                value: new PackageSegments(target.base, records),
+                bytes: records.reduce(
+                  (n, r) => n + 2 * (r.brief.length + r.key.originIdentifier.length) + 256 + 256 * r.entries.length,
+                  0
+                ),
+                dependsOn: [packageKey(target.base, target.name), ...records.map((r) => r.id)]
+              }
+            }))
       )
+
+    /** What answering grew a package's entry by, counted by the cache (which may then drop others). */
+    const grown = (targets: ReadonlyArray<PackageTarget>, packages: ReadonlyArray<PackageSegments>) => {
+      for (let n = 0; n < packages.length; n++) {
+        const bytes = packages[n]!.takeGrowth()
+        if (bytes > 0) cache.grew(packageEntry(targets[n]!), bytes)
+      }
+    }
 
     return handlers.handleAll({
       query: ({ payload }) =>
         Effect.gen(function*() {
           const target = yield* Effect.fromResult(resolve(payload, ""))
-          const matches = yield* Effect.fromResult(recordMatcher(target))
           const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
           // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
           const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${
@@ -84,8 +96,12 @@ export const OsvHandlers = HttpApiBuilder.group(
           const answer = yield* cache.serve(
             key,
             Effect.gen(function*() {
-              const [records] = yield* packagesOf([target])
-              const { next, page } = pageOf(records!.filter(matches), offset, QUERY_PAGE_SIZE)
+              const packages = yield* packagesOf([target])
+              const pkg = packages[0]!
+              const { positions } = matchedOf(pkg, target)
+              grown([target], packages)
+              const page = Array.from(positions.subarray(offset, offset + QUERY_PAGE_SIZE), (n) => pkg.records[n]!)
+              const next = offset + QUERY_PAGE_SIZE < positions.length ? pageToken(offset + QUERY_PAGE_SIZE) : undefined
               // The page's OSV texts as stored, joined as they are (never parsed or encoded again).
               const texts = (yield* index.texts(page.map((r) => r.key))).filter((t) => t !== "")
               const tail = next === undefined ? "" : `,"next_page_token":${JSON.stringify(next)}`
@@ -113,15 +129,9 @@ export const OsvHandlers = HttpApiBuilder.group(
           // Every query checked before anything is read; each package read once however often it is asked about.
           const slots = new Map<string, number>()
           const targets: Array<PackageTarget> = []
-          const asked: Array<
-            { readonly slot: number; readonly offset: number; readonly matches: (r: PackageRecord) => boolean }
-          > = []
+          const asked: Array<{ readonly slot: number; readonly offset: number; readonly target: PackageTarget }> = []
           for (let n = 0; n < payload.queries.length; n++) {
-            const at = `queries[${n}]: `
-            const target = yield* Effect.fromResult(resolve(payload.queries[n]!, at))
-            const matches = yield* Effect.fromResult(
-              Result.mapError(recordMatcher(target), (e) => new BadRequest({ message: `${at}${e.message}` }))
-            )
+            const target = yield* Effect.fromResult(resolve(payload.queries[n]!, `queries[${n}]: `))
             const offset = yield* Effect.fromResult(pageOffset(payload.queries[n]!.page_token))
             const key = `${target.base}\u0000${target.name}`
             let slot = slots.get(key)
@@ -129,24 +139,25 @@ export const OsvHandlers = HttpApiBuilder.group(
               slots.set(key, slot = targets.length)
               targets.push(target)
             }
-            asked.push({ slot, offset, matches })
+            asked.push({ slot, offset, target })
           }
-          const records = yield* packagesOf(targets)
-          // Written as text from each record's rendered `{id, modified}`: no result objects, no JSON encoding.
-          let body = `{"results":[`
+          const packages = yield* packagesOf(targets)
+          // Each result's bytes as kept with its package's answer (the first page), copied into the body.
+          const parts: Array<Uint8Array> = [BATCH_HEAD]
           for (let n = 0; n < asked.length; n++) {
-            const { matches, offset, slot } = asked[n]!
-            const end = offset + BATCH_PAGE_SIZE
-            let found = 0
-            body += n === 0 ? `{"vulns":[` : `,{"vulns":[`
-            for (const record of records[slot]!) {
-              if (!matches(record)) continue
-              if (found >= offset && found < end) body += found === offset ? record.brief : `,${record.brief}`
-              found++
-            }
-            body += found > end ? `],"next_page_token":${JSON.stringify(pageToken(end))}}` : "]}"
+            const { offset, slot, target } = asked[n]!
+            if (n > 0) parts.push(COMMA)
+            parts.push(batchResult(packages[slot]!, matchedOf(packages[slot]!, target), offset))
           }
-          return jsonResponse(`${body}]}`)
+          parts.push(BATCH_TAIL)
+          grown(targets, packages)
+          // Sent part by part, never joined: at a million records a batch answer is tens of megabytes, and
+          // copying it into one buffer (and collecting that) took most of the batch's time.
+          return HttpServerResponse.raw(Readable.from(parts), {
+            contentType: JSON_TYPE,
+            contentLength: parts.reduce((n, p) => n + p.byteLength, 0),
+            headers: { etag: weakEtag(parts) }
+          })
         }),
 
       osvRecord: ({ params, request }) => {
