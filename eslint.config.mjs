@@ -6,9 +6,8 @@ import js from "@eslint/js"
 import { defineConfig } from "eslint/config"
 import tseslint from "typescript-eslint"
 
-// THE LINE TO FLIP: set to true in the commit after the one that ran `make format` over the whole
-// tree. While false, `make lint` leaves layout alone (the rules below marked "layout" are off) and
-// only `make format` applies them; once true, a file dprint would change fails `make lint`.
+// The tree is formatted (commit df422ca), so layout is checked: a file dprint would change fails
+// `make lint`, and `make format` fixes it. False would leave layout to `make format` alone.
 const treeFormatted = true
 
 const layout = treeFormatted || process.env.VDB_FORMAT === "1" ? "error" : "off"
