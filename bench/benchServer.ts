@@ -13,41 +13,60 @@ import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))
 
+/**
+ * Spawns `bin/vdb serve api` as deployed on `port` (`nodeFlags` go before the server's own, e.g. a
+ * profiler's), its output appended to `logPath`, and resolves once `/readyz` answers; rejects with
+ * the log's tail if it exits first or is not ready within `readyWithinMs`. The one spawner every
+ * bench uses.
+ */
+export const spawnServeApi = async (options: {
+  readonly env: Readonly<Record<string, string>>
+  readonly port: number
+  readonly logPath: string
+  readonly nodeFlags?: ReadonlyArray<string>
+  readonly readyWithinMs?: number
+}) => {
+  const log = openSync(options.logPath, "a")
+  const server = spawn(process.execPath, [
+    ...(options.nodeFlags ?? []),
+    ...SERVER_NODE_FLAGS,
+    "--disable-warning=ExperimentalWarning",
+    MAIN,
+    "serve",
+    "api"
+  ], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      ...SERVER_ENV,
+      ...options.env,
+      VDB_API_PORT: String(options.port)
+    },
+    stdio: ["ignore", log, log]
+  })
+  const exited = new Promise<void>((r) => server.once("exit", () => r()))
+  const stop = () => {
+    if (server.exitCode === null) server.kill("SIGTERM")
+    return exited
+  }
+  const deadline = Date.now() + (options.readyWithinMs ?? 60_000)
+  while (!(await fetch(`http://127.0.0.1:${options.port}/readyz`).then((r) => r.ok, () => false))) {
+    if (server.exitCode !== null || Date.now() > deadline) {
+      await stop()
+      throw new Error(`api server not ready: ${readFileSync(options.logPath, "utf8").slice(-2000)}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { server, stop }
+}
+
+/** `spawnServeApi` on a free port, its log in `work/server.log`, stopped when the scope closes. */
 export const startBenchServer = (env: Readonly<Record<string, string>>, work: string) =>
   Effect.gen(function*() {
     const port = yield* Effect.promise(freePort)
-    const log = openSync(join(work, "server.log"), "a")
-    const server = spawn(process.execPath, [
-      ...SERVER_NODE_FLAGS,
-      "--disable-warning=ExperimentalWarning",
-      MAIN,
-      "serve",
-      "api"
-    ], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "/tmp",
-        ...SERVER_ENV,
-        ...env,
-        VDB_API_PORT: String(port)
-      },
-      stdio: ["ignore", log, log]
-    })
-    const serverExited = new Promise<void>((r) => server.once("exit", () => r()))
-    const close = () =>
-      Effect.promise(() => {
-        if (server.exitCode === null) server.kill("SIGTERM")
-        return serverExited
-      })
-    yield* Effect.addFinalizer(close)
-    yield* Effect.promise(async () => {
-      const deadline = Date.now() + 60_000
-      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
-        if (server.exitCode !== null || Date.now() > deadline) {
-          throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
-        }
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    })
-    return { server, port, close }
+    const { server, stop } = yield* Effect.acquireRelease(
+      Effect.promise(() => spawnServeApi({ env, port, logPath: join(work, "server.log") })),
+      ({ stop }) => Effect.promise(stop)
+    )
+    return { server, port, close: () => Effect.promise(stop) }
   })

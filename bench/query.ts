@@ -15,9 +15,8 @@
 // Writes bench/results/query.json.
 import { Context, Effect, Layer, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -28,10 +27,9 @@ import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { versionOrder } from "../src/versions/VersionOrder.ts"
 import { freePort } from "../test/support/processes.ts"
 import { benchDatabase, databaseUrl } from "./benchDatabase.ts"
+import { spawnServeApi } from "./benchServer.ts"
 import { type HttpConnection, httpConnection, postBytes } from "./httpClient.ts"
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 const args = process.argv.slice(2)
 const option = (name: string) => {
@@ -121,45 +119,22 @@ const measure = async (workers: number, once: (worker: number, n: number) => Pro
 
 const startServer = (url: string, masterKey: Uint8Array, work: string, port: number) =>
   Effect.acquireRelease(
-    Effect.promise(async () => {
-      const log = openSync(join(work, "server.log"), "a")
-      const profile = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`]
-      const server = spawn(process.execPath, [
-        ...profile,
-        ...SERVER_NODE_FLAGS,
-        "--disable-warning=ExperimentalWarning",
-        join(ROOT, "src/cli/main.ts"),
-        "serve",
-        "api"
-      ], {
+    Effect.promise(async () =>
+      spawnServeApi({
         env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/tmp",
-          ...SERVER_ENV,
           DATABASE_URL: url,
           VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
           VDB_DATA_DIR: join(work, "data"),
-          VDB_API_PORT: String(port),
           // Its own, as bench/workers.ts does: another server on the machine may hold the default 9464.
           VDB_METRICS_PORT: String(await freePort())
         },
-        stdio: ["ignore", log, log]
+        port,
+        logPath: join(work, "server.log"),
+        nodeFlags: PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`],
+        readyWithinMs: 300_000
       })
-      const exited = new Promise<void>((r) => server.once("exit", () => r()))
-      const deadline = Date.now() + 300_000
-      while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) {
-        if (server.exitCode !== null || Date.now() > deadline) {
-          throw new Error(`api server not ready: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
-        }
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      return { server, exited }
-    }),
-    ({ exited, server }) =>
-      Effect.promise(() => {
-        if (server.exitCode === null) server.kill("SIGTERM")
-        return exited
-      })
+    ),
+    ({ stop }) => Effect.promise(stop)
   )
 
 const program = Effect.gen(function*() {

@@ -8,13 +8,13 @@
 // bench/results/workers.json.
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort, runVdb } from "../test/support/processes.ts"
+import { spawnServeApi } from "./benchServer.ts"
 import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 import type { LoadStats } from "./vdb/load.ts"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
@@ -25,32 +25,13 @@ const CONCURRENCY = 32
 const PATH = "/v1/vuln/CVE-2021-44228"
 
 const startServer = async (env: Record<string, string>, workers: number, port: number, log: string) => {
-  const fd = openSync(log, "a")
-  const child = spawn(process.execPath, [
-    ...SERVER_NODE_FLAGS,
-    "--disable-warning=ExperimentalWarning",
-    join(ROOT, "src/cli/main.ts"),
-    "serve",
-    "api"
-  ], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      ...SERVER_ENV,
-      ...env,
-      VDB_WORKERS: String(workers)
-    },
-    stdio: ["ignore", fd, fd]
+  const { server, stop } = await spawnServeApi({
+    env: { ...env, VDB_WORKERS: String(workers) },
+    port,
+    logPath: log,
+    readyWithinMs: 120_000
   })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early: ${readFileSync(log, "utf8").slice(-2000)}`)
-    if (Date.now() > deadline) throw new Error("server not ready within 120 s")
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  return { pid: child.pid ?? 0, stop: () => (child.kill("SIGTERM"), exited) }
+  return { pid: server.pid ?? 0, stop }
 }
 
 const load = (params: ReadonlyArray<string | number>, roles: Record<string, string>) =>
