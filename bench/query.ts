@@ -28,6 +28,7 @@ import { versionOrder } from "../src/versions/VersionOrder.ts"
 import { freePort } from "../test/support/processes.ts"
 import { benchDatabase, databaseUrl } from "./benchDatabase.ts"
 import { spawnServeApi } from "./benchServer.ts"
+import { cpuSample, cpuSpent, pidMicros } from "./cpuShare.ts"
 import { type HttpConnection, httpConnection, postBytes } from "./httpClient.ts"
 
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
@@ -169,7 +170,7 @@ const program = Effect.gen(function*() {
   const orgs = Context.get(context, Organizations)
   const org = yield* orgs.create({ name: "bench-query", perMinute: 0, perWeek: 0 })
   const port = yield* Effect.promise(freePort)
-  yield* startServer(url, masterKey, work, port)
+  const { server } = yield* startServer(url, masterKey, work, port)
 
   const batch = postBytes(
     port,
@@ -205,17 +206,57 @@ const program = Effect.gen(function*() {
     throw new Error(`querybatch failed: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
   }
   const coldMs = performance.now() - coldStarted
-  for (const single of singles) yield* Effect.promise(() => send(0, single))
+  // The untimed pass of the singles reads each answer's size: what the measured run moves per request.
+  const sizes: Array<number> = []
+  for (const q of queries) {
+    const response = yield* Effect.promise(() =>
+      fetch(`http://127.0.0.1:${port}/v1/query`, {
+        method: "POST",
+        headers: { authorization: org.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
+      }).then(async (r) => (await r.arrayBuffer()).byteLength)
+    )
+    sizes.push(response)
+  }
+  const sorted = [...sizes].sort((a, b) => a - b)
+  const sizeAt = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
+  const meanBytes = sizes.reduce((n, b) => n + b, 0) / Math.max(1, sizes.length)
+  const bodies = {
+    meanBytes: Math.round(meanBytes),
+    p50: sizeAt(0.5),
+    p90: sizeAt(0.9),
+    p99: sizeAt(0.99),
+    max: sizeAt(1),
+    empty: sizes.filter((b) => b <= 12).length
+  }
+  console.error(`/v1/query bodies: ${JSON.stringify(bodies)}`)
   const batched = yield* Effect.promise(() => measure(1, (worker) => send(worker, batch)))
   const batchPerSecond = Math.round(batched.perSecond * queries.length)
   console.error(
     `querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`
   )
+  const cpuBefore = cpuSample()
+  const serverBefore = pidMicros(server.pid)
   const single = yield* Effect.promise(() =>
     measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!))
   )
+  const serverAfter = pidMicros(server.pid)
+  const spent = cpuSpent(cpuBefore, cpuSample())
+  const perRequest = (micros: number | undefined) =>
+    micros === undefined ? undefined : Math.round(micros / Math.max(1, single.calls))
+  // µs of CPU a request by process: the server, PostgreSQL, this load generator, the whole machine.
+  const cpu = {
+    serverMicros: perRequest(
+      serverBefore === undefined || serverAfter === undefined ? undefined : serverAfter - serverBefore
+    ),
+    postgresMicros: perRequest(spent?.postgres),
+    loadGeneratorMicros: perRequest(spent?.process),
+    machineBusyMicros: perRequest(spent?.machineBusy),
+    machineStealMicros: perRequest(spent?.machineSteal)
+  }
   console.error(
-    `/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms`
+    `/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms; ` +
+      `${Math.round((single.perSecond * meanBytes) / 1e6)} MB/s of bodies; CPU µs a request ${JSON.stringify(cpu)}`
   )
   for (const c of connections) c?.close()
 
@@ -243,7 +284,10 @@ const program = Effect.gen(function*() {
       p50: single.p50,
       p99: single.p99,
       max: single.max,
-      errors: single.errors
+      errors: single.errors,
+      bodies,
+      bodyMegabytesPerSecond: Math.round((single.perSecond * meanBytes) / 1e6),
+      cpu
     },
     ratioToBare: { querybatch: Number((batchPerSecond / barePerSecond).toFixed(3)) },
     target: { querybatchPerSecond: TARGET_BATCH_PER_SECOND, queryP99Ms: TARGET_P99_MS },

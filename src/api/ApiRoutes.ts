@@ -14,6 +14,7 @@ import { OsvHandlers } from "./handlers/OsvHandlers.ts"
 import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
 import { QueryBodyLimitLive } from "./QueryBodyLimitLive.ts"
+import { QueryFastPath } from "./QueryFastPath.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 import { RouteFallback } from "./RouteFallback.ts"
 import { VulnFastPath } from "./VulnFastPath.ts"
@@ -40,7 +41,8 @@ export const ApiRoutesWith = <R1, R2>(services: {
     HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }),
     ApiDocs,
     RouteFallback,
-    VulnFastPath
+    VulnFastPath,
+    QueryFastPath
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers, OsvHandlers]),
     Layer.provide(Middleware),

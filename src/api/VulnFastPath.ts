@@ -1,9 +1,6 @@
-import { Clock, Context, Effect, Option } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { Organization } from "../../schema/Organization.ts"
-import { ApiKeyAuth, isUnmetered, UNLIMITED } from "../auth/ApiKeyAuth.ts"
-import { signedInWith } from "../auth/Jwt.ts"
-import { VerifiedTokens } from "../auth/VerifiedTokens.ts"
+import { UNLIMITED } from "../auth/ApiKeyAuth.ts"
 import { negotiate } from "../http/Compression.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
@@ -12,6 +9,7 @@ import { vulnResponse } from "./AnswerResponses.ts"
 import { DATA_ANSWER_HEADERS } from "./AuthenticationLive.ts"
 import { compressible, type VulnAnswer } from "./CachedAnswers.ts"
 import { noneMatch } from "./Conditional.ts"
+import { makeFastPathGate } from "./FastPathGate.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 
 const PREFIX = "/v1/vuln/"
@@ -27,14 +25,6 @@ const variantOf = (answer: VulnAnswer, request: HttpServerRequest.HttpServerRequ
     : compressible(answer)
     ? negotiate(request.headers["accept-encoding"]) ?? "identity"
     : "identity"
-
-/**
- * A lookup's value, or none when it failed in any way, a lost database included (a defect): the
- * request then takes the HttpApi's path, which answers the failure in the API's dialect (401, or
- * 503 while the database cannot be reached). Without it the fast path's defect was an empty 500.
- */
-const lookup = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, never, R> =>
-  Effect.catchCause(Effect.asSome(effect), () => Effect.succeedNone)
 
 /**
  * The API's hottest request, answered before the router: `GET /v1/vuln/{id}`
@@ -58,9 +48,8 @@ const lookup = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Option.O
  */
 export const VulnFastPath = HttpRouter.middleware(
   Effect.gen(function*() {
-    const auth = yield* ApiKeyAuth
+    const gate = yield* makeFastPathGate
     const cache = yield* ResponseCache
-    const tokens = yield* VerifiedTokens
     const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
     // The finished responses of an answer (immutable values, sent as they are by any number of
     // requests), gone with the answer when the cache drops it: without rate-limit headers (a limited
@@ -102,61 +91,24 @@ export const VulnFastPath = HttpRouter.middleware(
         const id = normaliseIdentifier(raw)
         if (id === undefined) return httpEffect
         const cacheKey = `vuln\u0000${id}`
-        const started = performance.now()
-        const at = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
-
-        /** The answer for an authenticated organization: active, a cached answer, admitted by its limits. */
-        const answer = (org: Organization) => {
-          // Refused (by `ApiKeyAuth.admit`, on the HttpApi's path): answered there, with the counters it reads.
-          if (!org.isActive) return httpEffect
-          const hit = cache.peek<VulnAnswer>(cacheKey)
-          if (hit === undefined) return httpEffect
-          const sent = (response: HttpServerResponse.HttpServerResponse) => {
-            auth.record(
-              request,
-              org.uuid,
-              ROUTE,
-              raw,
-              response.status,
-              started,
-              new Date(at),
-              clientAddressOf(fiber.getRef(TrustedProxies), request)
-            )
-            return response
+        return gate({
+          request,
+          authorization,
+          fallThrough: httpEffect,
+          route: ROUTE,
+          identifier: raw,
+          started: performance.now(),
+          atMillis: fiber.getRef(Clock.Clock).currentTimeMillisUnsafe(),
+          clientAddress: () => clientAddressOf(fiber.getRef(TrustedProxies), request),
+          responses: () => {
+            const hit = cache.peek<VulnAnswer>(cacheKey)
+            if (hit === undefined) return undefined
+            return {
+              unlimited: () => unlimitedOf(hit.value, request, cacheKey),
+              bare: () => bareOf(hit.value, request, cacheKey, variantOf(hit.value, request))
+            }
           }
-          // Nothing to count: the finished response, without a step through the admission's effect.
-          if (isUnmetered(org)) return Effect.succeed(sent(unlimitedOf(hit.value, request, cacheKey)))
-          // A refusal, or a counter the database could not update, is the HttpApi's to answer in its dialect.
-          return Effect.matchCauseEffect(auth.admit(org), {
-            onFailure: () => httpEffect,
-            onSuccess: (decision) =>
-              Effect.succeed(sent(HttpServerResponse.setHeaders(
-                bareOf(hit.value, request, cacheKey, variantOf(hit.value, request)),
-                rateLimitHeaders(decision)
-              )))
-          })
-        }
-
-        if (/^apikey /i.test(authorization)) {
-          return Effect.matchCauseEffect(auth.verify(`ApiKey ${authorization.slice(7).trim()}`), {
-            onFailure: () => httpEffect,
-            onSuccess: ({ org }) => answer(org)
-          })
-        }
-        if (/^bearer /i.test(authorization)) {
-          const token = authorization.slice(7).trim()
-          if (token === "") return httpEffect
-          // A token that does not verify (or has expired) is the HttpApi's to refuse in its dialect.
-          // So is one signed in with a secret rotated since (`signedInWith`, against the current secret).
-          return Effect.flatMap(lookup(tokens.claimsOf(token, at)), (claims) =>
-            Option.isNone(claims)
-              ? httpEffect
-              : Effect.flatMap(lookup(auth.organization(claims.value.orgUuid)), (found) =>
-                Option.isNone(found) || !signedInWith(claims.value, found.value.secret)
-                  ? httpEffect
-                  : answer(found.value.org)))
-        }
-        return httpEffect
+        })
       })
   }),
   { global: true }

@@ -1,9 +1,8 @@
-import { Effect, Result } from "effect"
+import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Readable } from "node:stream"
 import { BadRequest, NotFound } from "../../../schema/ErrorBody.ts"
-import type { OsvQuery } from "../../../schema/OsvQuery.ts"
 import { identifierProblem, normaliseIdentifier } from "../../vulns/Identifier.ts"
 import { PackageIndex } from "../../vulns/PackageIndex.ts"
 import { packageKey } from "../../vulns/PackageNames.ts"
@@ -13,8 +12,9 @@ import { Api } from "../Api.ts"
 import type { VulnAnswer } from "../CachedAnswers.ts"
 import { weakEtag } from "../Conditional.ts"
 import { BATCH_MAX_QUERIES, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
-import { batchResult, matchedOf, pageOffset, pageToken, versionCheck } from "../PackageMatch.ts"
-import { type PackageTarget, packageTarget } from "../PackageTarget.ts"
+import { batchResult, matchedOf, pageOffset, pageToken } from "../PackageMatch.ts"
+import type { PackageTarget } from "../PackageTarget.ts"
+import { type QueryAnswer, queryKey, queryResponse, resolveQuery } from "../QueryAnswers.ts"
 import { ResponseCache } from "../ResponseCache.ts"
 
 const encoder = new TextEncoder()
@@ -26,20 +26,6 @@ const BATCH_TAIL = encoder.encode("]}")
 
 /** The response cache's key of a package's records and answers. */
 const packageEntry = (t: PackageTarget) => `pkg\u0000${t.base}\u0000${t.name}`
-
-/** What one query resolves to before the index is read; `at` names the batch entry in messages. */
-const resolve = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadRequest> => {
-  if (query.commit !== undefined) {
-    return Result.fail(
-      new BadRequest({ message: `${at}commit queries are not supported; query by package and version` })
-    )
-  }
-  if (query.package === undefined) return Result.fail(new BadRequest({ message: `${at}package is required` }))
-  return Result.mapError(
-    Result.flatMap(packageTarget(query.package, query.version), versionCheck),
-    (e) => new BadRequest({ message: `${at}${e.message}` })
-  )
-}
 
 /**
  * `/v1/query`, `/v1/querybatch`, `/v1/vulns/{id}`, `/v1/changes`. A package's
@@ -87,14 +73,11 @@ export const OsvHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       query: ({ payload }) =>
         Effect.gen(function*() {
-          const target = yield* Effect.fromResult(resolve(payload, ""))
+          const target = yield* Effect.fromResult(resolveQuery(payload, ""))
           const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
           // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
-          const key = `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${
-            target.version ?? "\u0000"
-          }\u0000${offset}`
-          const answer = yield* cache.serve(
-            key,
+          const answer = yield* cache.serve<QueryAnswer, never, never>(
+            queryKey(target, offset),
             Effect.gen(function*() {
               const packages = yield* packagesOf([target])
               const pkg = packages[0]!
@@ -113,10 +96,7 @@ export const OsvHandlers = HttpApiBuilder.group(
               }
             })
           )
-          return HttpServerResponse.uint8Array(answer.value.body, {
-            contentType: JSON_TYPE,
-            headers: { etag: answer.value.etag }
-          })
+          return queryResponse(answer.value)
         }),
 
       querybatch: ({ payload }) =>
@@ -131,7 +111,7 @@ export const OsvHandlers = HttpApiBuilder.group(
           const targets: Array<PackageTarget> = []
           const asked: Array<{ readonly slot: number; readonly offset: number; readonly target: PackageTarget }> = []
           for (let n = 0; n < payload.queries.length; n++) {
-            const target = yield* Effect.fromResult(resolve(payload.queries[n]!, `queries[${n}]: `))
+            const target = yield* Effect.fromResult(resolveQuery(payload.queries[n]!, `queries[${n}]: `))
             const offset = yield* Effect.fromResult(pageOffset(payload.queries[n]!.page_token))
             const key = `${target.base}\u0000${target.name}`
             let slot = slots.get(key)

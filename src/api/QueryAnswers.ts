@@ -1,0 +1,78 @@
+import { Result } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { BadRequest } from "../../schema/ErrorBody.ts"
+import type { OsvQuery } from "../../schema/OsvQuery.ts"
+import { pageOffset, versionCheck } from "./PackageMatch.ts"
+import { type PackageTarget, packageTarget } from "./PackageTarget.ts"
+
+/**
+ * `/v1/query`'s cached answers, shared by its handler (`OsvHandlers.ts`) and the fast path in
+ * front of the router (`QueryFastPath.ts`): how a query resolves, the cache key of its answer, and
+ * the response sent for it. One definition each, so both paths key and answer alike.
+ */
+
+/** A page's body as sent and its entity tag. */
+export interface QueryAnswer {
+  readonly body: Uint8Array
+  readonly etag: string
+}
+
+const JSON_TYPE = "application/json"
+
+/** What one query resolves to before the index is read; `at` names the batch entry in messages. */
+export const resolveQuery = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadRequest> => {
+  if (query.commit !== undefined) {
+    return Result.fail(
+      new BadRequest({ message: `${at}commit queries are not supported; query by package and version` })
+    )
+  }
+  if (query.package === undefined) return Result.fail(new BadRequest({ message: `${at}package is required` }))
+  return Result.mapError(
+    Result.flatMap(packageTarget(query.package, query.version), versionCheck),
+    (e) => new BadRequest({ message: `${at}${e.message}` })
+  )
+}
+
+/** The response cache's key of a page's answer: package, release, version (none apart from ""), page offset. */
+export const queryKey = (target: PackageTarget, offset: number) =>
+  `query\u0000${target.base}\u0000${target.name}\u0000${target.release ?? ""}\u0000${
+    target.version ?? "\u0000"
+  }\u0000${offset}`
+
+/** The response of a cached answer. */
+export const queryResponse = (answer: QueryAnswer) =>
+  HttpServerResponse.uint8Array(answer.body, { contentType: JSON_TYPE, headers: { etag: answer.etag } })
+
+const isString = (v: unknown): v is string => typeof v === "string"
+const PACKAGE_KEYS = new Set(["ecosystem", "name", "purl"])
+const QUERY_KEYS = new Set(["package", "version", "page_token"])
+
+/** A plain object whose keys are all in `allowed` and whose values are all strings (or, for `nested`, that object). */
+const plainObject = (value: unknown, allowed: ReadonlySet<string>): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) &&
+  Object.keys(value).every((key) => allowed.has(key))
+
+/**
+ * The cache key a `/v1/query` body asks for, or undefined on any doubt: a body that is not a JSON
+ * object of exactly the shape the payload schema takes with strings where it takes strings (no
+ * `commit`, no other member), or one the handler would refuse. Read once: what the handler would
+ * decode from the same text (`JSON.parse`, then the schema), so the key is the handler's.
+ */
+export const queryKeyOfBody = (text: string): string | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (!plainObject(parsed, QUERY_KEYS)) return undefined
+  const { package: pkg, page_token, version } = parsed
+  if (!plainObject(pkg, PACKAGE_KEYS) || !Object.values(pkg).every(isString)) return undefined
+  if (version !== undefined && !isString(version)) return undefined
+  if (page_token !== undefined && !isString(page_token)) return undefined
+  const query = { package: pkg, ...(version === undefined ? {} : { version }) } as OsvQuery
+  const target = resolveQuery(query, "")
+  if (Result.isFailure(target)) return undefined
+  const offset = pageOffset(page_token)
+  return Result.isFailure(offset) ? undefined : queryKey(target.success, offset.success)
+}
