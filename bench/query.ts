@@ -9,9 +9,14 @@
 //   1,000 packages with each record's `modified`, one statement, as the API server's pool does it),
 //   queries/s and the ratio.
 // - `/v1/query`: the same 1,000 queries one a request from 32 keep-alive clients for SECONDS;
-//   requests/s and latency (p50, p99; target p99 <= 10 ms).
+//   requests/s and latency (p50, p99; target p99 <= 10 ms), the answers' sizes (read in the untimed
+//   pass) and µs of CPU a request by process (server, PostgreSQL, this load generator, machine).
+//   Before it, in the same run, the same requests with a query string, which the fast path
+//   (`src/api/QueryFastPath.ts`) leaves to the HttpApi: the same answers through the framework.
 // Both after one untimed pass (the server's response cache warm, as a server in use has it).
-// Server: `bin/vdb serve api` as deployed (its Node flags), an organization with limits 0.
+// Server: `bin/vdb serve api` as deployed (its Node flags), an organization with limits 0;
+// `VDB_RESPONSE_CACHE_BYTES` from this process's environment when set (default 256 MiB, which the
+// 1,000 answers and their packages outgrow at a million records: docs/api.md, "Package queries under load").
 // Writes bench/results/query.json.
 import { Context, Effect, Layer, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
@@ -126,6 +131,9 @@ const startServer = (url: string, masterKey: Uint8Array, work: string, port: num
           DATABASE_URL: url,
           VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
           VDB_DATA_DIR: join(work, "data"),
+          ...(process.env.VDB_RESPONSE_CACHE_BYTES === undefined
+            ? {}
+            : { VDB_RESPONSE_CACHE_BYTES: process.env.VDB_RESPONSE_CACHE_BYTES }),
           // Its own, as bench/workers.ts does: another server on the machine may hold the default 9464.
           VDB_METRICS_PORT: String(await freePort())
         },
@@ -180,14 +188,18 @@ const program = Effect.gen(function*() {
       queries: queries.map((q) => ({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version }))
     })
   )
-  const singles = queries.map((q) =>
-    postBytes(
-      port,
-      "/v1/query",
-      org.apiKey,
-      JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
+  const singlesAt = (path: string) =>
+    queries.map((q) =>
+      postBytes(
+        port,
+        path,
+        org.apiKey,
+        JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
+      )
     )
-  )
+  const singles = singlesAt("/v1/query")
+  // The same requests with a query string (which the endpoint ignores): the fast path leaves them to the HttpApi.
+  const viaHttpApi = singlesAt("/v1/query?via=httpapi")
   const connections: Array<HttpConnection | undefined> = Array.from({ length: CLIENTS }, () => undefined)
   // A connection that failed (closed by the server, timed out) is opened again for the worker's next request.
   const send = async (worker: number, request: Buffer) => {
@@ -235,29 +247,37 @@ const program = Effect.gen(function*() {
   console.error(
     `querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`
   )
-  const cpuBefore = cpuSample()
-  const serverBefore = pidMicros(server.pid)
-  const single = yield* Effect.promise(() =>
-    measure(CLIENTS, (worker, n) => send(worker, singles[n % singles.length]!))
-  )
-  const serverAfter = pidMicros(server.pid)
-  const spent = cpuSpent(cpuBefore, cpuSample())
-  const perRequest = (micros: number | undefined) =>
-    micros === undefined ? undefined : Math.round(micros / Math.max(1, single.calls))
-  // µs of CPU a request by process: the server, PostgreSQL, this load generator, the whole machine.
-  const cpu = {
-    serverMicros: perRequest(
-      serverBefore === undefined || serverAfter === undefined ? undefined : serverAfter - serverBefore
-    ),
-    postgresMicros: perRequest(spent?.postgres),
-    loadGeneratorMicros: perRequest(spent?.process),
-    machineBusyMicros: perRequest(spent?.machineBusy),
-    machineStealMicros: perRequest(spent?.machineSteal)
-  }
-  console.error(
-    `/v1/query at ${CLIENTS} clients: ${Math.round(single.perSecond)}/s, p50 ${single.p50} ms, p99 ${single.p99} ms; ` +
-      `${Math.round((single.perSecond * meanBytes) / 1e6)} MB/s of bodies; CPU µs a request ${JSON.stringify(cpu)}`
-  )
+  /** The singles from 32 clients for SECONDS, with µs of CPU a request by process. */
+  const measureSingles = (requests: ReadonlyArray<Buffer>, label: string) =>
+    Effect.gen(function*() {
+      const cpuBefore = cpuSample()
+      const serverBefore = pidMicros(server.pid)
+      const run = yield* Effect.promise(() =>
+        measure(CLIENTS, (worker, n) => send(worker, requests[n % requests.length]!))
+      )
+      const serverAfter = pidMicros(server.pid)
+      const spent = cpuSpent(cpuBefore, cpuSample())
+      const perRequest = (micros: number | undefined) =>
+        micros === undefined ? undefined : Math.round(micros / Math.max(1, run.calls))
+      // The server, PostgreSQL, this load generator, the whole machine (every process on it).
+      const cpu = {
+        serverMicros: perRequest(
+          serverBefore === undefined || serverAfter === undefined ? undefined : serverAfter - serverBefore
+        ),
+        postgresMicros: perRequest(spent?.postgres),
+        loadGeneratorMicros: perRequest(spent?.process),
+        machineBusyMicros: perRequest(spent?.machineBusy),
+        machineStealMicros: perRequest(spent?.machineSteal)
+      }
+      console.error(
+        `${label} at ${CLIENTS} clients: ${Math.round(run.perSecond)}/s, p50 ${run.p50} ms, p99 ${run.p99} ms; ` +
+          `${Math.round((run.perSecond * meanBytes) / 1e6)} MB/s of bodies; CPU µs a request ${JSON.stringify(cpu)}`
+      )
+      return { ...run, cpu }
+    })
+  const httpApi = yield* measureSingles(viaHttpApi, "/v1/query through the HttpApi")
+  const single = yield* measureSingles(singles, "/v1/query")
+  const cpu = single.cpu
   for (const c of connections) c?.close()
 
   const barePerSecond = Math.round(bare.perSecond * queries.length)
@@ -266,6 +286,9 @@ const program = Effect.gen(function*() {
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown" },
     loadAverage: loadavg().map((n) => Math.round(n * 100) / 100),
     records: COUNT,
+    responseCacheBytes: process.env.VDB_RESPONSE_CACHE_BYTES === undefined
+      ? "default"
+      : Number(process.env.VDB_RESPONSE_CACHE_BYTES),
     packageIndexRows: Number(packageRows[0]!.rows),
     queries: queries.length,
     seconds: SECONDS,
@@ -287,12 +310,18 @@ const program = Effect.gen(function*() {
       errors: single.errors,
       bodies,
       bodyMegabytesPerSecond: Math.round((single.perSecond * meanBytes) / 1e6),
-      cpu
+      cpu,
+      throughHttpApi: {
+        perSecond: Math.round(httpApi.perSecond),
+        p50: httpApi.p50,
+        p99: httpApi.p99,
+        cpu: httpApi.cpu
+      }
     },
     ratioToBare: { querybatch: Number((batchPerSecond / barePerSecond).toFixed(3)) },
     target: { querybatchPerSecond: TARGET_BATCH_PER_SECOND, queryP99Ms: TARGET_P99_MS },
     met: batchPerSecond >= TARGET_BATCH_PER_SECOND && single.p99 <= TARGET_P99_MS &&
-      batched.errors + single.errors === 0
+      batched.errors + single.errors + httpApi.errors === 0
   }
   mkdirSync(RESULTS, { recursive: true })
   writeFileSync(join(RESULTS, "query.json"), `${JSON.stringify(result, null, 2)}\n`)
