@@ -1,7 +1,10 @@
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
+import { brotliCompress, constants, gzip } from "node:zlib"
 import { BadRequest } from "../../schema/ErrorBody.ts"
 import type { OsvQuery } from "../../schema/OsvQuery.ts"
+import { type Coding, MIN_COMPRESS_BYTES, negotiate } from "../http/Compression.ts"
 import { pageOffset, versionCheck } from "./PackageMatch.ts"
 import { type PackageTarget, packageTarget } from "./PackageTarget.ts"
 
@@ -11,13 +14,45 @@ import { type PackageTarget, packageTarget } from "./PackageTarget.ts"
  * the response sent for it. One definition each, so both paths key and answer alike.
  */
 
-/** A page's body as sent and its entity tag. */
+/** A page's body as sent and its entity tag, and its compressed variants once a client asked for them. */
 export interface QueryAnswer {
   readonly body: Uint8Array
   readonly etag: string
+  gzip?: Uint8Array
+  br?: Uint8Array
 }
 
 const JSON_TYPE = "application/json"
+const VARY = "accept-encoding"
+// Quality 5 as for /vuln's answers (CachedAnswers.ts). Answers reach 1.5 MB at a million records (tens of
+// milliseconds to compress), so they are compressed on libuv's pool, once per entry.
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }
+
+/** Which response of an answer a request gets: identity (not compressible, or no coding accepted) or a coding. */
+export type QueryVariant = "identity" | Coding
+
+export const variantOf = (answer: QueryAnswer, request: HttpServerRequest.HttpServerRequest): QueryVariant =>
+  answer.body.byteLength < MIN_COMPRESS_BYTES ? "identity" : negotiate(request.headers["accept-encoding"]) ?? "identity"
+
+/**
+ * The answer in `coding`, compressed on first use (off the event loop) and kept on the answer;
+ * `added` reports the bytes it grew by, for the cache's accounting. A compressor failure dies.
+ */
+export const compressAnswer = (answer: QueryAnswer, coding: Coding, added: (bytes: number) => void) =>
+  answer[coding] === undefined
+    ? Effect.callback<Uint8Array>((resume) => {
+      const done = (error: Error | null, out: Buffer) => {
+        if (error !== null) return resume(Effect.die(error))
+        if (answer[coding] === undefined) {
+          answer[coding] = out
+          added(out.byteLength)
+        }
+        resume(Effect.succeed(answer[coding]!))
+      }
+      if (coding === "br") brotliCompress(answer.body, BROTLI, done)
+      else gzip(answer.body, done)
+    })
+    : Effect.succeed(answer[coding]!)
 
 /** What one query resolves to before the index is read; `at` names the batch entry in messages. */
 export const resolveQuery = (query: OsvQuery, at: string): Result.Result<PackageTarget, BadRequest> => {
@@ -39,9 +74,25 @@ export const queryKey = (target: PackageTarget, offset: number) =>
     target.version ?? "\u0000"
   }\u0000${offset}`
 
-/** The response of a cached answer. */
-export const queryResponse = (answer: QueryAnswer) =>
-  HttpServerResponse.uint8Array(answer.body, { contentType: JSON_TYPE, headers: { etag: answer.etag } })
+/**
+ * The response of a cached answer in `variant`, whose bytes are on the answer (`compressAnswer`).
+ * An answer that could be compressed varies with `Accept-Encoding`; a POST is never answered 304.
+ */
+export const queryResponse = (answer: QueryAnswer, variant: QueryVariant) => {
+  if (answer.body.byteLength < MIN_COMPRESS_BYTES) {
+    return HttpServerResponse.uint8Array(answer.body, { contentType: JSON_TYPE, headers: { etag: answer.etag } })
+  }
+  if (variant === "identity") {
+    return HttpServerResponse.uint8Array(answer.body, {
+      contentType: JSON_TYPE,
+      headers: { etag: answer.etag, vary: VARY }
+    })
+  }
+  return HttpServerResponse.uint8Array(answer[variant]!, {
+    contentType: JSON_TYPE,
+    headers: { etag: answer.etag, vary: VARY, "content-encoding": variant }
+  })
+}
 
 const isString = (v: unknown): v is string => typeof v === "string"
 const PACKAGE_KEYS = new Set(["ecosystem", "name", "purl"])

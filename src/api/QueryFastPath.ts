@@ -4,7 +4,7 @@ import { UNLIMITED } from "../auth/ApiKeyAuth.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 import { clientAddressOf, TrustedProxies } from "../server/ClientAddress.ts"
 import { lookup, makeFastPathGate } from "./FastPathGate.ts"
-import { type QueryAnswer, queryKeyOfBody, queryResponse } from "./QueryAnswers.ts"
+import { type QueryAnswer, queryKeyOfBody, queryResponse, type QueryVariant, variantOf } from "./QueryAnswers.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 
 const PATH = "/v1/query"
@@ -23,7 +23,8 @@ const JSON_CONTENT = /^application\/json\s*(?:;\s*charset="?utf-8"?\s*)?$/i
  * cached query's CPU. The body is read once (the request keeps it: on a fall-through the HttpApi
  * decodes the same bytes) and keyed by what it means (`queryKeyOfBody`: the package, release,
  * version and page the handler keys its answer by); the response is the handler's
- * (`queryResponse`). Only a plain request is taken: no query string, a declared JSON body of at
+ * (`queryResponse`, in the coding the client accepts; a coding the answer does not hold yet is
+ * left to the handler, which compresses it off the event loop and keeps it). Only a plain request is taken: no query string, a declared JSON body of at
  * most 4 KiB, exactly the payload's members with strings; anything else, and any doubt (a body
  * the handler would refuse, a miss, an authentication or admission that does not pass), goes
  * through the HttpApi unchanged, which stays the contract: OpenAPI, typed errors, the client.
@@ -33,20 +34,19 @@ export const QueryFastPath = HttpRouter.middleware(
     const gate = yield* makeFastPathGate
     const cache = yield* ResponseCache
     const unlimitedHeaders = rateLimitHeaders(UNLIMITED)
-    // An answer's finished responses (immutable, shared by every request), gone with the answer.
-    const bare = new WeakMap<QueryAnswer, HttpServerResponse.HttpServerResponse>()
-    const unlimited = new WeakMap<QueryAnswer, HttpServerResponse.HttpServerResponse>()
-    const bareOf = (answer: QueryAnswer) => {
-      let response = bare.get(answer)
-      if (response === undefined) bare.set(answer, response = queryResponse(answer))
-      return response
+    // An answer's finished responses by variant (immutable, shared by every request), gone with the answer.
+    type Responses = Partial<Record<QueryVariant, HttpServerResponse.HttpServerResponse>>
+    const bare = new WeakMap<QueryAnswer, Responses>()
+    const unlimited = new WeakMap<QueryAnswer, Responses>()
+    const bareOf = (answer: QueryAnswer, variant: QueryVariant) => {
+      let responses = bare.get(answer)
+      if (responses === undefined) bare.set(answer, responses = {})
+      return responses[variant] ??= queryResponse(answer, variant)
     }
-    const unlimitedOf = (answer: QueryAnswer) => {
-      let response = unlimited.get(answer)
-      if (response === undefined) {
-        unlimited.set(answer, response = HttpServerResponse.setHeaders(bareOf(answer), unlimitedHeaders))
-      }
-      return response
+    const unlimitedOf = (answer: QueryAnswer, variant: QueryVariant) => {
+      let responses = unlimited.get(answer)
+      if (responses === undefined) unlimited.set(answer, responses = {})
+      return responses[variant] ??= HttpServerResponse.setHeaders(bareOf(answer, variant), unlimitedHeaders)
     }
     return (httpEffect) =>
       Effect.withFiber((fiber) => {
@@ -74,7 +74,10 @@ export const QueryFastPath = HttpRouter.middleware(
             responses: () => {
               const hit = cache.peek<QueryAnswer>(key)
               if (hit === undefined) return undefined
-              return { unlimited: () => unlimitedOf(hit.value), bare: () => bareOf(hit.value) }
+              // A coding not compressed yet: the handler compresses it (off the event loop) and keeps it.
+              const variant = variantOf(hit.value, request)
+              if (variant !== "identity" && hit.value[variant] === undefined) return undefined
+              return { unlimited: () => unlimitedOf(hit.value, variant), bare: () => bareOf(hit.value, variant) }
             }
           })
         })

@@ -14,7 +14,7 @@ import { weakEtag } from "../Conditional.ts"
 import { BATCH_MAX_QUERIES, CHANGES_LIMIT_DEFAULT, QUERY_PAGE_SIZE } from "../OsvApi.ts"
 import { batchResult, matchedOf, pageOffset, pageToken } from "../PackageMatch.ts"
 import type { PackageTarget } from "../PackageTarget.ts"
-import { type QueryAnswer, queryKey, queryResponse, resolveQuery } from "../QueryAnswers.ts"
+import { compressAnswer, type QueryAnswer, queryKey, queryResponse, resolveQuery, variantOf } from "../QueryAnswers.ts"
 import { ResponseCache } from "../ResponseCache.ts"
 
 const encoder = new TextEncoder()
@@ -71,13 +71,14 @@ export const OsvHandlers = HttpApiBuilder.group(
     }
 
     return handlers.handleAll({
-      query: ({ payload }) =>
+      query: ({ payload, request }) =>
         Effect.gen(function*() {
           const target = yield* Effect.fromResult(resolveQuery(payload, ""))
           const offset = yield* Effect.fromResult(pageOffset(payload.page_token))
           // The answer's bytes are kept like /vuln's, dropped with the package or any record on the page.
+          const key = queryKey(target, offset)
           const answer = yield* cache.serve<QueryAnswer, never, never>(
-            queryKey(target, offset),
+            key,
             Effect.gen(function*() {
               const packages = yield* packagesOf([target])
               const pkg = packages[0]!
@@ -96,7 +97,11 @@ export const OsvHandlers = HttpApiBuilder.group(
               }
             })
           )
-          return queryResponse(answer.value)
+          const variant = variantOf(answer.value, request)
+          if (variant !== "identity") {
+            yield* compressAnswer(answer.value, variant, (bytes) => cache.grew(key, bytes))
+          }
+          return queryResponse(answer.value, variant)
         }),
 
       querybatch: ({ payload }) =>

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { request } from "node:http"
+import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
 import { PostgresTest } from "../../support/database.ts"
@@ -41,7 +42,7 @@ const post = (url: string, headers: Record<string, string>, body: string) =>
 
 const comparable = (r: RawResponse) => {
   const { date: _date, ...headers } = r.headers
-  return { status: r.status, headers, body: r.body.toString("utf8") }
+  return { status: r.status, headers, body: r.body.toString("base64") }
 }
 
 const JSON_HEADERS = { "content-type": "application/json" }
@@ -79,13 +80,29 @@ layer(Deps, { excludeTestServices: true, timeout: 120_000 })((it) => {
               const headers = { authorization, "content-type": type }
               const { fast, full } = yield* bothPaths(base, headers, body)
               assert.deepStrictEqual(comparable(fast), comparable(full), `${body} ${type}`)
-              assert.strictEqual(comparable(fast).body, first.body.toString())
+              assert.deepStrictEqual(fast.body, first.body)
               // Again: now from the fast path's finished responses.
               const again = yield* post(`${base}/query`, headers, body)
               assert.deepStrictEqual(comparable(again), comparable(full))
               requests += 3
             }
           }
+        }
+
+        // Compressed for a client that accepts it: compressed once (on the HttpApi's path), then the same
+        // answer on both paths; `Vary` on every answer that has codings.
+        assert.strictEqual(first.headers.vary, "accept-encoding")
+        for (const coding of ["gzip", "br", "br;q=0.5, gzip"]) {
+          const headers = { authorization: org.apiKey, ...JSON_HEADERS, "accept-encoding": coding }
+          const compressed = yield* post(`${base}/query`, headers, QUERY)
+          const expected = coding === "br" ? "br" : "gzip"
+          assert.strictEqual(compressed.headers["content-encoding"], expected)
+          const plain = expected === "br" ? brotliDecompressSync(compressed.body) : gunzipSync(compressed.body)
+          assert.deepStrictEqual(plain, first.body)
+          const { fast, full } = yield* bothPaths(base, headers, QUERY)
+          assert.deepStrictEqual(comparable(fast), comparable(full), coding)
+          assert.deepStrictEqual(comparable(fast), comparable(compressed), coding)
+          requests += 3
         }
 
         const sql = yield* SqlClient.SqlClient
