@@ -100,12 +100,20 @@ export const requestBytes = (
   )
 
 /** A POST of a JSON body, built once and sent as often as needed. */
-export const postBytes = (port: number | string, path: string, authorization: string, body: string) => {
+export const postBytes = (
+  port: number | string,
+  path: string,
+  authorization: string,
+  body: string,
+  headers: Record<string, string> = {}
+) => {
   const content = Buffer.from(body, "utf8")
   return Buffer.concat([
     Buffer.from(
       `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${authorization}\r\n` +
-        `User-Agent: vdb-bench\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: ${content.length}\r\n\r\n`,
+        `User-Agent: vdb-bench\r\nAccept: application/json\r\nContent-Type: application/json\r\n` +
+        Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("") +
+        `Content-Length: ${content.length}\r\n\r\n`,
       "latin1"
     ),
     content
