@@ -9,7 +9,7 @@ import type { OtlpResource, OtlpTracer } from "effect/observability"
  * Effect's encoder builds a `Uint8Array` per field and a `BigInt` per varint and concatenates
  * them at every level: about 115 µs a span on the bench VM against 10 for its JSON, which with
  * 4 spans a sampled gateway request was the largest cost of tracing at 10 % (profiled,
- * docs/operations.md "Traces"). Metrics and logs are not exported here and keep Effect's encoder.
+ * docs/operations.md "Sampling and its cost"). Metrics and logs are not exported here and keep Effect's encoder.
  */
 type Span = OtlpTracer.TraceData["resourceSpans"][number]["scopeSpans"][number]["spans"][number]
 type KeyValue = OtlpResource.KeyValue
