@@ -16,6 +16,9 @@
  * and `AB_B_ROOT` run a side from another checkout of this repository (its `bench/gateway.ts`, so
  * its code; `git worktree add` one at the commit to compare, with `node_modules` linked), which is
  * how a change to the gateway is weighed against its parent.
+ * `AB_A_TRACING=RATIO` (and `AB_B_TRACING`) runs that side with tracing on, sampling RATIO of the
+ * requests, exporting to a loopback OTLP receiver (`bench/otlpReceiver.ts`, one for the whole run),
+ * as `BENCH_TRACING` does in `bench/gateway.ts`: tracing on weighed against tracing off in one run.
  * `AB_ROUNDS` (default 20) sets the rounds of each pass.
  * Writes bench/results/gateway-ab.json.
  */
@@ -27,6 +30,7 @@ import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { askChild, median, round3 } from "./childQuery.ts"
 import { ORG, requestBody, SERVICE_KEY } from "./gatewayRequests.ts"
+import { benchTracing } from "./otlpReceiver.ts"
 import { SERVER_ENV, SERVER_NODE_FLAGS } from "./serverFlags.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -39,6 +43,8 @@ interface Side {
   readonly root: string
   readonly flags: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
+  /** The sampling ratio when this side traces (`AB_A_TRACING`), else undefined. */
+  readonly tracing: string | undefined
 }
 
 const words = (text: string | undefined) => (text ?? "").split(" ").filter((word) => word !== "")
@@ -57,7 +63,8 @@ const sideOf = (name: "A" | "B", defaultRole: Role): Side => {
       ? SERVER_ENV
       : Object.fromEntries(
         words(env).map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
-      )
+      ),
+    tracing: process.env[`AB_${name}_TRACING`] || undefined
   }
 }
 
@@ -65,6 +72,14 @@ const A = sideOf("A", "relay-log")
 const B = sideOf("B", "gateway")
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 20)
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error("AB_ROUNDS must be a positive integer")
+// One receiver for both sides; each traced side gets its ratio in the sampler's setting.
+const receiver = A.tracing !== undefined || B.tracing !== undefined
+  ? await benchTracing(A.tracing ?? B.tracing)
+  : undefined
+const tracingEnv = (side: Side): Record<string, string> =>
+  side.tracing === undefined || receiver === undefined
+    ? {}
+    : { ...receiver.env, OTEL_TRACES_SAMPLER_ARG: String(Number(side.tracing)) }
 
 interface Child {
   readonly port: number
@@ -110,7 +125,7 @@ const pass = async (upstreamPort: number, first: "A" | "B") => {
       sides[name].root,
       sides[name].role,
       String(upstreamPort),
-      sides[name].env,
+      { ...sides[name].env, ...tracingEnv(sides[name]) },
       sides[name].flags
     )
   }
@@ -168,6 +183,8 @@ const loadStart = loadavg().map((n) => Math.round(n * 100) / 100)
 const upstream = await start(join(here, ".."), "upstream", "", {}, [])
 const passes = [await pass(upstream.port, "A"), await pass(upstream.port, "B")]
 await stop(upstream)
+const exported = receiver?.stats()
+await receiver?.close()
 const mean = (f: (p: typeof passes[number]) => number) => (f(passes[0]!) + f(passes[1]!)) / 2
 const result = {
   date: new Date().toISOString(),
@@ -184,7 +201,8 @@ const result = {
     B: Math.round(mean((p) => p.cpuMicrosPerRequest.B))
   },
   cpuBMinusA: Math.round(mean((p) => p.cpuMicrosPerRequest.B - p.cpuMicrosPerRequest.A)),
-  throughputBtoA: round3(mean((p) => p.throughputBtoA))
+  throughputBtoA: round3(mean((p) => p.throughputBtoA)),
+  ...(exported === undefined ? {} : { otlp: exported })
 }
 mkdirSync(join(here, "results"), { recursive: true })
 writeFileSync(join(here, "results", "gateway-ab.json"), JSON.stringify(result, null, 2) + "\n")

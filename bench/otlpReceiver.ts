@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
  * include the export's cost in the server and a report can show spans did leave. Without the
  * variable, no receiver and no `OTEL_*` setting: tracing off.
  */
-export const benchTracing = async (): Promise<
+export const benchTracing = async (setting: string | undefined = process.env.BENCH_TRACING): Promise<
   {
     readonly ratio: number
     readonly env: Record<string, string>
@@ -16,10 +16,9 @@ export const benchTracing = async (): Promise<
     close(): Promise<void>
   } | undefined
 > => {
-  const setting = process.env.BENCH_TRACING
   if (setting === undefined || setting === "" || setting === "0") return undefined
   const ratio = Number(setting)
-  if (!(ratio > 0 && ratio <= 1)) throw new Error(`BENCH_TRACING: "${setting}" is not a sampling ratio in (0, 1]`)
+  if (!(ratio > 0 && ratio <= 1)) throw new Error(`tracing: "${setting}" is not a sampling ratio in (0, 1]`)
   let exports = 0
   let bytes = 0
   const server = createServer((request, response) => {

@@ -1,10 +1,10 @@
-import { Context, Effect, Exit, Layer, Option } from "effect"
+import { Context, Effect, Exit, Layer, Option, Tracer } from "effect"
 import type { Fiber } from "effect"
 import { FindMyWay, Headers, HttpTraceContext } from "effect/http"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import { TracingOn } from "../observability/Tracing.ts"
+import { DECIDED, RootSampler, TracingOn, UnsampledRequest } from "../observability/Tracing.ts"
 import { markBrokenOff, nodeAccessLog } from "../server/AccessLog.ts"
 import { ServerInterceptors } from "../server/InterceptingServer.ts"
 import { ROUTER_CONFIG } from "../server/RouterConfig.ts"
@@ -136,10 +136,25 @@ const send = (request: IncomingMessage, response: ServerResponse, answer: RelayA
  * answers: named by the route template, continuing a client's W3C `traceparent` (or B3), with the
  * method, route and status (never the path, headers or query). The span ends with the handler's
  * answer, before a streamed body has finished; the upstream call's span is its child.
+ *
+ * The sampler is asked first: a request it does not keep (90 % at a ratio of 0.1) gets an
+ * `UnsampledRequest` as its parent and no span at all, not even an unsampled one (whose
+ * attributes, clock reads and end cost more than everything else tracing did for it).
  */
-const requestSpan = (request: IncomingMessage, route: string) => {
+const requestSpan = (
+  request: IncomingMessage,
+  route: string,
+  sample: (parent: Tracer.ExternalSpan | undefined) => boolean
+) => {
+  const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers as Headers.Headers))
+  if (!sample(parent)) {
+    const unsampled = new UnsampledRequest(parent?.traceId)
+    return {
+      traceId: unsampled.traceId,
+      around: (handled: Effect.Effect<RelayAnswer>) => Effect.provideService(handled, Tracer.ParentSpan, unsampled)
+    }
+  }
   let traceId: string | undefined
-  const parent = HttpTraceContext.fromHeaders(request.headers as Headers.Headers)
   return {
     get traceId() {
       return traceId
@@ -147,7 +162,8 @@ const requestSpan = (request: IncomingMessage, route: string) => {
     around: (handled: Effect.Effect<RelayAnswer>) =>
       Effect.useSpan(`POST ${route}`, {
         kind: "server",
-        ...(Option.isSome(parent) ? { parent: parent.value } : {}),
+        annotations: DECIDED,
+        ...(parent !== undefined ? { parent } : {}),
         attributes: { "http.request.method": "POST", "http.route": route }
       }, (span) => {
         traceId = span.traceId
@@ -183,6 +199,7 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
     const log = nodeAccessLog(service, context)
     const run = Effect.runForkWith(context)
     const traced = Context.get(context, TracingOn)
+    const sample = Context.get(context, RootSampler)
     const router = FindMyWay.make<{ readonly handler: InferenceHandler; readonly route: string }>(ROUTER_CONFIG)
     for (const { group, handlers } of routes) {
       for (const [id, endpoint] of Object.entries(group.endpoints as Record<string, HttpApiEndpoint.Top>)) {
@@ -212,7 +229,7 @@ export const relayListener = (service: string, routes: ReadonlyArray<InferenceRo
       if (found === undefined) return false
       const logged = log(request, found.handler.route)
       const handled = found.handler.handler(new NodeRelayRequest(request, url), found.params as unknown as RouteParams)
-      const span = traced ? requestSpan(request, found.handler.route) : undefined
+      const span = traced ? requestSpan(request, found.handler.route, sample) : undefined
       const fiber = run(span === undefined ? handled : span.around(handled))
       answer(request, response, fiber)
       response.once("close", () => {

@@ -181,12 +181,21 @@ const sampledCall = <A extends { readonly status: number }, E>(
       (response) => Effect.sync(() => span.attribute("http.response.status_code", response.status))
     ))
 
+/** An origin's host name, parsed once per origin (a `URL` per sampled call cost more than the rest of its span). */
+const hosts = new Map<string, string>()
 const hostOf = (origin: string): string => {
-  try {
-    return new URL(origin).hostname
-  } catch {
-    return ""
+  let host = hosts.get(origin)
+  if (host === undefined) {
+    try {
+      host = new URL(origin).hostname
+    } catch {
+      host = ""
+    }
+    // Origins are the providers' and the organizations' custom ones: bounded, but not forever.
+    if (hosts.size >= 1024) hosts.clear()
+    hosts.set(origin, host)
   }
+  return host
 }
 
 /**

@@ -1,6 +1,8 @@
 import { Config, Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { Hex } from "effect/encoding"
 import { FetchHttpClient, HttpClient, HttpMiddleware, UrlParams } from "effect/http"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
+import { layerTraceProtobuf } from "./OtlpTraceProtobuf.ts"
 
 /**
  * True while spans are exported (`OTEL_EXPORTER_OTLP_ENDPOINT` or
@@ -64,30 +66,67 @@ const tracesUrl = (signal: Option.Option<string>, base: Option.Option<string>): 
 }
 
 /**
+ * The sampling decision for a span with no parent in this process (`parent` undefined) or a
+ * client's (a remote `ExternalSpan`), as the tracer below makes it: what a caller asks before
+ * making any span (`src/gateway/RelayListener.ts`), so that a request that will not be kept
+ * makes no span object at all. A span made after asking carries `DECIDED` and is not decided again.
+ */
+export class RootSampler extends Context.Reference<(parent: Tracer.ExternalSpan | undefined) => boolean>(
+  "vdb/observability/RootSampler",
+  { defaultValue: () => (parent) => parent === undefined || parent.sampled }
+) {}
+
+/** A span's annotations saying its sampling was decided by `RootSampler` before it was made. */
+const Decided = Context.Reference<boolean>("vdb/observability/Decided", { defaultValue: () => false })
+export const DECIDED: Context.Context<never> = Context.make(Decided, true)
+
+/**
  * `OTEL_TRACES_SAMPLER`: a root span is kept with probability `ratio` for the
  * ratio samplers; `parentbased_*` follow a continued client's sampled flag.
  * Effect's spans inherit their parent's decision, so only roots and remote
- * parents are decided here.
+ * parents are decided here. A remote parent that is not sampled is never kept
+ * (Effect makes its children unsampled before asking the tracer).
  */
-const sampling = (tracer: Tracer.Tracer, sampler: Sampler, ratio: number): Tracer.Tracer => {
+const rootDecision = (sampler: Sampler, ratio: number): (parent: Tracer.ExternalSpan | undefined) => boolean => {
   if (sampler === "always_on" || sampler === "parentbased_always_on") {
-    return sampler === "always_on" ? withDecision(tracer, () => true, false) : tracer
+    return (parent) => parent === undefined || parent.sampled
   }
   const root = sampler.endsWith("always_off") ? () => false : () => Math.random() < ratio
-  return withDecision(tracer, root, sampler.startsWith("parentbased_"))
+  return sampler.startsWith("parentbased_")
+    ? (parent) => parent === undefined ? root() : parent.sampled
+    : (parent) => (parent === undefined || parent.sampled) && root()
 }
 
-const withDecision = (tracer: Tracer.Tracer, root: () => boolean, parentBased: boolean): Tracer.Tracer =>
+const sampling = (tracer: Tracer.Tracer, decide: (parent: Tracer.ExternalSpan | undefined) => boolean) =>
   Tracer.make({
     span(options) {
       const parent = Option.getOrUndefined(options.parent)
-      const decided = parent === undefined || (parent._tag === "ExternalSpan" && !parentBased)
-        ? root()
-        : parent.sampled
-      return tracer.span({ ...options, sampled: options.sampled && decided })
+      // A span below one of this process's spans follows it (Effect already set `sampled` from it).
+      if (parent?._tag === "Span" || Context.get(options.annotations, Decided)) return tracer.span(options)
+      return tracer.span({ ...options, sampled: options.sampled && decide(parent) })
     },
     ...(tracer.context === undefined ? {} : { context: tracer.context })
   })
+
+/**
+ * The request span of a request the sampler did not keep: no span object, no attributes, no
+ * timing, no export, only what continues the trace (its id, the upstream's `traceparent`
+ * with the flag cleared, the access log's `traceId`). A client's trace keeps its id; otherwise
+ * a fresh one. Its span id is made only if something asks (a child's parent id, never exported).
+ */
+export class UnsampledRequest implements Tracer.ExternalSpan {
+  readonly _tag = "ExternalSpan"
+  readonly sampled = false
+  readonly annotations: Context.Context<never> = Context.empty()
+  readonly traceId: string
+  private id: string | undefined
+  constructor(traceId: string | undefined) {
+    this.traceId = traceId ?? Hex.random(32)
+  }
+  get spanId(): string {
+    return this.id ??= Hex.random(16)
+  }
+}
 
 /**
  * Query-string values never reach a span (`url.full`, `url.query`): a query may
@@ -112,14 +151,16 @@ export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap
   })
   const serialization = Option.getOrElse(config.protocol, () => "http/protobuf" as const) === "http/json"
     ? OtlpSerialization.layerJson
-    : OtlpSerialization.layerProtobuf
+    : layerTraceProtobuf
+  const decide = rootDecision(config.sampler, Math.min(1, Math.max(0, config.ratio)))
   const tracer = Layer.effect(Tracer.Tracer)(Effect.map(
     OtlpTracer.make({ url, headers, resource: { serviceName: config.serviceName } }),
-    (otlp) => sampling(otlp, config.sampler, Math.min(1, Math.max(0, config.ratio)))
+    (otlp) => sampling(otlp, decide)
   ))
   return Layer.mergeAll(
     tracer,
     Layer.succeed(TracingOn)(true),
+    Layer.succeed(RootSampler)(decide),
     Layer.succeed(UrlParams.CurrentRedactedNames)(REDACT_EVERY_QUERY_VALUE),
     Layer.succeed(HttpMiddleware.TracerHeaderFilter)(() => false)
   ).pipe(Layer.provide(Layer.mergeAll(serialization, OtlpExporter.layerFlusher, FetchHttpClient.layer)))

@@ -82,6 +82,8 @@ export const startGateway = async (options?: {
   readonly path?: "listener" | "router"
   /** Where the listener's access-log lines go; discarded unless given. */
   readonly accessLog?: LineWriter
+  /** Tracing services (`TracingOn`, a `Tracer`, `RootSampler`) in place of the defaults (tracing off). */
+  readonly tracing?: Layer.Layer<never>
 }): Promise<Gateway> => {
   const upstream = await startFakeUpstream()
   const backends: Backends = { authDown: false, providerDown: false }
@@ -122,7 +124,8 @@ export const startGateway = async (options?: {
   const app = HttpRouter.serve(Layer.merge(GatewayRoutesWith, healthz), { disableLogger: true, disableListenLog: true })
     .pipe(
       Layer.provideMerge(services),
-      Layer.provideMerge(gatewayServer(options?.path ?? "listener", options?.accessLog))
+      Layer.provideMerge(gatewayServer(options?.path ?? "listener", options?.accessLog)),
+      Layer.provideMerge(options?.tracing ?? Layer.empty)
     )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
