@@ -27,7 +27,8 @@ import { MigrationsLayer } from "../src/db/Migrations.ts"
 import { ingest } from "../src/ingest/Ingest.ts"
 import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { databaseUrl } from "./benchDatabase.ts"
-import { startBenchServer } from "./benchServer.ts"
+import { spawnServeApi } from "./benchServer.ts"
+import { freePort } from "../test/support/processes.ts"
 import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
 import { syncFeedData } from "./syncFeedData.ts"
 import { type MirrorHit, startSyncMirror } from "./syncMirror.ts"
@@ -42,13 +43,15 @@ const option = (name: string, fallback: number) => {
   return i === -1 ? fallback : Number(args[i + 1])
 }
 /** Options followed by a value. */
-const VALUED = ["--readers", "--reader-rate"]
+const VALUED = ["--readers", "--reader-rate", "--cpu-prof"]
 const positional = args.filter((arg, i) => !arg.startsWith("--") && !VALUED.includes(args[i - 1] ?? ""))
 const COUNT = Number(positional[0] ?? 1_300_000)
 const READERS = option("--readers", 4)
 const READER_RATE = option("--reader-rate", 100)
 /** `--sequential`: the first sync one source after another (each one's RSS apart) rather than all at once. */
 const SEQUENTIAL = args.includes("--sequential")
+/** `--cpu-prof DIR`: the server runs under V8's CPU profiler, its profile written to DIR when it stops. */
+const CPU_PROF = args.includes("--cpu-prof") ? args[args.indexOf("--cpu-prof") + 1] : undefined
 /** The first sync's order: the catalogue, then the API, then the archives. */
 const SOURCES = ["epss", "nist-nvd", "mitre", "osv"] as const
 const TARGET = { perSecond: 10_000, rssAboveIdleMiB: 400, p99Ms: 50, incrementalSeconds: 10, unchangedSeconds: 2 }
@@ -109,7 +112,18 @@ const program = Effect.gen(function*() {
     VDB_NVD_API_KEY: "bench-loopback-key",
     ...mirror.env
   }
-  const { port, server } = yield* startBenchServer(env, work)
+  const port = yield* Effect.promise(freePort)
+  const { server } = yield* Effect.acquireRelease(
+    Effect.promise(() =>
+      spawnServeApi({
+        env,
+        port,
+        logPath: join(work, "server.log"),
+        nodeFlags: CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`]
+      })
+    ),
+    ({ stop }) => Effect.promise(stop)
+  )
   const pid = server.pid!
 
   /** `bin/vdb sync SOURCES --json` as a user runs it (over the server's admin socket): outcomes and seconds. */

@@ -1,12 +1,13 @@
 import { Clock, Config, Effect, Option, Stream } from "effect"
-import type { HttpClient } from "effect/http"
+import { HttpClient } from "effect/http"
 import type { VulnStore } from "../vulns/VulnStore.ts"
 import { guardBody } from "./BodyGuard.ts"
-import { DEFAULT_LIMITS, recordFailure, storeFile, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
+import { DEFAULT_LIMITS, recordFailure, type SyncOptions, type SyncOutcome } from "./CatalogueSync.ts"
 import { beginRun, type FeedCursors } from "./FeedCursors.ts"
 import type { FeedRefused } from "./FeedError.ts"
 import { feedUrl } from "./FeedUrl.ts"
 import { politeFetch } from "./PoliteFetch.ts"
+import { storeFiles } from "./StoreFiles.ts"
 
 /**
  * NVD's CVE API 2.0 (https://nvd.nist.gov/developers/vulnerabilities): pages of
@@ -67,8 +68,12 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
       windows.push([from, Math.min(from + WINDOW_MS, started)])
     }}
 
-  const page = (window: readonly [number, number] | undefined, startIndex: number) =>
-    Effect.scoped(Effect.gen(function*() {
+  /**
+   * One request: waits for the rate's gap after the previous request's start, then streams the
+   * page's body through the caps, reading `totalResults` from its head as it passes.
+   */
+  const request = (window: readonly [number, number] | undefined, startIndex: number, onTotal: (n: number) => void) =>
+    Stream.unwrap(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (lastRequestAt !== undefined && lastRequestAt + gap > now) yield* Effect.sleep(lastRequestAt + gap - now)
       lastRequestAt = yield* Clock.currentTimeMillis
@@ -87,31 +92,44 @@ export const syncNvd = Effect.fn("Feeds.syncNvd")(function*(options: NvdOptions 
         backoffBaseMs: options.backoffBaseMs,
         ...(Option.isSome(apiKey) ? { secretHeaders: { apiKey: apiKey.value } } : {})
       })
-      if (fetched._tag === "NotModified") return { total: 0, items: 0 }
+      if (fetched._tag === "NotModified") return Stream.empty
       let head = ""
-      const body = guardBody(fetched.body, limits, fetched.contentLength).pipe(
+      return guardBody(fetched.body, limits, fetched.contentLength).pipe(
         Stream.tap((chunk) =>
           Effect.sync(() =>
             void (head.length < 1024 && (head += Buffer.from(chunk.subarray(0, 1024)).toString("latin1")))
           )
-        )
+        ),
+        // Whole: the page's total says whether another follows.
+        Stream.concat(Stream.fromEffectDrain(Effect.sync(() => onTotal(totalIn(head) ?? 0))))
       )
-      const stored = yield* storeFile(source, `nvd-cves-${startIndex}.json`, body, options)
+    })).pipe(Stream.scoped)
+
+  /**
+   * A window's pages in one ingestion run (one pool, one summary, batches of 2,000 across pages, the
+   * next page fetched while the last one's batches are written): each page, once read whole, adds
+   * the next one to the run while its `startIndex` is under the total. The window's records are
+   * all stored when the run ends.
+   */
+  const storeWindow = (window: readonly [number, number] | undefined) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const names = [`nvd-cves-0.json`]
+      const open = (n: number) =>
+        request(window, n * pageSize, (total) => {
+          const next = (n + 1) * pageSize
+          if (next < total && names.length === n + 1) names.push(`nvd-cves-${next}.json`)
+        }).pipe(Stream.provideService(HttpClient.HttpClient, client))
+      const stored = yield* storeFiles(source, names, open, { ingest: options.ingest, documents: true })
       changed += stored.changed
       failed += stored.failed
       if (stored.refusal !== undefined) return yield* stored.refusal
-      return { total: totalIn(head) ?? 0, items: stored.items }
-    }))
+    })
 
   const run = Effect.gen(function*() {
     let watermark = cursor.watermark
     for (const window of windows) {
-      let startIndex = 0
-      while (true) {
-        const { items, total } = yield* page(window, startIndex)
-        startIndex += pageSize
-        if (items === 0 || startIndex >= total) break
-      }
+      yield* storeWindow(window)
       // Everything modified up to the window's end is stored: the next run starts there.
       watermark = new Date(window?.[1] ?? started).toISOString()
       yield* cursors.succeeded(source, { cursor: { watermark }, changed, failed, nextRunAt: new Date(started + HOUR) })

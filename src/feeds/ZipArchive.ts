@@ -5,6 +5,7 @@ import { join } from "node:path"
 import type { Readable } from "node:stream"
 import * as yauzl from "yauzl"
 import { type FeedRefused, refused } from "./FeedError.ts"
+import { isSmall, smallEntryReader } from "./ZipSmallEntries.ts"
 
 /** Caps on a zip archive and its entries, judged on the sizes the archive declares and on what comes out. */
 export interface ZipLimits {
@@ -152,6 +153,11 @@ const entryBytes = (
 export const openEntries = Effect.fnUntraced(
   function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
     const zip = yield* openZip(path)
+    const handle = yield* Effect.acquireRelease(
+      Effect.promise(() => openFile(path, "r")),
+      (h) => Effect.promise(() => h.close())
+    )
+    const small = smallEntryReader(handle)
     const entries = zip.eachEntry()
     let index = -1
     const entry = (n: number): Stream.Stream<Uint8Array, FeedRefused> =>
@@ -164,6 +170,10 @@ export const openEntries = Effect.fnUntraced(
           if (next.done === true) return Stream.fail(refused("Corrupt", "the archive changed while it was read"))
           if (next.value.fileName.endsWith("/") || !accept(next.value.fileName)) continue
           index = n
+          const bad = judge(next.value, limits)
+          if (bad !== undefined) return Stream.fail(bad)
+          // A record of a few KB: read from the archive's window and inflated at once (ZipSmallEntries.ts).
+          if (isSmall(next.value)) return Stream.fromEffect(small(next.value))
           return entryBytes(zip, next.value, limits)
         }
       }))

@@ -16,9 +16,10 @@ import {
   type Tally
 } from "./IngestEvents.ts"
 import type { IngestOptions, IngestPlan, OpenFile } from "./IngestOptions.ts"
-import { defaultWorkers, makeNormalisePool, type NormalisePool } from "./NormalisePool.ts"
+import { defaultWorkers, type NormalisePool, sharedNormalisePool } from "./NormalisePool.ts"
 import { contentHash, makeSeenItems } from "./SeenItems.ts"
 import { planIngest } from "./SourceFiles.ts"
+import { statisticsDue } from "./StatisticsDue.ts"
 import type { ItemProblem, UpstreamItem } from "./Upstream.ts"
 
 const DEFAULT_BATCH = 2000
@@ -79,7 +80,8 @@ export const ingestFiles = (
     return Stream.callback<IngestEvent>(
       (queue) =>
         Effect.scoped(Effect.gen(function*() {
-          const pool = workers > 0 ? yield* makeNormalisePool(workers) : undefined
+          // One pool per process, shared by the runs going on at once (a sync's sources).
+          const pool = workers > 0 ? yield* sharedNormalisePool(workers) : undefined
           yield* run(plan, open, store, formats, pool, {
             batchSize: options.batchSize ?? DEFAULT_BATCH,
             depth: options.inFlight ?? DEFAULT_IN_FLIGHT,
@@ -160,8 +162,12 @@ const run = Effect.fn("Ingest.run")(function*(
   const inFlight: Array<Fiber.Fiber<void>> = []
   let analysedOnTheWay = false
   // Statistics are an optimisation: a failure to refresh them never fails a run whose data is written.
-  const refreshStatistics = store.refreshStatistics().pipe(
-    Effect.catchDefect((defect) => Effect.logWarning("ingest: the store's statistics were not refreshed", defect))
+  const statistics = statisticsDue(store)
+  const refreshStatistics = Effect.andThen(
+    Effect.sync(statistics.analysed),
+    store.refreshStatistics().pipe(
+      Effect.catchDefect((defect) => Effect.logWarning("ingest: the store's statistics were not refreshed", defect))
+    )
   )
   const flush = Effect.fnUntraced(function*() {
     if (batch.length === 0) return
@@ -210,10 +216,14 @@ const run = Effect.fn("Ingest.run")(function*(
     }
     if (prior !== undefined) yield* Fiber.join(prior)
     // Counted as stored: an item another ingestion stored over meanwhile is that one's to normalise.
-    if (done.length > 0 || failed.length > 0) tally.normalised += yield* store.putNormalised(done, failed)
+    if (done.length > 0 || failed.length > 0) {
+      const stored = yield* store.putNormalised(done, failed)
+      tally.normalised += stored
+      statistics.add(stored)
+    }
     // Statistics once on the way, so the API's lookups during a large first ingest are not
     // planned for empty tables (then again when the run ends).
-    if (!analysedOnTheWay && tally.normalised >= analyzeAfter * 10) {
+    if (!analysedOnTheWay && tally.normalised >= analyzeAfter * 10 && statistics.due(analyzeAfter * 10)) {
       analysedOnTheWay = true
       yield* refreshStatistics
     }
@@ -282,14 +292,18 @@ const run = Effect.fn("Ingest.run")(function*(
     yield* consume(file, reader.end())
   })
 
-  for (const [index, file] of plan.files.entries()) {
+  // By index, the length read each time: a paged feed's plan grows while it is read (the page being
+  // read says whether there is a next one: src/feeds/NvdSync.ts).
+  for (let index = 0; index < plan.files.length; index++) {
+    const file = plan.files[index]!
     tally.files++
     current = file.display
     yield* readFile(file, index)
   }
   yield* flush()
   yield* drain
-  if (tally.normalised >= analyzeAfter) yield* refreshStatistics
+  // Across the process's runs (StatisticsDue.ts): not again for a run that adds little to what was analysed.
+  if (tally.normalised >= analyzeAfter && statistics.due(analyzeAfter)) yield* refreshStatistics
   yield* stamp
   yield* emit(
     new IngestSummary({ ...tally, skippedReasons: reasons, conflicts: seen.conflicts, ignoredFiles: plan.ignored })

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import type { Normalised, UpstreamItem } from "./Upstream.ts"
@@ -13,6 +13,17 @@ export type WorkerResult =
 export interface NormalisePool {
   /** Normalises a batch on the next worker; results in input order. */
   readonly normalise: (items: ReadonlyArray<WorkerItem>) => Effect.Effect<ReadonlyArray<WorkerResult>>
+  /** A worker died: the pool fails every batch from then on. */
+  readonly broken: () => boolean
+}
+
+interface PoolState {
+  readonly workers: ReadonlyArray<Worker>
+  readonly pending: Map<number, (results: ReadonlyArray<WorkerResult> | Error) => void>
+  next: number
+  id: number
+  broken: Error | undefined
+  closing: boolean
 }
 
 /**
@@ -53,21 +64,33 @@ export const makeNormalisePool = (size: number) =>
           resume?.(m.results)
         })
         // A worker that dies (out of memory, a bug outside the per-item guard) fails its batches
-        // rather than leaving them waiting: the run stops and a re-run converges.
-        worker.on("error", (cause) => {
+        // rather than leaving them waiting: the run stops and a re-run converges. The pool is
+        // broken from then on: a shared one is not handed to another run.
+        const fail = (cause: Error) => {
+          state.broken = cause
           for (const [id, resume] of pending) {
             pending.delete(id)
             resume(cause)
           }
+        }
+        worker.on("error", fail)
+        worker.on("exit", () => {
+          if (!state.closing) fail(new Error("a normalising worker exited"))
         })
         return worker
       })
-      return { workers, pending, next: 0, id: 0 }
+      const state: PoolState = { workers, pending, next: 0, id: 0, broken: undefined, closing: false }
+      return state
     }),
-    (pool) => Effect.promise(() => Promise.all(pool.workers.map((w) => w.terminate())))
+    (pool) =>
+      Effect.promise(() => {
+        pool.closing = true
+        return Promise.all(pool.workers.map((w) => w.terminate()))
+      })
   ).pipe(Effect.map((pool): NormalisePool => {
     const post = (worker: Worker, items: ReadonlyArray<WorkerItem>) =>
       Effect.callback<ReadonlyArray<WorkerResult>>((resume) => {
+        if (pool.broken !== undefined) return resume(Effect.die(pool.broken))
         const id = pool.id++
         pool.pending.set(id, (results) =>
           resume(
@@ -81,6 +104,7 @@ export const makeNormalisePool = (size: number) =>
         })
       })
     return {
+      broken: () => pool.broken !== undefined,
       normalise: (items) => {
         const worker = pool.workers[pool.next]!
         pool.next = (pool.next + 1) % pool.workers.length
@@ -93,3 +117,40 @@ export const makeNormalisePool = (size: number) =>
       }
     }
   }))
+
+/** The process's shared pool: its size, users, and the scope its workers live in. */
+let shared: { size: number; users: number; pool: NormalisePool; scope: Scope.Closeable } | undefined
+
+/**
+ * The process's one pool of `size` workers, shared by every run that holds it
+ * at once (the sources of a sync run at the same time, each an ingestion):
+ * one set of threads and their heaps, whatever the number of runs, and no
+ * threads started per run. Created by the first run to ask, ended when the
+ * last one lets go. A broken pool (a worker died) is not handed out again;
+ * a run asking for another size gets a pool of its own.
+ */
+export const sharedNormalisePool = (size: number) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const current = shared
+      if (current !== undefined && current.size === size && !current.pool.broken()) {
+        current.users++
+        return Effect.succeed(current)
+      }
+      return Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const pool = yield* makeNormalisePool(size).pipe(Scope.provide(scope))
+        const made = { size, users: 1, pool, scope }
+        // A pool of another size (or a broken one) stays with the runs holding it.
+        if (current === undefined || current.pool.broken()) shared = made
+        return made
+      })
+    }),
+    (held) =>
+      Effect.suspend(() => {
+        held.users--
+        if (held.users > 0) return Effect.void
+        if (shared === held) shared = undefined
+        return Scope.close(held.scope, Exit.void)
+      })
+  ).pipe(Effect.map((held) => held.pool))
