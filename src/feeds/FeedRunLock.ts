@@ -1,5 +1,5 @@
-import { Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Exit, Layer, Option, Scope, Semaphore } from "effect"
+import { SqlClient, type SqlConnection } from "effect/sql"
 import { DatabaseUrl } from "../config/AppConfig.ts"
 
 /**
@@ -7,10 +7,12 @@ import { DatabaseUrl } from "../config/AppConfig.ts"
  * ClusterCron already keeps to one process and one run) and `vdb sync` (which
  * any process may serve from its admin socket). In-process by a set of the
  * running sources; across processes on PostgreSQL by a session advisory lock
- * per source, on a connection held for the run, so a process that dies frees
- * it with its connection. The embedded database admits one process and has a
- * single connection: the set alone is enough there, and holding its
- * connection would stop the run itself.
+ * per source, so a process that dies frees it with its connection. The
+ * process's locks share one connection, held while any run is going on: a
+ * connection per source took four of the pool's ten from the API's readers
+ * and the ingestion while a sync ran its sources at once. The embedded
+ * database admits one process and has a single connection: the set alone is
+ * enough there, and holding its connection would stop the run itself.
  */
 export class FeedRunLock extends Context.Service<FeedRunLock, {
   /** Runs `self` if no run of `source` is going on anywhere; `None` if one is. */
@@ -23,19 +25,46 @@ export class FeedRunLock extends Context.Service<FeedRunLock, {
       const sql = yield* SqlClient.SqlClient
       const running = new Set<string>()
       const key = (source: string) => `vdb-feed-run:${source}`
+      /** The connection holding this process's locks, and how many it holds. */
+      let held: { readonly conn: SqlConnection.Connection; readonly scope: Scope.Closeable; locks: number } | undefined
+      const turn = yield* Semaphore.make(1)
+
+      const lock = (source: string) =>
+        turn.withPermits(1)(Effect.gen(function*() {
+          if (held === undefined) {
+            const scope = yield* Scope.make()
+            const conn = yield* sql.reserve.pipe(Scope.provide(scope), Effect.orDie)
+            held = { conn, scope, locks: 0 }
+          }
+          const h = held
+          const rows = yield* h.conn.executeValues(`SELECT pg_try_advisory_lock(hashtext($1))`, [key(source)]).pipe(
+            Effect.orDie
+          )
+          const got = rows[0]?.[0] === true
+          if (got) h.locks++
+          else if (h.locks === 0) yield* release(h)
+          return got
+        }))
+      const release = (h: NonNullable<typeof held>) =>
+        Effect.suspend(() => {
+          if (held === h) held = undefined
+          return Scope.close(h.scope, Exit.void)
+        })
+      const unlock = (source: string) =>
+        turn.withPermits(1)(Effect.gen(function*() {
+          const h = held
+          if (h === undefined) return
+          yield* h.conn.executeValues(`SELECT pg_advisory_unlock(hashtext($1))`, [key(source)]).pipe(Effect.ignore)
+          if (--h.locks === 0) yield* release(h)
+        }))
 
       const acrossProcesses = <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>
-        Effect.scoped(Effect.gen(function*() {
-          const conn = yield* Effect.orDie(sql.reserve)
-          const rows = yield* Effect.orDie(
-            conn.executeValues(`SELECT pg_try_advisory_lock(hashtext($1))`, [key(source)])
-          )
-          if (rows[0]?.[0] !== true) return Option.none<A>()
-          yield* Effect.addFinalizer(() =>
-            conn.executeValues(`SELECT pg_advisory_unlock(hashtext($1))`, [key(source)]).pipe(Effect.ignore)
-          )
-          return Option.some(yield* self)
-        }))
+        Effect.acquireUseRelease(
+          lock(source),
+          (got): Effect.Effect<Option.Option<A>, E, R> =>
+            got ? Effect.map(self, Option.some) : Effect.succeed(Option.none<A>()),
+          (got) => got ? unlock(source) : Effect.void
+        )
 
       return FeedRunLock.of({
         exclusive: <A, E, R>(source: string, self: Effect.Effect<A, E, R>) =>

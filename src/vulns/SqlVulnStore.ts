@@ -1,4 +1,4 @@
-import { Effect, PubSub, Stream } from "effect"
+import { Effect, PubSub, Semaphore, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SourceName } from "../../schema/Source.ts"
 import { Invalidation } from "../db/Invalidation.ts"
@@ -148,8 +148,15 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     }
   }, Effect.orDie)
 
+  // The process's ingestions (a sync runs its sources at once, each with batches in flight) share
+  // these: phase-2 transactions take turns here before they take a connection (they would otherwise
+  // each hold one while waiting for the advisory lock inside), and at most two raw transactions run
+  // at once. The pool's other connections stay free for the API's readers.
+  const phaseTwoTurn = yield* Semaphore.make(1)
+  const rawTurns = yield* Semaphore.make(2)
+
   const putRaw = Effect.fn("VulnStore.putRaw")(function*(items: ReadonlyArray<RawItem>) {
-    const results = yield* sql.withTransaction(putRawSql(sql, items))
+    const results = yield* rawTurns.withPermits(1)(sql.withTransaction(putRawSql(sql, items)))
     yield* publish(items.filter((_, n) => results[n]!.outcome !== "unchanged").map((i) => i.identifier))
     return results
   }, Effect.orDie)
@@ -159,7 +166,9 @@ export const makeSqlVulnStore = Effect.gen(function*() {
     failed: ReadonlyArray<FailedItem>
   ) {
     const rows = toRows(done)
-    const { previously, stored } = yield* sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
+    const { previously, stored } = yield* phaseTwoTurn.withPermits(1)(
+      sql.withTransaction(putNormalisedSql(sql, done, failed, rows))
+    )
     yield* publish([...rows.touched, ...previously, ...failed.map((f) => f.identifier)])
     return stored
   }, Effect.orDie)
