@@ -5,6 +5,7 @@ import { join } from "node:path"
 import type { Readable } from "node:stream"
 import * as yauzl from "yauzl"
 import { type FeedRefused, refused } from "./FeedError.ts"
+import { readDirectory, type ZipEntryInfo } from "./ZipDirectory.ts"
 import { isSmall, smallEntryReader } from "./ZipSmallEntries.ts"
 
 /** Caps on a zip archive and its entries, judged on the sizes the archive declares and on what comes out. */
@@ -65,7 +66,7 @@ const openZip = (path: string) =>
   )
 
 /** An entry's declared sizes against the caps: a bomb is refused before one byte of it is inflated. */
-const judge = (entry: yauzl.Entry, limits: ZipLimits): FeedRefused | undefined => {
+const judge = (entry: ZipEntryInfo, limits: ZipLimits): FeedRefused | undefined => {
   if (entry.isEncrypted() || !entry.canDecodeFileData()) {
     return refused("Corrupt", `${entry.fileName.slice(0, 200)}: an encrypted or unsupported zip entry`)
   }
@@ -97,12 +98,11 @@ const judge = (entry: yauzl.Entry, limits: ZipLimits): FeedRefused | undefined =
  */
 export const listEntries = Effect.fnUntraced(
   function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
-    const zip = yield* openZip(path)
+    const { next: nextEntry } = yield* directory(path)
     const names: Array<string> = []
     let total = 0
-    const entries = zip.eachEntry()
     while (true) {
-      const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+      const next = yield* nextEntry
       if (next.done === true) break
       const entry = next.value
       // An entry not accepted is never inflated, so it is not judged (a large README beside the records).
@@ -119,6 +119,45 @@ export const listEntries = Effect.fnUntraced(
   },
   Effect.scoped
 )
+
+/**
+ * The archive's central directory, entry after entry: read in windows by
+ * `ZipDirectory.ts` when it can (`zip` undefined), else through yauzl.
+ */
+const directory = (path: string) =>
+  Effect.gen(function*() {
+    const handle = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => openFile(path, "r"), catch: unreadable }),
+      (h) => Effect.promise(() => h.close())
+    )
+    const fast = yield* Effect.tryPromise({ try: () => readDirectory(handle), catch: unreadable })
+    if (fast !== undefined) {
+      const entries = fast[Symbol.asyncIterator]()
+      const next = Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+      return { handle, next, zip: undefined }
+    }
+    const zip = yield* openZip(path)
+    const entries = zip.eachEntry()
+    const next = Effect.tryPromise({
+      try: (): Promise<IteratorResult<ZipEntryInfo>> => entries.next(),
+      catch: unreadable
+    })
+    return { handle, next, zip }
+  })
+
+/** A big entry (an archive inside the archive) of an archive whose directory was read without yauzl: yauzl streams it. */
+const bigEntryBytes = (path: string, wanted: ZipEntryInfo, limits: ZipLimits): Stream.Stream<Uint8Array, FeedRefused> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const zip = yield* openZip(path)
+    const entries = zip.eachEntry()
+    while (true) {
+      const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+      if (next.done === true) return Stream.fail(refused("Corrupt", "the archive changed while it was read"))
+      if (next.value.relativeOffsetOfLocalHeader === wanted.relativeOffsetOfLocalHeader) {
+        return entryBytes(zip, next.value, limits)
+      }
+    }
+  })).pipe(Stream.scoped)
 
 /** An entry's bytes, counted against its declared size as they come (yauzl also checks the size and CRC at the end). */
 const entryBytes = (
@@ -152,13 +191,8 @@ const entryBytes = (
  */
 export const openEntries = Effect.fnUntraced(
   function*(path: string, accept: (name: string) => boolean, limits: ZipLimits) {
-    const zip = yield* openZip(path)
-    const handle = yield* Effect.acquireRelease(
-      Effect.promise(() => openFile(path, "r")),
-      (h) => Effect.promise(() => h.close())
-    )
+    const { handle, next: nextEntry, zip } = yield* directory(path)
     const small = smallEntryReader(handle)
-    const entries = zip.eachEntry()
     let index = -1
     const entry = (n: number): Stream.Stream<Uint8Array, FeedRefused> =>
       Stream.unwrap(Effect.gen(function*() {
@@ -166,7 +200,7 @@ export const openEntries = Effect.fnUntraced(
           return Stream.fail(refused("Corrupt", `zip entries asked out of order (${n} after ${index})`))
         }
         while (true) {
-          const next = yield* Effect.tryPromise({ try: () => entries.next(), catch: unreadable })
+          const next = yield* nextEntry
           if (next.done === true) return Stream.fail(refused("Corrupt", "the archive changed while it was read"))
           if (next.value.fileName.endsWith("/") || !accept(next.value.fileName)) continue
           index = n
@@ -174,7 +208,9 @@ export const openEntries = Effect.fnUntraced(
           if (bad !== undefined) return Stream.fail(bad)
           // A record of a few KB: read from the archive's window and inflated at once (ZipSmallEntries.ts).
           if (isSmall(next.value)) return Stream.fromEffect(small(next.value))
-          return entryBytes(zip, next.value, limits)
+          return zip === undefined
+            ? bigEntryBytes(path, next.value, limits)
+            : entryBytes(zip, next.value as yauzl.Entry, limits)
         }
       }))
     return { entry }

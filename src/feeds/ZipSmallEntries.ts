@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import type { FileHandle } from "node:fs/promises"
 import { crc32, inflateRawSync } from "node:zlib"
-import type * as yauzl from "yauzl"
 import { type FeedRefused, refused } from "./FeedError.ts"
+import type { ZipEntryInfo } from "./ZipDirectory.ts"
 
 /**
  * Entries up to this size (compressed and inflated) are read from a buffered
@@ -19,7 +19,7 @@ const WINDOW_BYTES = 4 * 1024 * 1024
 const LOCAL_HEADER = 0x04034b50
 const LOCAL_HEADER_BYTES = 30
 
-export const isSmall = (entry: yauzl.Entry) =>
+export const isSmall = (entry: ZipEntryInfo) =>
   entry.compressedSize <= SMALL_ENTRY_BYTES && entry.uncompressedSize <= SMALL_ENTRY_BYTES &&
   (entry.compressionMethod === 0 || entry.compressionMethod === 8)
 
@@ -45,9 +45,9 @@ export const smallEntryReader = (handle: FileHandle) => {
       return end <= start + bytesRead
     })
   const slice = (start: number, end: number) => window.subarray(start - windowStart, end - windowStart)
-  const name = (entry: yauzl.Entry) => entry.fileName.slice(0, 200)
+  const name = (entry: ZipEntryInfo) => entry.fileName.slice(0, 200)
 
-  return Effect.fnUntraced(function*(entry: yauzl.Entry): Effect.fn.Return<Uint8Array, FeedRefused> {
+  return Effect.fnUntraced(function*(entry: ZipEntryInfo): Effect.fn.Return<Uint8Array, FeedRefused> {
     const at = entry.relativeOffsetOfLocalHeader
     if (!(yield* cover(at, at + LOCAL_HEADER_BYTES))) {
       return yield* refused("Truncated", `the zip archive is cut short (${name(entry)})`)
