@@ -1,4 +1,4 @@
-import { Clock, Effect, Fiber, Queue, Stream } from "effect"
+import { Clock, Effect, Fiber, Queue, Semaphore, Stream } from "effect"
 import { countIngested } from "../metrics/DataMetrics.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStoreShapes.ts"
@@ -94,6 +94,21 @@ export const ingestFiles = (
     )
   }))
 
+/**
+ * Batches being written at once across all the runs on one store (a sync's sources run at once):
+ * each run keeps up to `inFlight` of its own, but four runs with three each stored and normalised
+ * twelve batches at once (the server's RSS rose 780 MB above idle in a 200,000-record first sync),
+ * while the database wrote two raw transactions and one phase 2 at a time anyway. A turn covers a
+ * batch's raw phase and its normalising, not its wait for the previous batch's phase 2.
+ */
+const PROCESS_IN_FLIGHT = 4
+const turnsByStore = new WeakMap<object, Semaphore.Semaphore>()
+const batchTurns = (store: object) => {
+  let turns = turnsByStore.get(store)
+  if (turns === undefined) turnsByStore.set(store, turns = Semaphore.makeUnsafe(PROCESS_IN_FLIGHT))
+  return turns
+}
+
 // Spans (exported with tracing on): one per run, one per batch, with the phases below it
 // (VulnStore.putRaw, phase 1; VulnStore.putNormalised, phase 2; the SQL of each).
 const run = Effect.fn("Ingest.run")(function*(
@@ -163,6 +178,7 @@ const run = Effect.fn("Ingest.run")(function*(
   let analysedOnTheWay = false
   // Statistics are an optimisation: a failure to refresh them never fails a run whose data is written.
   const statistics = statisticsDue(store)
+  const turns = batchTurns(store)
   const refreshStatistics = Effect.andThen(
     Effect.sync(statistics.analysed),
     store.refreshStatistics().pipe(
@@ -192,6 +208,16 @@ const run = Effect.fn("Ingest.run")(function*(
       content: item.raw,
       hash
     }))
+    // A turn among every run's batches on this store for the raw phase and normalising; released
+    // before waiting for the previous batch, so a turn never waits on a batch without one.
+    const normalised = yield* turns.withPermits(1)(phaseOne(items, raws))
+    yield* phaseTwo(normalised, prior)
+  })
+
+  const phaseOne = Effect.fnUntraced(function*(
+    items: ReadonlyArray<UpstreamItem>,
+    raws: ReadonlyArray<RawItem>
+  ) {
     const results = yield* store.putRaw(raws)
     const done: Array<NormalisedItem> = []
     const failed: Array<FailedItem> = []
@@ -214,6 +240,13 @@ const run = Effect.fn("Ingest.run")(function*(
         failed.push({ ...key, position: outcome.problem.position, reason: outcome.problem.reason })
       } else done.push({ ...key, outputs: outcome.outputs, fresh: results[n]!.outcome === "inserted" })
     }
+    return { done, failed }
+  })
+
+  const phaseTwo = Effect.fnUntraced(function*(
+    { done, failed }: { readonly done: ReadonlyArray<NormalisedItem>; readonly failed: ReadonlyArray<FailedItem> },
+    prior: Fiber.Fiber<void> | undefined
+  ) {
     if (prior !== undefined) yield* Fiber.join(prior)
     // Counted as stored: an item another ingestion stored over meanwhile is that one's to normalise.
     if (done.length > 0 || failed.length > 0) {
