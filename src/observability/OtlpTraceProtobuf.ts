@@ -2,146 +2,67 @@ import { Layer } from "effect"
 import { HttpBody } from "effect/http"
 import { OtlpSerialization } from "effect/observability"
 import type { OtlpResource, OtlpTracer } from "effect/observability"
+// protobufjs is CommonJS whose exports Node's ESM loader cannot name statically: a default import.
+import protobuf from "protobufjs/minimal.js"
 
 /**
  * OTLP/HTTP protobuf for traces, the same bytes as `OtlpSerialization.layerProtobuf` writes
- * (same fields, order and omissions; a test compares them), written into one growing buffer.
- * Effect's encoder builds a `Uint8Array` per field and a `BigInt` per varint and concatenates
- * them at every level: about 115 µs a span on the bench VM against 10 for its JSON, which with
- * 4 spans a sampled gateway request was the largest cost of tracing at 10 % (profiled,
- * docs/operations.md "Sampling and its cost"). Metrics and logs are not exported here and keep Effect's encoder.
+ * (same fields, order and omissions; a test compares them). The wire format (varints, fixed64,
+ * strings, bytes, doubles, length-delimited nesting) is protobufjs's `Writer`, which writes into
+ * one growing buffer; this module keeps only OTLP's message layout. Effect's encoder builds a
+ * `Uint8Array` per field and a `BigInt` per varint and concatenates them at every level: about
+ * 115 µs a span on the bench VM against 10 for its JSON, which with 4 spans a sampled gateway
+ * request was the largest cost of tracing at 10 % (profiled, docs/operations.md "Sampling and
+ * its cost"). Metrics and logs are not exported here and keep Effect's encoder.
  */
 type Span = OtlpTracer.TraceData["resourceSpans"][number]["scopeSpans"][number]["spans"][number]
 type KeyValue = OtlpResource.KeyValue
 type AnyValue = OtlpResource.AnyValue
+type Writer = protobuf.Writer
 
-const textEncoder = new TextEncoder()
+const VARINT = 0
+const FIXED64 = 1
+const DELIMITED = 2
+const FIXED32 = 5
 
-class Writer {
-  buf = new Uint8Array(4096)
-  view = new DataView(this.buf.buffer)
-  pos = 0
+const tag = (w: Writer, field: number, wire: number): Writer => w.uint32(field * 8 + wire)
 
-  ensure(extra: number) {
-    if (this.pos + extra <= this.buf.length) return
-    let size = this.buf.length * 2
-    while (size < this.pos + extra) size *= 2
-    const next = new Uint8Array(size)
-    next.set(this.buf.subarray(0, this.pos))
-    this.buf = next
-    this.view = new DataView(next.buffer)
-  }
+/** A length-delimited field whose content `write` appends. */
+const delimited = (w: Writer, field: number, write: () => void) => {
+  tag(w, field, DELIMITED).fork()
+  write()
+  w.ldelim()
+}
 
-  /** A non-negative integer up to 2^53 as a varint. */
-  varint(value: number) {
-    this.ensure(10)
-    while (value > 127) {
-      this.buf[this.pos++] = (value % 128) | 0x80
-      value = Math.floor(value / 128)
-    }
-    this.buf[this.pos++] = value
-  }
+/**
+ * A 64-bit integer as protobufjs takes one: a number when exact, else its two 32-bit halves
+ * (the nanosecond timestamps are past 2^53). `BigInt` reads it as Effect's encoder does; the
+ * halves are several times cheaper than handing protobufjs the decimal string (long.js parses it).
+ */
+const int64 = (value: number | string | bigint): number | protobuf.Long => {
+  if (typeof value === "number" && Number.isSafeInteger(value)) return value
+  const n = BigInt.asUintN(64, BigInt(value))
+  return { low: Number(n & 0xffffffffn), high: Number(n >> 32n), unsigned: true }
+}
 
-  /** Any 64-bit integer (a negative one as its two's complement, as protobuf's int64 is written). */
-  varint64(value: bigint) {
-    let n = BigInt.asUintN(64, value)
-    this.ensure(10)
-    while (n > 127n) {
-      this.buf[this.pos++] = Number(n & 127n) | 0x80
-      n >>= 7n
-    }
-    this.buf[this.pos++] = Number(n)
-  }
+// Reused scratch for the ids (trace 16 bytes, span 8): `Writer.bytes` copies them.
+const id8 = new Uint8Array(8)
+const id16 = new Uint8Array(16)
 
-  tag(field: number, wire: number) {
-    this.varint(field * 8 + wire)
-  }
-
-  fixed64(field: number, value: bigint) {
-    this.tag(field, 1)
-    this.ensure(8)
-    this.view.setBigUint64(this.pos, BigInt.asUintN(64, value), true)
-    this.pos += 8
-  }
-
-  fixed32(field: number, value: number) {
-    this.tag(field, 5)
-    this.ensure(4)
-    this.view.setUint32(this.pos, value, true)
-    this.pos += 4
-  }
-
-  double(field: number, value: number) {
-    this.tag(field, 1)
-    this.ensure(8)
-    this.view.setFloat64(this.pos, value, true)
-    this.pos += 8
-  }
-
-  /** A length-delimited field whose content `write` appends; the length is moved in front once known. */
-  delimited(field: number, write: () => void) {
-    this.tag(field, 2)
-    this.ensure(1)
-    const lengthAt = this.pos++
-    const start = this.pos
-    write()
-    const length = this.pos - start
-    if (length < 128) {
-      this.buf[lengthAt] = length
-      return
-    }
-    let extra = 0
-    for (let n = length; n > 127; n = Math.floor(n / 128)) extra++
-    this.ensure(extra)
-    this.buf.copyWithin(start + extra, start, this.pos)
-    let at = lengthAt
-    for (let n = length;; n = Math.floor(n / 128)) {
-      if (n < 128) {
-        this.buf[at] = n
-        break
-      }
-      this.buf[at++] = (n % 128) | 0x80
-    }
-    this.pos = start + extra + length
-  }
-
-  string(field: number, value: string) {
-    this.tag(field, 2)
-    let ascii = value.length < 128
-    for (let i = 0; ascii && i < value.length; i++) if (value.charCodeAt(i) > 127) ascii = false
-    if (ascii) {
-      this.ensure(1 + value.length)
-      this.buf[this.pos++] = value.length
-      for (let i = 0; i < value.length; i++) this.buf[this.pos++] = value.charCodeAt(i)
-      return
-    }
-    const bytes = textEncoder.encode(value)
-    this.varint(bytes.length)
-    this.bytes(bytes)
-  }
-
-  bytes(bytes: Uint8Array) {
-    this.ensure(bytes.length)
-    this.buf.set(bytes, this.pos)
-    this.pos += bytes.length
-  }
-
-  /** A hex id (trace or span id) as its bytes, as `parseInt` reads each pair (an invalid pair is 0). */
-  hex(field: number, hex: string) {
-    const length = hex.length >> 1
-    this.tag(field, 2)
-    this.varint(length)
-    this.ensure(length)
-    for (let i = 0; i < length; i++) {
-      const high = nibble(hex.charCodeAt(i * 2))
-      const low = nibble(hex.charCodeAt(i * 2 + 1))
-      if (high >= 0 && low >= 0) this.buf[this.pos++] = high * 16 + low
-      else {
-        const byte = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
-        this.buf[this.pos++] = Number.isNaN(byte) ? 0 : byte
-      }
+/** A hex id (trace or span id) as its bytes, as Effect's `parseInt` reads each pair (an invalid pair is 0). */
+const hexBytes = (w: Writer, field: number, hex: string) => {
+  const length = hex.length >> 1
+  const bytes = length === 16 ? id16 : length === 8 ? id8 : new Uint8Array(length)
+  for (let i = 0; i < length; i++) {
+    const high = nibble(hex.charCodeAt(i * 2))
+    const low = nibble(hex.charCodeAt(i * 2 + 1))
+    if (high >= 0 && low >= 0) bytes[i] = high * 16 + low
+    else {
+      const byte = parseInt(hex.slice(i * 2, i * 2 + 2), 16)
+      bytes[i] = Number.isNaN(byte) ? 0 : byte
     }
   }
+  tag(w, field, DELIMITED).bytes(bytes)
 }
 
 /** A hex digit's value, or -1. */
@@ -154,68 +75,59 @@ const nibble = (code: number): number =>
     ? code - 55
     : -1
 
+const string = (w: Writer, field: number, value: string) => {
+  tag(w, field, DELIMITED).string(value)
+}
+
 const optionalString = (w: Writer, field: number, value: string | undefined) => {
-  if (value !== undefined && value !== "") w.string(field, value)
+  if (value !== undefined && value !== "") string(w, field, value)
 }
 
 const anyValue = (w: Writer, value: AnyValue) => {
-  if (value.stringValue !== undefined && value.stringValue !== null) w.string(1, value.stringValue)
-  else if (value.boolValue !== undefined && value.boolValue !== null) {
-    w.tag(2, 0)
-    w.varint(value.boolValue ? 1 : 0)
-  } else if (value.intValue !== undefined && value.intValue !== null) {
-    w.tag(3, 0)
-    const int = value.intValue
-    if (typeof int === "number" && Number.isSafeInteger(int) && int >= 0) w.varint(int)
-    else w.varint64(BigInt(int))
-  } else if (value.doubleValue !== undefined && value.doubleValue !== null) w.double(4, value.doubleValue)
-  else if (value.arrayValue !== undefined) {
+  if (value.stringValue !== undefined && value.stringValue !== null) string(w, 1, value.stringValue)
+  else if (value.boolValue !== undefined && value.boolValue !== null) tag(w, 2, VARINT).bool(value.boolValue)
+  else if (value.intValue !== undefined && value.intValue !== null) tag(w, 3, VARINT).int64(int64(value.intValue))
+  else if (value.doubleValue !== undefined && value.doubleValue !== null) {
+    tag(w, 4, FIXED64).double(value.doubleValue)
+  } else if (value.arrayValue !== undefined) {
     const values = value.arrayValue.values
-    w.delimited(5, () => {
-      for (const item of values) w.delimited(1, () => anyValue(w, item))
+    delimited(w, 5, () => {
+      for (const item of values) delimited(w, 1, () => anyValue(w, item))
     })
   } else if (value.kvlistValue !== undefined) {
     const values = value.kvlistValue.values
-    w.delimited(6, () => keyValues(w, 1, values))
-  } else if (value.bytesValue !== undefined) {
-    w.tag(7, 2)
-    w.varint(value.bytesValue.length)
-    w.bytes(value.bytesValue)
-  }
+    delimited(w, 6, () => keyValues(w, 1, values))
+  } else if (value.bytesValue !== undefined) tag(w, 7, DELIMITED).bytes(value.bytesValue)
 }
 
 const keyValues = (w: Writer, field: number, values: ReadonlyArray<KeyValue>) => {
   for (const kv of values) {
-    w.delimited(field, () => {
-      w.string(1, kv.key)
-      w.delimited(2, () => anyValue(w, kv.value))
+    delimited(w, field, () => {
+      string(w, 1, kv.key)
+      delimited(w, 2, () => anyValue(w, kv.value))
     })
   }
 }
 
 const count = (w: Writer, field: number, value: number) => {
-  if (value > 0) {
-    w.tag(field, 0)
-    w.varint(value)
-  }
+  if (value > 0) tag(w, field, VARINT).uint32(value)
 }
 
 const span = (w: Writer, s: Span) => {
-  w.hex(1, s.traceId)
-  w.hex(2, s.spanId)
+  hexBytes(w, 1, s.traceId)
+  hexBytes(w, 2, s.spanId)
   optionalString(w, 3, (s as { readonly traceState?: string }).traceState)
-  if (s.parentSpanId !== undefined) w.hex(4, s.parentSpanId)
-  w.string(5, s.name)
-  w.tag(6, 0)
-  w.varint(s.kind)
-  w.fixed64(7, BigInt(s.startTimeUnixNano))
-  w.fixed64(8, BigInt(s.endTimeUnixNano))
+  if (s.parentSpanId !== undefined) hexBytes(w, 4, s.parentSpanId)
+  string(w, 5, s.name)
+  tag(w, 6, VARINT).uint32(s.kind)
+  tag(w, 7, FIXED64).fixed64(int64(s.startTimeUnixNano))
+  tag(w, 8, FIXED64).fixed64(int64(s.endTimeUnixNano))
   keyValues(w, 9, s.attributes)
   count(w, 10, s.droppedAttributesCount)
   for (const event of s.events) {
-    w.delimited(11, () => {
-      w.fixed64(1, BigInt(event.timeUnixNano))
-      w.string(2, event.name)
+    delimited(w, 11, () => {
+      tag(w, 1, FIXED64).fixed64(int64(event.timeUnixNano))
+      string(w, 2, event.name)
       keyValues(w, 3, event.attributes)
       count(w, 4, event.droppedAttributesCount)
     })
@@ -223,56 +135,57 @@ const span = (w: Writer, s: Span) => {
   count(w, 12, s.droppedEventsCount)
   for (const link of s.links) {
     const extra = link as { readonly traceState?: string; readonly flags?: number }
-    w.delimited(13, () => {
-      w.hex(1, link.traceId)
-      w.hex(2, link.spanId)
+    delimited(w, 13, () => {
+      hexBytes(w, 1, link.traceId)
+      hexBytes(w, 2, link.spanId)
       optionalString(w, 3, extra.traceState)
       keyValues(w, 4, link.attributes)
       count(w, 5, link.droppedAttributesCount)
-      if (extra.flags !== undefined) w.fixed32(6, extra.flags)
+      if (extra.flags !== undefined) tag(w, 6, FIXED32).fixed32(extra.flags)
     })
   }
   count(w, 14, s.droppedLinksCount)
-  w.delimited(15, () => {
+  delimited(w, 15, () => {
     optionalString(w, 2, s.status.message)
-    w.tag(3, 0)
-    w.varint(s.status.code)
+    tag(w, 3, VARINT).uint32(s.status.code)
   })
   const flags = (s as { readonly flags?: number }).flags
-  if (flags !== undefined) w.fixed32(16, flags)
+  if (flags !== undefined) tag(w, 16, FIXED32).fixed32(flags)
 }
 
 /** `TracesData` as protobuf bytes. */
 export const encodeTraces = (data: OtlpTracer.TraceData): Uint8Array => {
-  const w = new Writer()
+  const w = protobuf.Writer.create()
   for (const resourceSpans of data.resourceSpans) {
-    w.delimited(1, () => {
-      w.delimited(1, () => {
+    delimited(w, 1, () => {
+      delimited(w, 1, () => {
         keyValues(w, 1, resourceSpans.resource.attributes)
         count(w, 2, resourceSpans.resource.droppedAttributesCount)
       })
       for (const scopeSpans of resourceSpans.scopeSpans) {
-        w.delimited(2, () => {
+        delimited(w, 2, () => {
           const scope = scopeSpans.scope as {
             readonly name: string
             readonly version?: string
             readonly attributes?: ReadonlyArray<KeyValue>
             readonly droppedAttributesCount?: number
           }
-          w.delimited(1, () => {
-            w.string(1, scope.name)
+          delimited(w, 1, () => {
+            string(w, 1, scope.name)
             optionalString(w, 2, scope.version)
             if (scope.attributes) keyValues(w, 3, scope.attributes)
             if (scope.droppedAttributesCount) count(w, 4, scope.droppedAttributesCount)
           })
-          for (const s of scopeSpans.spans) w.delimited(2, () => span(w, s))
+          for (const s of scopeSpans.spans) delimited(w, 2, () => span(w, s))
           optionalString(w, 3, scopeSpans.schemaUrl)
         })
       }
       optionalString(w, 3, resourceSpans.schemaUrl)
     })
   }
-  return w.buf.slice(0, w.pos)
+  // On Node `create()` gives a Buffer writer; the body is handed on as a plain Uint8Array view.
+  const bytes = w.finish()
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 /** Effect's protobuf serialisation with this encoder for traces. */
