@@ -126,7 +126,10 @@ export const startSyncMirror = async (data: SyncFeedData) => {
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     const parsed = new URL(req.url ?? "/", "http://mirror")
     const path = parsed.pathname
-    const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined
+    // NVD's API 2.0 sends no ETag or Last-Modified: its form of "what changed since" is a window of
+    // `lastModStartDate`/`lastModEndDate` (the publisher's documented incremental query), counted as conditional.
+    const conditional = req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined ||
+      (path === "/nist-nvd/cves/2.0" && parsed.searchParams.has("lastModStartDate"))
     const note = (status: number) => hits.push({ source: path.split("/")[1] ?? "", path, conditional, status })
     if (path === "/nist-nvd/cves/2.0") {
       const page = nvdAnswer(parsed.searchParams)
