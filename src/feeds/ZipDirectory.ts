@@ -1,4 +1,5 @@
 import type { FileHandle } from "node:fs/promises"
+import { FileWindow } from "./FileWindow.ts"
 
 /** What the feeds read of a central directory entry (yauzl's `Entry` has the same members). */
 export interface ZipEntryInfo {
@@ -16,7 +17,6 @@ const EOCD = 0x06054b50
 const ZIP64_LOCATOR = 0x07064b50
 const ZIP64_EOCD = 0x06064b50
 const CENTRAL = 0x02014b50
-const WINDOW_BYTES = 4 * 1024 * 1024
 
 const entry = (
   fileName: string,
@@ -69,17 +69,7 @@ export const readDirectory = async (handle: FileHandle): Promise<AsyncIterable<Z
     count = Number(record.readBigUInt64LE(32))
     offset = Number(record.readBigUInt64LE(48))
   }
-  let window = Buffer.alloc(0)
-  let windowStart = 0
-  const cover = async (start: number, end: number) => {
-    if (start >= windowStart && end <= windowStart + window.length) return true
-    const length = Math.max(end - start, WINDOW_BYTES)
-    const buffer = Buffer.allocUnsafe(length)
-    const { bytesRead } = await handle.read(buffer, 0, length, start)
-    window = buffer.subarray(0, bytesRead)
-    windowStart = start
-    return end <= start + bytesRead
-  }
+  const window = new FileWindow(handle)
   // Entries whose sizes or offsets need zip64 fields sit only in archives past 4 GiB: those go to yauzl.
   if (offset >= 0xffffffff || size >= 0xffffffff) return undefined
   const first = offset
@@ -88,8 +78,8 @@ export const readDirectory = async (handle: FileHandle): Promise<AsyncIterable<Z
     async *[Symbol.asyncIterator]() {
       let position = first
       for (let n = 0; n < total; n++) {
-        if (!(await cover(position, position + 46))) throw new Error("the central directory is truncated")
-        const b = window.subarray(position - windowStart)
+        if (!(await window.cover(position, position + 46))) throw new Error("the central directory is truncated")
+        const b = window.slice(position, position + 46)
         if (b.readUInt32LE(0) !== CENTRAL) throw new Error("invalid central directory file header signature")
         const flags = b.readUInt16LE(8)
         const nameLength = b.readUInt16LE(28)
@@ -99,10 +89,10 @@ export const readDirectory = async (handle: FileHandle): Promise<AsyncIterable<Z
         const local = b.readUInt32LE(42)
         const method = b.readUInt16LE(10)
         const crc = b.readUInt32LE(16)
-        if (!(await cover(position, next))) throw new Error("the central directory is truncated")
-        const start = position - windowStart + 46
+        if (!(await window.cover(position, next))) throw new Error("the central directory is truncated")
         // Names outside UTF-8 (IBM 437) read as Latin-1: the feeds' record names are ASCII either way.
-        const name = window.toString((flags & 0x800) === 0 ? "latin1" : "utf8", start, start + nameLength)
+        const name = window.slice(position + 46, position + 46 + nameLength)
+          .toString((flags & 0x800) === 0 ? "latin1" : "utf8")
         yield entry(name, compressed, uncompressed, method, crc, local, flags)
         position = next
       }

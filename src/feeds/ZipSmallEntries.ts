@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { FileHandle } from "node:fs/promises"
 import { crc32, inflateRawSync } from "node:zlib"
 import { type FeedRefused, refused } from "./FeedError.ts"
+import { FileWindow } from "./FileWindow.ts"
 import type { ZipEntryInfo } from "./ZipDirectory.ts"
 
 /**
@@ -14,8 +15,6 @@ import type { ZipEntryInfo } from "./ZipDirectory.ts"
  * trips. Bigger entries (an archive inside the archive) still stream.
  */
 export const SMALL_ENTRY_BYTES = 1024 * 1024
-/** One read of the archive: the entries are laid out in order, so one read serves hundreds of them. */
-const WINDOW_BYTES = 4 * 1024 * 1024
 const LOCAL_HEADER = 0x04034b50
 const LOCAL_HEADER_BYTES = 30
 
@@ -31,20 +30,9 @@ export const isSmall = (entry: ZipEntryInfo) =>
  * one asked out of order costs a read of its own.
  */
 export const smallEntryReader = (handle: FileHandle) => {
-  let window = Buffer.alloc(0)
-  let windowStart = 0
-  /** Makes `[start, end)` of the file available in the window; false when the file ends before `end`. */
-  const cover = (start: number, end: number) =>
-    Effect.promise(async () => {
-      if (start >= windowStart && end <= windowStart + window.length) return true
-      const size = Math.max(end - start, WINDOW_BYTES)
-      const buffer = Buffer.allocUnsafe(size)
-      const { bytesRead } = await handle.read(buffer, 0, size, start)
-      window = buffer.subarray(0, bytesRead)
-      windowStart = start
-      return end <= start + bytesRead
-    })
-  const slice = (start: number, end: number) => window.subarray(start - windowStart, end - windowStart)
+  const window = new FileWindow(handle)
+  const cover = (start: number, end: number) => Effect.promise(() => window.cover(start, end))
+  const slice = (start: number, end: number) => window.slice(start, end)
   const name = (entry: ZipEntryInfo) => entry.fileName.slice(0, 200)
 
   return Effect.fnUntraced(function*(entry: ZipEntryInfo): Effect.fn.Return<Uint8Array, FeedRefused> {
