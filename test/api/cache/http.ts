@@ -8,19 +8,25 @@ export interface RawResponse {
   readonly body: Buffer
 }
 
-/** One GET over `node:http`, so a compressed body arrives compressed. */
-export const get = (url: string, headers: Record<string, string>) =>
+/** One request over `node:http` with exactly these headers (plus the framing ones), so a compressed body arrives compressed. */
+const send = (method: "GET" | "POST", url: string, headers: Record<string, string>, body?: string) =>
   Effect.promise(() =>
     new Promise<RawResponse>((resolve, reject) => {
-      const req = request(url, { method: "GET", headers, agent: false }, (res) => {
+      const req = request(url, { method, headers, agent: false }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
         res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
         res.on("error", reject)
       })
       req.on("error", reject)
-      req.end()
+      req.end(body)
     })
   )
+
+/** One GET. */
+export const get = (url: string, headers: Record<string, string>) => send("GET", url, headers)
+
+/** One POST of `body`. */
+export const post = (url: string, headers: Record<string, string>, body: string) => send("POST", url, headers, body)
 
 export const json = (response: RawResponse): any => JSON.parse(response.body.toString("utf8"))

@@ -2,7 +2,6 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
-import { request } from "node:http"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { Organizations } from "../../../src/orgs/Organizations.ts"
 import { VulnStore } from "../../../src/vulns/VulnStore.ts"
@@ -10,7 +9,7 @@ import { PostgresTest } from "../../support/database.ts"
 import { SecretBoxTest } from "../../support/secrets.ts"
 import { serveWithOrg } from "../harness.ts"
 import { ingestText } from "../osvSupport.ts"
-import type { RawResponse } from "./http.ts"
+import { post, type RawResponse } from "./http.ts"
 import { forgeToken } from "./tokens.ts"
 
 /**
@@ -24,21 +23,6 @@ const Deps = Layer.mergeAll(Organizations.layer, VulnStore.layer).pipe(
 )
 
 const JINJA = readFileSync(new URL("../../fixtures/data/sources/osv/PYSEC-2021-66.json", import.meta.url), "utf8")
-
-/** One POST over `node:http` with exactly these headers (plus the framing ones). */
-const post = (url: string, headers: Record<string, string>, body: string) =>
-  Effect.promise(() =>
-    new Promise<RawResponse>((resolve, reject) => {
-      const req = request(url, { method: "POST", headers, agent: false }, (res) => {
-        const chunks: Array<Buffer> = []
-        res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-        res.on("error", reject)
-      })
-      req.on("error", reject)
-      req.end(body)
-    })
-  )
 
 const comparable = (r: RawResponse) => {
   const { date: _date, ...headers } = r.headers
