@@ -53,7 +53,7 @@ export const vulnAnswer = (identifier: string, lookup: Lookup): Built<VulnAnswer
 // bigger than gzip on half the fixture's records (in all, 170,010 against 169,992 bytes for 99 records),
 // so a client preferring br got more bytes; 5 is 6 % under gzip on every one of them, for 0.3 ms on a
 // 32 KB answer against 0.17 at 4 (docs/api.md, "Compression"). 9 and up take tens of milliseconds.
-const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }
+export const CACHED_BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }
 
 /** Whether `/vuln`'s body is worth compressing at all. */
 export const compressible = (answer: VulnAnswer) => answer.identity.byteLength >= MIN_COMPRESS_BYTES
@@ -66,7 +66,7 @@ export const compressible = (answer: VulnAnswer) => answer.identity.byteLength >
 export const encoded = (answer: VulnAnswer, coding: Coding): { readonly body: Uint8Array; readonly added: number } => {
   const kept = answer[coding]
   if (kept !== undefined) return { body: kept, added: 0 }
-  const body = coding === "br" ? brotliCompressSync(answer.identity, BROTLI) : gzipSync(answer.identity)
+  const body = coding === "br" ? brotliCompressSync(answer.identity, CACHED_BROTLI) : gzipSync(answer.identity)
   answer[coding] = body
   return { body, added: body.byteLength }
 }

@@ -1,10 +1,10 @@
 import { Effect, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
-import { brotliCompress, constants, gzip } from "node:zlib"
 import { BadRequest } from "../../schema/ErrorBody.ts"
 import type { OsvQuery } from "../../schema/OsvQuery.ts"
-import { type Coding, MIN_COMPRESS_BYTES, negotiate } from "../http/Compression.ts"
+import { type Coding, compressAsync, MIN_COMPRESS_BYTES, negotiate } from "../http/Compression.ts"
+import { CACHED_BROTLI } from "./CachedAnswers.ts"
 import { pageOffset, versionCheck } from "./PackageMatch.ts"
 import { type PackageTarget, packageTarget } from "./PackageTarget.ts"
 
@@ -24,10 +24,6 @@ export interface QueryAnswer {
 
 const JSON_TYPE = "application/json"
 const VARY = "accept-encoding"
-// Quality 5 as for /vuln's answers (CachedAnswers.ts). Answers reach 1.5 MB at a million records (tens of
-// milliseconds to compress), so they are compressed on libuv's pool, once per entry.
-const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }
-
 /** Which response of an answer a request gets: identity (not compressible, or no coding accepted) or a coding. */
 export type QueryVariant = "identity" | Coding
 
@@ -40,17 +36,14 @@ export const variantOf = (answer: QueryAnswer, request: HttpServerRequest.HttpSe
  */
 export const compressAnswer = (answer: QueryAnswer, coding: Coding, added: (bytes: number) => void) =>
   answer[coding] === undefined
-    ? Effect.callback<Uint8Array>((resume) => {
-      const done = (error: Error | null, out: Buffer) => {
-        if (error !== null) return resume(Effect.die(error))
-        if (answer[coding] === undefined) {
-          answer[coding] = out
-          added(out.byteLength)
-        }
-        resume(Effect.succeed(answer[coding]!))
+    // Quality 5 as /vuln's answers (`CACHED_BROTLI`). Answers reach 1.5 MB at a million records (tens of
+    // milliseconds to compress), so they are compressed on libuv's pool, once per entry.
+    ? Effect.map(Effect.orDie(compressAsync(coding, answer.body, CACHED_BROTLI)), (out) => {
+      if (answer[coding] === undefined) {
+        answer[coding] = out
+        added(out.byteLength)
       }
-      if (coding === "br") brotliCompress(answer.body, BROTLI, done)
-      else gzip(answer.body, done)
+      return answer[coding]!
     })
     : Effect.succeed(answer[coding]!)
 

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from "node:zlib"
+import { brotliCompress, brotliCompressSync, type BrotliOptions, constants, gzip, gzipSync } from "node:zlib"
 
 /**
  * Compression towards the client (spec 2: the gateway strips
@@ -65,10 +65,11 @@ export const compressible = (headers: Readonly<Record<string, string>>, bytes: n
   return type === undefined || !type.startsWith("text/event-stream")
 }
 
-const compressAsync = (coding: Coding, body: Uint8Array) =>
+/** `body` compressed on libuv's pool, off the event loop; brotli at `brotli`'s quality (the relay's by default). */
+export const compressAsync = (coding: Coding, body: Uint8Array, brotli: BrotliOptions = BROTLI) =>
   Effect.callback<Uint8Array, Error>((resume) => {
     const done = (error: Error | null, out: Buffer) => resume(error ? Effect.fail(error) : Effect.succeed(out))
-    if (coding === "br") brotliCompress(body, BROTLI, done)
+    if (coding === "br") brotliCompress(body, brotli, done)
     else gzip(body, done)
   })
 
