@@ -185,5 +185,58 @@ describe.each(SqlBackends)("live catalogue feeds on the mirror ($name)", ({ laye
         ),
       { timeout: 60_000 }
     )
+
+    it.effect(
+      "nist-nvd: a page cut half-way through a run fails it without moving the watermark; the next run converges once",
+      () =>
+        onMirror((mirror) =>
+          Effect.gen(function*() {
+            const store = yield* VulnStore
+            const cursors = yield* FeedCursors
+            const nvd = { ...OPTIONS, attempts: 1, requestGapMs: 0, pageSize: 10 }
+            const NVD = "/nist-nvd/cves/2.0"
+            const total = mirror.nvd.length
+            const nvdRecords = (id: string) =>
+              Effect.map(
+                store.lookup(id, { bodies: false }),
+                (found) => found.records.filter((r) => r.source === "nist-nvd").length
+              )
+
+            // A full run (everything, no window, as a first run; the database may hold an earlier test's
+            // cursor): page 2 of 4 stops half-way.
+            const before = (yield* cursors.get("nist-nvd"))?.cursor.watermark
+            mirror.fault(NVD, { kind: "after", n: 1, fault: { kind: "times", n: 1, fault: { kind: "stopHalfway" } } })
+            const [cut] = yield* syncSources(["nist-nvd"], { ...nvd, full: true })
+            assert.strictEqual(cut!.status, "failed", JSON.stringify(cut))
+            assert.strictEqual((yield* cursors.get("nist-nvd"))?.cursor.watermark, before)
+
+            const [first] = yield* syncSources(["nist-nvd"], { ...nvd, full: true })
+            assert.notStrictEqual(first!.status, "failed", JSON.stringify(first))
+            const watermark = (yield* cursors.get("nist-nvd"))!.cursor.watermark!
+            assert.ok(watermark !== undefined && watermark !== before)
+            for (const { cve } of mirror.nvd) assert.strictEqual(yield* nvdRecords(cve.id as string), 1, String(cve.id))
+
+            // NVD modifies 12 CVEs: one window of two pages, whose second stops half-way.
+            const now = new Date().toISOString().slice(0, 23)
+            for (let n = 0; n < 12; n++) {
+              const item = mirror.nvd[n]!
+              mirror.nvd[n] = { cve: { ...item.cve, lastModified: now, vulnStatus: "Modified" } }
+            }
+            mirror.fault(NVD, { kind: "after", n: 1, fault: { kind: "times", n: 1, fault: { kind: "stopHalfway" } } })
+            const [cutWindow] = yield* syncSources(["nist-nvd"], nvd)
+            assert.strictEqual(cutWindow!.status, "failed", JSON.stringify(cutWindow))
+            assert.strictEqual((yield* cursors.get("nist-nvd"))!.cursor.watermark, watermark)
+
+            const [again] = yield* syncSources(["nist-nvd"], nvd)
+            assert.strictEqual(again!.status, "updated", JSON.stringify(again))
+            assert.ok((yield* cursors.get("nist-nvd"))!.cursor.watermark! > watermark)
+            for (const { cve } of mirror.nvd) assert.strictEqual(yield* nvdRecords(cve.id as string), 1, String(cve.id))
+            const modified = yield* store.lookup(mirror.nvd[11]!.cve.id as string, { bodies: true })
+            assert.ok(JSON.stringify(modified.records).includes("Modified"), "the window's second page was stored")
+            assert.ok(total > 20)
+          })
+        ),
+      { timeout: 60_000 }
+    )
   })
 })

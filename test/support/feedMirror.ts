@@ -26,6 +26,8 @@ export type Fault =
   | { readonly kind: "redirect"; readonly location: string }
   /** Answer the next N requests with this fault, then behave. */
   | { readonly kind: "times"; readonly n: number; readonly fault: Fault }
+  /** Behave for the next N requests, then answer with this fault (a later page of a paged feed, say). */
+  | { readonly kind: "after"; readonly n: number; readonly fault: Fault }
 
 export interface MirrorRequest {
   readonly path: string
@@ -132,6 +134,7 @@ const tagOf = (body: Buffer) => `"${createHash("sha256").update(body).digest("ba
 const answerFault = (fault: Fault, file: File, req: IncomingMessage, res: ServerResponse): number => {
   switch (fault.kind) {
     case "times":
+    case "after":
       return answerFault(fault.fault, file, req, res)
     case "status":
       res.writeHead(fault.status, { "retry-after": fault.retryAfter ?? "3600", "content-type": "text/plain" })
@@ -193,6 +196,23 @@ export const feedMirror = Effect.acquireRelease(
       files.set(path, { body: bytes, contentType, etag: tagOf(bytes), lastModified: new Date(clock).toUTCString() })
     }
     for (const [path, body, type] of SAMPLES) publish(path, body(), type)
+    /** The fault this request at `path` gets, if any, counting `times` and `after` down. */
+    const dueFault = (path: string): Fault | undefined => {
+      const fault = faults.get(path)
+      if (fault?.kind === "after") {
+        if (fault.n > 0) {
+          faults.set(path, { ...fault, n: fault.n - 1 })
+          return undefined
+        }
+        faults.set(path, fault.fault)
+        return dueFault(path)
+      }
+      if (fault?.kind === "times") {
+        if (fault.n <= 1) faults.delete(path)
+        else faults.set(path, { ...fault, n: fault.n - 1 })
+      }
+      return fault
+    }
     const server = createServer((req, res) => {
       const parsed = new URL(req.url ?? "/", "http://mirror")
       const path = parsed.pathname
@@ -210,7 +230,13 @@ export const feedMirror = Effect.acquireRelease(
         })
       if (api.answer(req, res, parsed)) return
       if (path === "/nist-nvd/cves/2.0") {
-        res.writeHead(200, { "content-type": "application/json" }).end(nvdPage(nvd, parsed.searchParams))
+        const page = Buffer.from(nvdPage(nvd, parsed.searchParams))
+        const fault = dueFault(path)
+        if (fault !== undefined) {
+          const file = { body: page, contentType: "application/json", etag: tagOf(page), lastModified: "" }
+          return note(answerFault(fault, file, req, res))
+        }
+        res.writeHead(200, { "content-type": "application/json" }).end(page)
         return note(200)
       }
       const file = files.get(path)
@@ -218,14 +244,8 @@ export const feedMirror = Effect.acquireRelease(
         res.writeHead(404).end()
         return note(404)
       }
-      const fault = faults.get(path)
-      if (fault !== undefined) {
-        if (fault.kind === "times") {
-          if (fault.n <= 1) faults.delete(path)
-          else faults.set(path, { ...fault, n: fault.n - 1 })
-        }
-        return note(answerFault(fault, file, req, res))
-      }
+      const fault = dueFault(path)
+      if (fault !== undefined) return note(answerFault(fault, file, req, res))
       if (
         req.headers["if-none-match"] === file.etag ||
         (req.headers["if-none-match"] === undefined && req.headers["if-modified-since"] === file.lastModified)
