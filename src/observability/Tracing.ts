@@ -1,6 +1,7 @@
-import { Config, Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, References, Tracer } from "effect"
 import { Hex } from "effect/encoding"
-import { FetchHttpClient, HttpClient, HttpMiddleware, UrlParams } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpMiddleware, HttpTraceContext, UrlParams } from "effect/http"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 import { layerTraceProtobuf } from "./OtlpTraceProtobuf.ts"
 
@@ -97,12 +98,21 @@ const rootDecision = (sampler: Sampler, ratio: number): (parent: Tracer.External
     : (parent) => (parent === undefined || parent.sampled) && root()
 }
 
+/** Each router request's sampling decision, and whether the next server span is a kept request's (`requestSampler`). */
+const decisions = new WeakMap<HttpServerRequest, UnsampledRequest | "kept">()
+let keptRequestPending = false
+
 const sampling = (tracer: Tracer.Tracer, decide: (parent: Tracer.ExternalSpan | undefined) => boolean) =>
   Tracer.make({
     span(options) {
       const parent = Option.getOrUndefined(options.parent)
       // A span below one of this process's spans follows it (Effect already set `sampled` from it).
       if (parent?._tag === "Span" || Context.get(options.annotations, Decided)) return tracer.span(options)
+      // The platform's request span of a request `requestSampler` just kept: decided once, not twice.
+      if (keptRequestPending && options.kind === "server") {
+        keptRequestPending = false
+        return tracer.span(options)
+      }
       return tracer.span({ ...options, sampled: options.sampled && decide(parent) })
     },
     ...(tracer.context === undefined ? {} : { context: tracer.context })
@@ -129,6 +139,33 @@ export class UnsampledRequest implements Tracer.ExternalSpan {
 }
 
 /**
+ * The router's requests (every route but the gateway's inference ones, `src/gateway/RelayListener.ts`):
+ * the platform's tracer middleware asks `HttpMiddleware.TracerDisabledWhen` before it makes a request's
+ * span, so the sampler is asked there, once per request. A request it does not keep makes no span: its
+ * `UnsampledRequest` (`unsampledRequestOf`) is the parent the access log's middleware provides, so what
+ * runs below is not kept either and the trace is still continued. A kept request gets the platform's
+ * span, which the tracer above (`keptRequestPending`) does not decide again: the platform makes it
+ * synchronously, right after asking, and makes no other server span.
+ */
+const requestSampler =
+  (decide: (parent: Tracer.ExternalSpan | undefined) => boolean) => (request: HttpServerRequest): boolean => {
+    let decision = decisions.get(request)
+    if (decision === undefined) {
+      const parent = Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
+      decision = decide(parent) ? "kept" : new UnsampledRequest(parent?.traceId)
+      decisions.set(request, decision)
+    }
+    keptRequestPending = decision === "kept"
+    return decision !== "kept"
+  }
+
+/** The parent of a router request the sampler did not keep (`requestSampler`), else undefined. */
+export const unsampledRequestOf = (request: HttpServerRequest): UnsampledRequest | undefined => {
+  const decision = decisions.get(request)
+  return decision === "kept" ? undefined : decision
+}
+
+/**
  * Query-string values never reach a span (`url.full`, `url.query`): a query may
  * carry a key (`?key=`), a device code or a search the operator did not mean to
  * export. Every name matches.
@@ -143,8 +180,15 @@ const REDACT_EVERY_QUERY_VALUE: ReadonlyArray<RegExp> = [/^/]
 export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap(Effect.gen(function*() {
   const config = yield* TracingConfig
   const url = tracesUrl(config.endpoint, config.baseEndpoint)
-  // Off: the platform's HTTP client would still send a `traceparent` of the native tracer's ids.
-  if (url === undefined || config.disabled) return Layer.succeed(HttpClient.TracerPropagationEnabled)(false)
+  if (url === undefined || config.disabled) {
+    return Layer.mergeAll(
+      // Off: the platform's HTTP client would still send a `traceparent` of the native tracer's ids.
+      Layer.succeed(HttpClient.TracerPropagationEnabled)(false),
+      // Off, every span would go to the native tracer, which exports nothing: the platform's span for each
+      // router request (with its clock reads and a fresh fiber context), each SQL statement's. None is made.
+      Layer.succeed(References.TracerEnabled)(false)
+    )
+  }
   const headers = Option.match(config.headers, {
     onNone: () => undefined,
     onSome: (redacted) => parseHeaders(Redacted.value(redacted))
@@ -161,6 +205,7 @@ export const TracingLayer: Layer.Layer<never, Config.ConfigError> = Layer.unwrap
     tracer,
     Layer.succeed(TracingOn)(true),
     Layer.succeed(RootSampler)(decide),
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen)(requestSampler(decide)),
     Layer.succeed(UrlParams.CurrentRedactedNames)(REDACT_EVERY_QUERY_VALUE),
     Layer.succeed(HttpMiddleware.TracerHeaderFilter)(() => false)
   ).pipe(Layer.provide(Layer.mergeAll(serialization, OtlpExporter.layerFlusher, FetchHttpClient.layer)))

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { httpRequestRecorder, UNMATCHED_ROUTE } from "../metrics/HttpMetrics.ts"
-import { TracingOn } from "../observability/Tracing.ts"
+import { TracingOn, unsampledRequestOf } from "../observability/Tracing.ts"
 import { type LineWriter, stderrLineWriter } from "./LineWriter.ts"
 
 /**
@@ -126,11 +126,19 @@ export const accessLog = (service: string, options?: { readonly relays?: boolean
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
     Effect.withFiber((requestFiber) => {
       const request = Context.getUnsafe(requestFiber.context, HttpServerRequest.HttpServerRequest)
+      const tracingOn = requestFiber.getRef(TracingOn)
       const started = performance.now()
       const requestId = requestIdOf(request.headers["x-request-id"])
       // Runs after the handler and before the write, which this middleware wraps: by the time the
       // exit below is seen, a relayed body that broke off has already been written out and failed.
       if (relays) HttpEffect.appendPreResponseHandlerUnsafe(requestFiber.context, watchRelayedBody)
+      // A request the sampler did not keep has no span (`unsampledRequestOf`): its parent is set here, so what
+      // runs below is not kept either. Set on the fiber, as the platform sets its request span, not provided
+      // around `app`, whose exit would restore the context without the route the router leaves in it.
+      const unsampled = tracingOn ? unsampledRequestOf(request) : undefined
+      if (unsampled !== undefined) {
+        requestFiber.setContext(Context.add(requestFiber.context, Tracer.ParentSpan, unsampled))
+      }
       return Effect.onExit(app, (exit) =>
         Effect.withFiber((fiber) => {
           // The router left the matched route in the fiber's context until the request ends: its
@@ -139,7 +147,7 @@ export const accessLog = (service: string, options?: { readonly relays?: boolean
           const route = Context.getOrUndefined(context, HttpRouter.RouteContext)?.route.path ?? UNMATCHED_ROUTE
           const silenced = LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")
           const writer = fiber.getRef(AccessLogWriter)
-          const traceId = fiber.getRef(TracingOn) ? tracedRequest(context, request.method, route) : undefined
+          const traceId = tracingOn ? tracedRequest(context, request.method, route) : undefined
           const write = (status: number) => {
             record(context, route, request.method, status, (performance.now() - started) / 1000)
             if (!silenced) {
