@@ -8,6 +8,9 @@ import { ApiRoutesWith } from "../../src/api/ApiRoutes.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
+import { AccessLogWriter } from "../../src/server/AccessLog.ts"
+import { InterceptingServer, ServerInterceptors } from "../../src/server/InterceptingServer.ts"
+import type { LineWriter } from "../../src/server/LineWriter.ts"
 import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { ExploitRecord } from "../../src/vulns/Normalised.ts"
@@ -88,6 +91,23 @@ export const fixtureStore = (data: {
     })
   )
 
+const discard: LineWriter = { write: () => undefined, flush: () => undefined }
+
+/**
+ * The loopback server: an `InterceptingServer` whose interceptors the routes fill, as `bin/vdb
+ * serve` runs it (`listener`: the cached `/v1/query` answered below the router, its access-log
+ * lines to `accessLog`), or a plain one (`router`: every request through `HttpRouter`).
+ */
+const apiServer = (path: "listener" | "router", accessLog: LineWriter) => {
+  if (path === "router") return NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+  const server = new InterceptingServer()
+  return Layer.mergeAll(
+    NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }),
+    Layer.succeed(ServerInterceptors, server.interceptors),
+    Layer.succeed(AccessLogWriter, accessLog)
+  )
+}
+
 /**
  * The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`).
  * `deps` gives `Organizations`, `VulnStore`, `SqlClient`, `SecretBox` and, with a database of its
@@ -95,6 +115,9 @@ export const fixtureStore = (data: {
  */
 export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
   readonly memoryCounters?: boolean
+  /** `listener` (the default) as `bin/vdb serve` runs the API; `router` without the listeners below it. */
+  readonly path?: "listener" | "router"
+  readonly accessLog?: LineWriter
 }) =>
   Effect.gen(function*() {
     const routes = ApiRoutesWith({
@@ -106,7 +129,7 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
       disableListenLog: true,
       routerConfig: ROUTER_CONFIG
     }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(apiServer(options?.path ?? "listener", options?.accessLog ?? discard)),
       Layer.provide(deps)
     )
     const context = yield* Layer.build(server)
@@ -116,10 +139,14 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
   })
 
 /** `serveApi` over the test's own services, and a new organization with these limits on it. */
-export const serveWithOrg = (name: string, limits: { readonly perMinute: number; readonly perWeek: number }) =>
+export const serveWithOrg = (
+  name: string,
+  limits: { readonly perMinute: number; readonly perWeek: number },
+  options?: { readonly path?: "listener" | "router"; readonly accessLog?: LineWriter }
+) =>
   Effect.gen(function*() {
     const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-    const base = yield* serveApi(Layer.succeedContext(ctx))
+    const base = yield* serveApi(Layer.succeedContext(ctx), options)
     const orgs = yield* Organizations
     const org = yield* orgs.create({ name, ...limits })
     return { base, orgs, org }
