@@ -1,21 +1,18 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, PubSub, Redacted, Stream } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
-import { createServer } from "node:http"
 import { ApiClient, type CredentialMode } from "../../src/api/ApiClient.ts"
 import { ApiRoutesWith } from "../../src/api/ApiRoutes.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
-import { AccessLogWriter } from "../../src/server/AccessLog.ts"
-import { InterceptingServer, ServerInterceptors } from "../../src/server/InterceptingServer.ts"
 import type { LineWriter } from "../../src/server/LineWriter.ts"
 import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { ExploitRecord } from "../../src/vulns/Normalised.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import type { Lookup, SourceRecord } from "../../src/vulns/VulnStoreShapes.ts"
+import { loopbackServer } from "../support/loopbackServer.ts"
 
 const counts = { references: 2, problemTypes: 1, metrics: 1, affected: 1, impacts: 0, descriptions: 1, scorecards: 0 }
 
@@ -91,23 +88,6 @@ export const fixtureStore = (data: {
     })
   )
 
-const discard: LineWriter = { write: () => undefined, flush: () => undefined }
-
-/**
- * The loopback server: an `InterceptingServer` whose interceptors the routes fill, as `bin/vdb
- * serve` runs it (`listener`: the cached `/v1/query` answered below the router, its access-log
- * lines to `accessLog`), or a plain one (`router`: every request through `HttpRouter`).
- */
-const apiServer = (path: "listener" | "router", accessLog: LineWriter) => {
-  if (path === "router") return NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
-  const server = new InterceptingServer()
-  return Layer.mergeAll(
-    NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }),
-    Layer.succeed(ServerInterceptors, server.interceptors),
-    Layer.succeed(AccessLogWriter, accessLog)
-  )
-}
-
 /**
  * The real API routes on a loopback port; yields the base URL (`http://127.0.0.1:<port>/v1`).
  * `deps` gives `Organizations`, `VulnStore`, `SqlClient`, `SecretBox` and, with a database of its
@@ -129,7 +109,7 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
       disableListenLog: true,
       routerConfig: ROUTER_CONFIG
     }).pipe(
-      Layer.provideMerge(apiServer(options?.path ?? "listener", options?.accessLog ?? discard)),
+      Layer.provideMerge(loopbackServer(options?.path ?? "listener", options?.accessLog)),
       Layer.provide(deps)
     )
     const context = yield* Layer.build(server)
