@@ -270,9 +270,14 @@ const program = Effect.gen(function*() {
       freshConnections()
       const cpuBefore = cpuSample()
       const serverBefore = pidMicros(server.pid)
+      const from = process.hrtime.bigint()
       const run = yield* Effect.promise(() =>
         measure(CLIENTS, (worker, n) => send(worker, requests[n % requests.length]!))
       )
+      // The run's window on the monotonic clock V8's profile timestamps use (µs), to slice the server's profile by.
+      if (PROFILE_DIR !== undefined) {
+        console.error(`profile window ${label}: ${from / 1000n} ${process.hrtime.bigint() / 1000n} µs`)
+      }
       const serverAfter = pidMicros(server.pid)
       const spent = cpuSpent(cpuBefore, cpuSample())
       const perRequest = (micros: number | undefined) =>

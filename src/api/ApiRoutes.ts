@@ -15,6 +15,7 @@ import { VulnHandlers } from "./handlers/VulnHandlers.ts"
 import { MeteringLive, RequestValidationLive } from "./MeteringLive.ts"
 import { QueryBodyLimitLive } from "./QueryBodyLimitLive.ts"
 import { QueryFastPath } from "./QueryFastPath.ts"
+import { QueryListener } from "./QueryListener.ts"
 import { ResponseCache } from "./ResponseCache.ts"
 import { RouteFallback } from "./RouteFallback.ts"
 import { VulnFastPath } from "./VulnFastPath.ts"
@@ -42,7 +43,8 @@ export const ApiRoutesWith = <R1, R2>(services: {
     ApiDocs,
     RouteFallback,
     VulnFastPath,
-    QueryFastPath
+    QueryFastPath,
+    QueryListener
   ).pipe(
     Layer.provide([AuthHandlers, VulnHandlers, OsvHandlers]),
     Layer.provide(Middleware),

@@ -1,14 +1,13 @@
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
-import type { HttpServerRequest } from "effect/http"
 import type { Organization } from "../../schema/Organization.ts"
-import { ApiKeyAuth, isUnmetered } from "../auth/ApiKeyAuth.ts"
+import { ApiKeyAuth, isUnmetered, type LoggedRequest } from "../auth/ApiKeyAuth.ts"
 import { signedInWith } from "../auth/Jwt.ts"
 import { VerifiedTokens } from "../auth/VerifiedTokens.ts"
 import { rateLimitHeaders } from "../ratelimit/Windows.ts"
 
 /**
- * What the fast paths (`VulnFastPath`, `QueryFastPath`) share: the authentication, admission
+ * What the fast paths (`VulnFastPath`, `QueryFastPath`, `QueryListener`) share: the authentication, admission
  * and usage-log entry the HttpApi gives every request, decided the same way (`ApiKeyAuth`,
  * `VerifiedTokens`, the same `RateLimiter`), for a request whose answer is already cached. Any
  * doubt (another scheme, a wrong key, a token that does not verify or was signed in with a secret
@@ -24,12 +23,12 @@ export interface FastResponses {
   readonly bare: () => HttpServerResponse.HttpServerResponse
 }
 
-export interface FastRequest<E, R> {
-  readonly request: HttpServerRequest.HttpServerRequest
+export interface FastRequest<A, E, R> {
+  readonly request: LoggedRequest
   /** The `Authorization` header, present. */
   readonly authorization: string
-  /** The HttpApi's path for this request. */
-  readonly fallThrough: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  /** The HttpApi's path for this request (or what says to take it). */
+  readonly fallThrough: Effect.Effect<A, E, R>
   /** The usage log's route and identifier, as the HttpApi's metering records them. */
   readonly route: string
   readonly identifier: string | undefined
@@ -52,7 +51,7 @@ export const makeFastPathGate = Effect.gen(function*() {
   const auth = yield* ApiKeyAuth
   const tokens = yield* VerifiedTokens
 
-  return <E, R>(r: FastRequest<E, R>): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+  return <A, E, R>(r: FastRequest<A, E, R>): Effect.Effect<HttpServerResponse.HttpServerResponse | A, E, R> => {
     const sent = (orgUuid: string, response: HttpServerResponse.HttpServerResponse) => {
       auth.record(
         r.request,
@@ -68,7 +67,7 @@ export const makeFastPathGate = Effect.gen(function*() {
     }
 
     /** The answer for an authenticated organization: active, a cached answer, admitted by its limits. */
-    const answer = (org: Organization) => {
+    const answer = (org: Organization): Effect.Effect<HttpServerResponse.HttpServerResponse | A, E, R> => {
       // Refused (by `ApiKeyAuth.admit`, on the HttpApi's path): answered there, with the counters it reads.
       if (!org.isActive) return r.fallThrough
       const responses = r.responses(org)

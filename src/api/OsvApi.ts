@@ -11,7 +11,7 @@ import {
   PayloadTooLargeBody
 } from "../../schema/OsvQuery.ts"
 import { Authentication } from "./ApiSecurity.ts"
-import { conditionalOperation } from "./ConditionalOpenApi.ts"
+import { codedOperation, conditionalOperation } from "./ConditionalOpenApi.ts"
 
 /** Limits of the package queries (docs/api.md, "Package queries"). */
 export const QUERY_BODY_MAX_BYTES = 64 * 1024
@@ -37,7 +37,8 @@ export class OsvApi extends HttpApiGroup.make("osv").add(
     .annotate(
       OpenApi.Description,
       "OSV-compatible: the records affecting a package (`{ecosystem, name}` or `{purl}`) at `version`, every record of the package without one. Body at most 64 KiB; 500 records a page (`next_page_token`)."
-    ),
+    )
+    .annotate(OpenApi.Transform, codedOperation),
   HttpApiEndpoint.post("querybatch", "/querybatch", {
     payload: OsvBatchRequest,
     success: OsvBatchResponse,

@@ -1,6 +1,5 @@
 import { Effect, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
-import type { HttpServerRequest } from "effect/http"
 import { BadRequest } from "../../schema/ErrorBody.ts"
 import type { OsvQuery } from "../../schema/OsvQuery.ts"
 import { type Coding, compressAsync, MIN_COMPRESS_BYTES, negotiate } from "../http/Compression.ts"
@@ -27,8 +26,10 @@ const VARY = "accept-encoding"
 /** Which response of an answer a request gets: identity (not compressible, or no coding accepted) or a coding. */
 export type QueryVariant = "identity" | Coding
 
-export const variantOf = (answer: QueryAnswer, request: HttpServerRequest.HttpServerRequest): QueryVariant =>
-  answer.body.byteLength < MIN_COMPRESS_BYTES ? "identity" : negotiate(request.headers["accept-encoding"]) ?? "identity"
+export const variantOf = (
+  answer: QueryAnswer,
+  acceptEncoding: string | ReadonlyArray<string> | undefined
+): QueryVariant => answer.body.byteLength < MIN_COMPRESS_BYTES ? "identity" : negotiate(acceptEncoding) ?? "identity"
 
 /**
  * The answer in `coding`, compressed on first use (off the event loop) and kept on the answer;

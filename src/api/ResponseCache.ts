@@ -76,8 +76,12 @@ export class ResponseCache extends Context.Service<ResponseCache, {
     keys: ReadonlyArray<string>,
     build: (missing: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<Built<A>>, E, R>
   ): Effect.Effect<ReadonlyArray<A>, E, R>
-  /** The cached answer of `key` (counted as a use), or undefined: the hit path without an effect. */
-  peek<A>(key: string): Served<A> | undefined
+  /**
+   * The cached answer of `key` (counted as a use), or undefined: the hit path without an effect.
+   * With `usable`, an answer it refuses is undefined too and not counted: the caller leaves the
+   * request to a handler whose `serve` then counts the one use.
+   */
+  peek<A>(key: string, usable?: (value: A) => boolean): Served<A> | undefined
   /** An entry grew (a compressed variant was added to it). */
   grew(key: string, bytes: number): void
   readonly stats: () => { readonly entries: number; readonly bytes: number; readonly maxBytes: number }
@@ -156,10 +160,10 @@ export class ResponseCache extends Context.Service<ResponseCache, {
         else evict(touched)
       })
 
-    const peek = <A>(key: string): Served<A> | undefined => {
+    const peek = <A>(key: string, usable?: (value: A) => boolean): Served<A> | undefined => {
       if (!live()) return undefined
       const entry = entries.get(key)
-      if (entry === undefined) return undefined
+      if (entry === undefined || (usable !== undefined && !usable(entry.hit.value as A))) return undefined
       cacheHits.updateUnsafe(1, context)
       // Most recently used last: re-inserting moves it to the end of the map's order.
       entries.delete(key)

@@ -1,5 +1,4 @@
 import { Context, Data, Effect, Layer, Redacted } from "effect"
-import type { HttpServerRequest } from "effect/http"
 import type { Organization } from "../../schema/Organization.ts"
 import { Organizations } from "../orgs/Organizations.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -42,6 +41,20 @@ export const UNLIMITED: RateDecision = {
 const MAX_LOGGED = 200
 const clip = (value: string | undefined) => value === undefined ? null : value.slice(0, MAX_LOGGED)
 
+/**
+ * What the usage log reads of a request: its method and `User-Agent`. A platform request is one;
+ * so is what a listener below the router (`src/api/QueryListener.ts`) makes of a Node request.
+ */
+export interface LoggedRequest {
+  readonly method: string
+  readonly headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+}
+
+const userAgentOf = (request: LoggedRequest) => {
+  const value = request.headers["user-agent"]
+  return typeof value === "string" ? value : undefined
+}
+
 /** Neither limit set: no counter is touched and no clock read. */
 export const isUnmetered = (org: Organization) => org.perMinute === 0 && org.perWeek === 0
 
@@ -76,7 +89,7 @@ export class ApiKeyAuth extends Context.Service<ApiKeyAuth, {
    * Never waits: a queue offer, nothing on the response path waits for the database.
    */
   record(
-    request: HttpServerRequest.HttpServerRequest,
+    request: LoggedRequest,
     orgUuid: string | null,
     route: string,
     identifier: string | undefined,
@@ -154,7 +167,7 @@ export class ApiKeyAuth extends Context.Service<ApiKeyAuth, {
             status,
             latencyMs: performance.now() - started,
             clientAddress,
-            userAgent: clip(request.headers["user-agent"]),
+            userAgent: clip(userAgentOf(request)),
             at
           })
       })

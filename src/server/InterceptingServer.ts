@@ -1,8 +1,18 @@
 import { Context } from "effect"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 
-/** Answers a request itself and returns true, or returns false to leave it to the router. */
-export type Interceptor = (request: IncomingMessage, response: ServerResponse) => boolean
+/**
+ * Hands a request an interceptor took to the router after all, to answer on `response` (the
+ * request's own): `request` is the original, or one standing in for it whose body is still to
+ * read (`replayedRequest`), when the interceptor has read the original's.
+ */
+export type Forward = (request: IncomingMessage, response: ServerResponse) => void
+
+/**
+ * Answers a request itself and returns true, or returns false to leave it to the router. An
+ * interceptor that returned true may still `forward` it (once, instead of answering).
+ */
+export type Interceptor = (request: IncomingMessage, response: ServerResponse, forward: Forward) => boolean
 
 /**
  * Where a service's routes register the requests they answer below Effect's
@@ -34,6 +44,15 @@ export class InterceptingServer extends Server {
   private readonly settled = () => {
     this.inFlight--
   }
+  /** Counted once, when the request arrived: a forwarded request goes straight to the router's listener. */
+  private readonly forward: Forward = (request, response) => {
+    ;(Server.prototype.emit as (event: string, ...args: Array<unknown>) => boolean).call(
+      this,
+      "request",
+      request,
+      response
+    )
+  }
 
   override emit(event: string | symbol, ...args: Array<any>): boolean {
     if (event === "request" || event === "checkContinue") {
@@ -42,7 +61,7 @@ export class InterceptingServer extends Server {
     }
     if (event === "request" && this.interceptors.length > 0) {
       for (const intercept of this.interceptors) {
-        if (intercept(args[0] as IncomingMessage, args[1] as ServerResponse)) return true
+        if (intercept(args[0] as IncomingMessage, args[1] as ServerResponse, this.forward)) return true
       }
     }
     return (super.emit as (event: string | symbol, ...args: Array<any>) => boolean).call(this, event, ...args)

@@ -1,18 +1,18 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, PubSub, Redacted, Stream } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
-import { createServer } from "node:http"
 import { ApiClient, type CredentialMode } from "../../src/api/ApiClient.ts"
 import { ApiRoutesWith } from "../../src/api/ApiRoutes.ts"
 import { Organizations } from "../../src/orgs/Organizations.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"
 import type { SecretBox } from "../../src/secrets/SecretBox.ts"
+import type { LineWriter } from "../../src/server/LineWriter.ts"
 import { ROUTER_CONFIG } from "../../src/server/RouterConfig.ts"
 import { UsageLog } from "../../src/usage/UsageLog.ts"
 import type { ExploitRecord } from "../../src/vulns/Normalised.ts"
 import { VulnStore } from "../../src/vulns/VulnStore.ts"
 import type { Lookup, SourceRecord } from "../../src/vulns/VulnStoreShapes.ts"
+import { loopbackServer } from "../support/loopbackServer.ts"
 
 const counts = { references: 2, problemTypes: 1, metrics: 1, affected: 1, impacts: 0, descriptions: 1, scorecards: 0 }
 
@@ -95,6 +95,9 @@ export const fixtureStore = (data: {
  */
 export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
   readonly memoryCounters?: boolean
+  /** `listener` (the default) as `bin/vdb serve` runs the API; `router` without the listeners below it. */
+  readonly path?: "listener" | "router"
+  readonly accessLog?: LineWriter
 }) =>
   Effect.gen(function*() {
     const routes = ApiRoutesWith({
@@ -106,7 +109,7 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
       disableListenLog: true,
       routerConfig: ROUTER_CONFIG
     }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(loopbackServer(options?.path ?? "listener", options?.accessLog)),
       Layer.provide(deps)
     )
     const context = yield* Layer.build(server)
@@ -116,10 +119,14 @@ export const serveApi = <A, R>(deps: Layer.Layer<A, never, R>, options?: {
   })
 
 /** `serveApi` over the test's own services, and a new organization with these limits on it. */
-export const serveWithOrg = (name: string, limits: { readonly perMinute: number; readonly perWeek: number }) =>
+export const serveWithOrg = (
+  name: string,
+  limits: { readonly perMinute: number; readonly perWeek: number },
+  options?: { readonly path?: "listener" | "router"; readonly accessLog?: LineWriter }
+) =>
   Effect.gen(function*() {
     const ctx = yield* Effect.context<Organizations | VulnStore | SqlClient.SqlClient | SecretBox>()
-    const base = yield* serveApi(Layer.succeedContext(ctx))
+    const base = yield* serveApi(Layer.succeedContext(ctx), options)
     const orgs = yield* Organizations
     const org = yield* orgs.create({ name, ...limits })
     return { base, orgs, org }

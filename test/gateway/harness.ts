@@ -1,18 +1,15 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, type Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { createServer } from "node:http"
 import { GatewayRoutesWith } from "../../src/gateway/GatewayRoutes.ts"
 import { Inspection } from "../../src/gateway/pipeline/Inspection.ts"
 import { UpstreamClient } from "../../src/http/UpstreamClient.ts"
 import { InferenceLog } from "../../src/inference/InferenceLog.ts"
 import { Nonces } from "../../src/nonces/Nonces.ts"
 import { ProviderCatalog } from "../../src/providers/ProviderCatalog.ts"
-import { AccessLogWriter } from "../../src/server/AccessLog.ts"
-import { InterceptingServer, ServerInterceptors } from "../../src/server/InterceptingServer.ts"
 import type { LineWriter } from "../../src/server/LineWriter.ts"
 import { BackendUnavailable, ServiceKeys } from "../../src/servicekeys/ServiceKeys.ts"
 import { ProviderKeyMissing, ProviderKeys } from "../../src/vault/ProviderKeys.ts"
+import { loopbackServer } from "../support/loopbackServer.ts"
 import { type FakeUpstream, startFakeUpstream } from "./upstreams/FakeUpstream.ts"
 
 export const ORG = "6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f"
@@ -56,21 +53,8 @@ export interface Gateway {
   close(): Promise<void>
 }
 
-const discard: LineWriter = { write: () => undefined, flush: () => undefined }
-
-/**
- * A loopback server for gateway routes: an `InterceptingServer` whose
- * interceptors the routes fill (the production path), or a plain one.
- */
-export const gatewayServer = (path: "listener" | "router", accessLog: LineWriter = discard) => {
-  if (path === "router") return NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
-  const server = new InterceptingServer()
-  return Layer.mergeAll(
-    NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }),
-    Layer.succeed(ServerInterceptors, server.interceptors),
-    Layer.succeed(AccessLogWriter, accessLog)
-  )
-}
+/** A loopback server for gateway routes (`loopbackServer`). */
+export const gatewayServer = loopbackServer
 
 /** The gateway on a loopback port, every built-in provider pointed at one fake upstream. */
 export const startGateway = async (options?: {

@@ -97,7 +97,7 @@ export const OsvHandlers = HttpApiBuilder.group(
               }
             })
           )
-          const variant = variantOf(answer.value, request)
+          const variant = variantOf(answer.value, request.headers["accept-encoding"])
           if (variant !== "identity") {
             yield* compressAnswer(answer.value, variant, (bytes) => cache.grew(key, bytes))
           }

@@ -231,7 +231,7 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
   })
 
   describe("OpenAPI", () => {
-    it.effect("documents If-None-Match, the 304 and the ETag/Vary/Content-Encoding headers", () =>
+    it.effect("documents If-None-Match, the 304 and the ETag/Vary/Content-Encoding headers (those on /query too)", () =>
       Effect.scoped(Effect.gen(function*() {
         const base = yield* startServer()
         const doc = json(yield* get(`${base}/openapi.json`, {}))
@@ -243,6 +243,11 @@ layer(Deps, { excludeTestServices: true, timeout: 60_000 })((it) => {
         }
         const vuln = doc.paths["/v1/vuln/{identifier}"].get
         assert.deepStrictEqual(Object.keys(vuln.responses["200"].headers).sort(), ["Content-Encoding", "ETag", "Vary"])
+        // A package query: the same answer headers; a POST is never answered 304.
+        const query = doc.paths["/v1/query"].post
+        assert.deepStrictEqual(Object.keys(query.responses["200"].headers).sort(), ["Content-Encoding", "ETag", "Vary"])
+        assert.isUndefined(query.responses["304"])
+        assert.notInclude((query.parameters ?? []).map((p: { name: string }) => p.name), "If-None-Match")
       })))
   })
 
