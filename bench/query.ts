@@ -19,6 +19,8 @@
 // server's default 256 MiB is outgrown by the 1,000 answers and their packages at a million records:
 // docs/api.md, "Package queries under load"). The singles are measured twice: identity bodies, and with
 // `Accept-Encoding: gzip` as Go's net/http (osv-scanner's client) sends it (the cached gzip form).
+// Then the floor, in the same run: the same requests answered with the same bytes by a bare node:http
+// server that does nothing else (`bareBodies.ts`), what moving these bodies costs on this machine.
 // Writes bench/results/query.json.
 import { Context, Effect, Layer, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
@@ -33,6 +35,7 @@ import { MasterKey } from "../src/secrets/MasterKey.ts"
 import { SecretBox } from "../src/secrets/SecretBox.ts"
 import { versionOrder } from "../src/versions/VersionOrder.ts"
 import { freePort } from "../test/support/processes.ts"
+import { type BareAnswer, rawPost, startBareBodies } from "./bareBodies.ts"
 import { benchDatabase, databaseUrl } from "./benchDatabase.ts"
 import { spawnServeApi } from "./benchServer.ts"
 import { cpuSample, cpuSpent, pidMicros } from "./cpuShare.ts"
@@ -211,9 +214,11 @@ const program = Effect.gen(function*() {
   // The same requests with a query string (which the endpoint ignores): the fast path leaves them to the HttpApi.
   const viaHttpApi = singlesAt("/v1/query?via=httpapi")
   const connections: Array<HttpConnection | undefined> = Array.from({ length: CLIENTS }, () => undefined)
+  /** The port the measured requests go to: vdb's, or the bare floor's (`bareBodies.ts`) for its runs. */
+  let target = port
   // A connection that failed (closed by the server, timed out) is opened again for the worker's next request.
   const send = async (worker: number, request: Buffer) => {
-    const connection = connections[worker] ??= await httpConnection(port).catch(() => undefined)
+    const connection = connections[worker] ??= await httpConnection(target).catch(() => undefined)
     const status = connection === undefined ? 0 : await connection.get(request)
     if (status !== 200) {
       connection?.close()
@@ -228,17 +233,20 @@ const program = Effect.gen(function*() {
     throw new Error(`querybatch failed: ${readFileSync(join(work, "server.log"), "utf8").slice(-1000)}`)
   }
   const coldMs = performance.now() - coldStarted
-  // The untimed pass of the singles reads each answer's size: what the measured run moves per request.
+  // The untimed pass of the singles reads each answer's size (what the measured run moves per request), and
+  // keeps each answer's bytes as served, identity and gzip, for the bare floor (`bareBodies.ts`).
   const sizes: Array<number> = []
+  const answers: Array<BareAnswer> = []
   for (const q of queries) {
-    const response = yield* Effect.promise(() =>
-      fetch(`http://127.0.0.1:${port}/v1/query`, {
-        method: "POST",
-        headers: { authorization: org.apiKey, "content-type": "application/json" },
-        body: JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
-      }).then(async (r) => (await r.arrayBuffer()).byteLength)
+    const request = JSON.stringify({ package: { ecosystem: q.ecosystem, name: q.name }, version: q.version })
+    const [identity, gzip] = yield* Effect.promise(() =>
+      Promise.all([
+        rawPost(port, "/v1/query", org.apiKey, request, {}),
+        rawPost(port, "/v1/query", org.apiKey, request, { "accept-encoding": "gzip" })
+      ])
     )
-    sizes.push(response)
+    sizes.push(identity.byteLength)
+    answers.push({ request, identity, gzip })
   }
   const sorted = [...sizes].sort((a, b) => a - b)
   const sizeAt = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
@@ -265,11 +273,11 @@ const program = Effect.gen(function*() {
     `querybatch: ${batchPerSecond} queries/s (${batched.calls} batches, first one ${Math.round(coldMs)} ms, cache cold)`
   )
   /** The singles from 32 clients for SECONDS, with µs of CPU a request by process. */
-  const measureSingles = (requests: ReadonlyArray<Buffer>, label: string) =>
+  const measureSingles = (requests: ReadonlyArray<Buffer>, label: string, pid = server.pid) =>
     Effect.gen(function*() {
       freshConnections()
       const cpuBefore = cpuSample()
-      const serverBefore = pidMicros(server.pid)
+      const serverBefore = pidMicros(pid)
       const from = process.hrtime.bigint()
       const run = yield* Effect.promise(() =>
         measure(CLIENTS, (worker, n) => send(worker, requests[n % requests.length]!))
@@ -278,7 +286,7 @@ const program = Effect.gen(function*() {
       if (PROFILE_DIR !== undefined) {
         console.error(`profile window ${label}: ${from / 1000n} ${process.hrtime.bigint() / 1000n} µs`)
       }
-      const serverAfter = pidMicros(server.pid)
+      const serverAfter = pidMicros(pid)
       const spent = cpuSpent(cpuBefore, cpuSample())
       const perRequest = (micros: number | undefined) =>
         micros === undefined ? undefined : Math.round(micros / Math.max(1, run.calls))
@@ -304,6 +312,15 @@ const program = Effect.gen(function*() {
   for (let n = 0; n < singlesGzip.length; n++) yield* Effect.promise(() => send(0, singlesGzip[n]!))
   const gzipped = yield* measureSingles(singlesGzip, "/v1/query, Accept-Encoding: gzip")
   const cpu = single.cpu
+  // The floor: the same requests and answers from a bare node:http server, measured alike. vdb's server stays up
+  // (idle), so the machine holds what it held for vdb's runs.
+  const bareServer = yield* Effect.acquireRelease(
+    Effect.promise(async () => startBareBodies(answers, await freePort())),
+    (b) => Effect.promise(b.stop)
+  )
+  target = bareServer.port
+  const floor = yield* measureSingles(singles, "bare node:http floor, identity", bareServer.pid)
+  const floorGzip = yield* measureSingles(singlesGzip, "bare node:http floor, gzip", bareServer.pid)
   for (const c of connections) c?.close()
 
   const barePerSecond = Math.round(bare.perSecond * queries.length)
@@ -343,6 +360,12 @@ const program = Effect.gen(function*() {
         max: gzipped.max,
         errors: gzipped.errors,
         cpu: gzipped.cpu
+      },
+      bareFloor: {
+        what:
+          "the same answers' bytes from a bare node:http server (no auth, log, cache or metrics; bench/bareBodies.ts)",
+        identity: { perSecond: Math.round(floor.perSecond), p50: floor.p50, p99: floor.p99, cpu: floor.cpu },
+        gzip: { perSecond: Math.round(floorGzip.perSecond), p50: floorGzip.p50, p99: floorGzip.p99, cpu: floorGzip.cpu }
       },
       throughHttpApi: {
         perSecond: Math.round(httpApi.perSecond),
