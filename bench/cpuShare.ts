@@ -26,7 +26,12 @@ export interface CpuSample {
   readonly machineSteal: number
 }
 
-const postgresMicros = (): ReadonlyMap<string, number> => {
+/**
+ * PostgreSQL's processes by pid, µs each; with `database`, only the backends connected to it (their
+ * title names it: `postgres: 15/main: USER DATABASE HOST(PORT) STATE`), so other benches' sessions
+ * on the same server are not counted.
+ */
+export const postgresMicros = (database?: string): ReadonlyMap<string, number> => {
   const micros = new Map<string, number>()
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
@@ -34,6 +39,7 @@ const postgresMicros = (): ReadonlyMap<string, number> => {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       const close = stat.lastIndexOf(")")
       if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue
+      if (database !== undefined && !readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `)) continue
       // Fields after the command: state is the 3rd field of the line, utime the 14th and stime the 15th.
       const fields = stat.slice(close + 2).split(" ")
       micros.set(pid, (Number(fields[11]) + Number(fields[12])) * TICK_MICROS)
@@ -45,7 +51,7 @@ const postgresMicros = (): ReadonlyMap<string, number> => {
 }
 
 /** What PostgreSQL's processes spent between two samples: those alive at the end, from where each stood at the start. */
-const postgresDelta = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>) => {
+export const postgresDelta = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>) => {
   let micros = 0
   for (const [pid, spent] of after) micros += spent - (before.get(pid) ?? 0)
   return micros

@@ -29,6 +29,7 @@ import { VulnStore } from "../src/vulns/VulnStore.ts"
 import { freePort } from "../test/support/processes.ts"
 import { databaseUrl } from "./benchDatabase.ts"
 import { spawnServeApi } from "./benchServer.ts"
+import { pidMicros, postgresDelta, postgresMicros } from "./cpuShare.ts"
 import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
 import { syncFeedData } from "./syncFeedData.ts"
 import { type MirrorHit, startSyncMirror } from "./syncMirror.ts"
@@ -188,6 +189,16 @@ const program = Effect.gen(function*() {
     mitre: data.counts.mitre,
     osv: data.counts.osv
   }
+  // CPU of the first sync: the server's process (every thread) and PostgreSQL's backends on this
+  // database, sampled each second so a backend that ends meanwhile still counts up to its last sample;
+  // the other PostgreSQL processes (WAL writer, checkpointer, other benches' sessions) apart.
+  const serverCpuBefore = pidMicros(pid)
+  const ourBackendsBefore = postgresMicros(name)
+  const allPostgresBefore = postgresMicros()
+  const ourBackendsSeen = new Map(ourBackendsBefore)
+  const backendSampler = setInterval(() => {
+    for (const [p, micros] of postgresMicros(name)) ourBackendsSeen.set(p, micros)
+  }, 1000)
   const firstStarted = performance.now()
   const runFirst = (source: typeof SOURCES[number]) =>
     Effect.gen(function*() {
@@ -208,6 +219,25 @@ const program = Effect.gen(function*() {
   // rate limit (2,000 records a request, 50 requests per 30 s with a key) bounds it alone, not the whole.
   const first = yield* Effect.forEach(SOURCES, runFirst, { concurrency: SEQUENTIAL ? 1 : "unbounded" })
   const firstSeconds = (performance.now() - firstStarted) / 1000
+  clearInterval(backendSampler)
+  for (const [p, micros] of postgresMicros(name)) ourBackendsSeen.set(p, micros)
+  const serverCpuAfter = pidMicros(pid)
+  const allPostgresAfter = postgresMicros()
+  const backendMicros = postgresDelta(ourBackendsBefore, ourBackendsSeen)
+  const otherPostgresMicros = postgresDelta(
+    allPostgresBefore,
+    new Map([...allPostgresAfter].filter(([p]) => !ourBackendsSeen.has(p)))
+  )
+  const perThousand = (micros: number) => rounded(micros / 1_000_000 / (COUNT / 1000), 3)
+  const firstCpu = serverCpuBefore === undefined || serverCpuAfter === undefined ? undefined : {
+    /** CPU seconds per 1,000 records of the first sync. */
+    serverSecondsPer1000: perThousand(serverCpuAfter - serverCpuBefore),
+    backendsSecondsPer1000: perThousand(backendMicros),
+    /** PostgreSQL's other processes (WAL writer, checkpointer, autovacuum; other benches' sessions too). */
+    otherPostgresSecondsPer1000: perThousand(otherPostgresMicros),
+    totalSecondsPer1000: perThousand(serverCpuAfter - serverCpuBefore + backendMicros)
+  }
+  if (firstCpu !== undefined) console.error(`  cpu: ${JSON.stringify(firstCpu)}`)
   const firstPerSecond = Math.round(COUNT / firstSeconds)
   const readerStats = readers === undefined ? undefined : yield* Effect.promise(readers.stop)
   if (readerStats !== undefined) console.error(`  readers: ${JSON.stringify(readerStats)}`)
@@ -240,6 +270,7 @@ const program = Effect.gen(function*() {
       at: SEQUENTIAL ? "one after another" : "at once",
       seconds: rounded(firstSeconds, 2),
       perSecond: firstPerSecond,
+      ...(firstCpu === undefined ? {} : { cpu: firstCpu }),
       sources: first
     },
     rss: {

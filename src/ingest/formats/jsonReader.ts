@@ -2,23 +2,41 @@ import type { IngestSource } from "../Upstream.ts"
 import { documentItems, elementReads, isMemberMapping, memberReads, SHAPE_MEMBERS, splitOptions } from "./documents.ts"
 import { type DocContext, problem, type Read } from "./item.ts"
 import { hasContent, isSpace, type ItemReader, jsonSyntaxError } from "./itemReader.ts"
-import { type JsonPart, JsonSplitter } from "./jsonSplit.ts"
+import { type JsonPart, type JsonSplitOptions, JsonSplitter } from "./jsonSplit.ts"
 import { CappedBytes, MAX_RECORD_BYTES, overCap } from "./limits.ts"
 import { LineSplitter } from "./lines.ts"
 import { ndjsonLine } from "./ndjson.ts"
 
-/** The whole document, read as one (the reader of a document that is not split, up to the cap). */
-export function* wholeDocument(source: IngestSource, fileName: string, prefix: CappedBytes): Iterable<Read> {
+/**
+ * The whole document, read as one (the reader of a document that is not split, up to the cap).
+ * `parsed` is the document when the caller has already parsed its text.
+ */
+export function* wholeDocument(
+  source: IngestSource,
+  fileName: string,
+  prefix: CappedBytes,
+  parsed?: { readonly text: string; readonly value: unknown }
+): Iterable<Read> {
   if (prefix.over) return yield problem(fileName, `document not split into records: ${overCap(prefix.size)}`)
-  const content = prefix.text()
+  const content = parsed?.text ?? prefix.text()
   let doc: unknown
-  try {
-    doc = JSON.parse(content)
-  } catch (e) {
-    return yield problem(fileName, `malformed JSON: ${jsonSyntaxError(e)}`)
+  if (parsed !== undefined) doc = parsed.value
+  else {
+    try {
+      doc = JSON.parse(content)
+    } catch (e) {
+      return yield problem(fileName, `malformed JSON: ${jsonSyntaxError(e)}`)
+    }
   }
   yield* documentItems(source, doc, { source, fileName, position: fileName, text: content })
 }
+
+/**
+ * Documents up to this size are held before the splitter sees them: one that turns out to have
+ * no list to cut (a CVE List or OSV record file, pretty-printed) is then parsed once, without the
+ * byte-by-byte scan that found nothing to cut before it was parsed whole anyway.
+ */
+const DEFER_SPLIT_BYTES = 1024 * 1024
 
 /**
  * A JSON file: one document, or NDJSON whatever its name when its first line is
@@ -43,6 +61,11 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
   let mapping: boolean | undefined
   let elements = 0
   let sawContent = false
+  /** The first line parsed while sniffing: the whole document when nothing but blanks follow it. */
+  let sniffed: { readonly text: string; readonly value: unknown } | undefined
+  /** In split mode, the bytes are held in `prefix` and not yet fed to the splitter. */
+  let deferred = false
+  const options = splitOptions(source, MAX_RECORD_BYTES)
 
   /** Whether the first non-blank line is a complete JSON value (then more content makes it NDJSON); false when `bytes` were not kept. */
   const sniff = (bytes: Uint8Array): boolean => {
@@ -51,18 +74,24 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
       return false
     }
     prefix.add(bytes)
-    for (let i = 0; i < bytes.length; i++) {
-      const b = bytes[i]!
-      if (!sawContent) {
-        sawContent = !isSpace(b)
-        continue
-      }
-      if (b !== 0x0a) continue
-      const text = prefix.text()
-      const start = text.search(/\S/)
-      const nl = text.indexOf("\n", start)
-      mode = !isJson(text.slice(start, nl)) ? "split" : /\S/.test(text.slice(nl + 1)) ? "ndjson" : "single"
-      return true
+    let i = 0
+    if (!sawContent) {
+      while (i < bytes.length && isSpace(bytes[i]!)) i++
+      if (i === bytes.length) return true
+      sawContent = true
+      i++
+    }
+    // The newline is found natively: a one-line API page is megabytes with no newline at all.
+    if (bytes.indexOf(0x0a, i) < 0) return true
+    const text = prefix.text()
+    const start = text.search(/\S/)
+    const nl = text.indexOf("\n", start)
+    const line = parsedLine(text.slice(start, nl))
+    if (line === undefined) mode = "split"
+    else if (/\S/.test(text.slice(nl + 1))) mode = "ndjson"
+    else {
+      mode = "single"
+      sniffed = line
     }
     return true
   }
@@ -126,7 +155,7 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
   }
 
   function* feed(pieces: ReadonlyArray<Uint8Array>): Iterable<Read> {
-    splitter ??= new JsonSplitter(splitOptions(source, MAX_RECORD_BYTES))
+    splitter ??= new JsonSplitter(options)
     for (const piece of pieces) for (const part of splitter.push(piece)) yield* partReads(part)
   }
 
@@ -138,7 +167,11 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
       }
       if (mode === "split") {
         prefix.add(bytes)
-        return yield* feed([bytes])
+        if (!deferred) return yield* feed([bytes])
+        if (prefix.size <= DEFER_SPLIT_BYTES) return
+        // Too big to hold any longer: cut as it arrives, from its first byte.
+        deferred = false
+        return yield* feed(prefix.pieces)
       }
       if (mode === "single" && !hasContent(bytes)) return void prefix.add(bytes)
       let replay: Array<Uint8Array>
@@ -158,6 +191,10 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
         prefix.drop()
         return
       }
+      if (!options.members && !prefix.over && prefix.size <= DEFER_SPLIT_BYTES) {
+        deferred = true
+        return
+      }
       // The splitter reads the document from its first byte.
       yield* feed(replay)
     },
@@ -166,7 +203,16 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
         for (const line of lines!.end()) yield* ndjsonLine(source, fileName, line)
         return
       }
+      if (mode === "single" && sniffed !== undefined) {
+        return yield* wholeDocument(source, fileName, prefix, { text: prefix.text(), value: sniffed.value })
+      }
       if (mode === "sniff" || mode === "single") return yield* wholeDocument(source, fileName, prefix)
+      if (deferred) {
+        deferred = false
+        const whole = unsplit(options, prefix.text())
+        if (whole !== undefined) return yield* wholeDocument(source, fileName, prefix, whole)
+        yield* feed(prefix.pieces)
+      }
       const s = splitter!
       for (const part of s.end()) yield* partReads(part)
       if (mapping === undefined && members !== undefined && members.length > 0 && s.failure === undefined) {
@@ -182,11 +228,48 @@ export const jsonReader = (source: IngestSource, fileName: string): ItemReader =
   }
 }
 
-const isJson = (s: string): boolean => {
+/**
+ * A held document parsed whole, when the splitter would cut nothing out of it (then reading it
+ * whole is what the split path ends with too); undefined when it may hold a list to cut, or does
+ * not parse (the split path then reports where it breaks, as before).
+ */
+const unsplit = (
+  options: JsonSplitOptions,
+  text: string
+): { readonly text: string; readonly value: unknown } | undefined => {
+  const first = text.search(/\S/)
+  if (first < 0 || (options.topArray && text[first] === "[")) return undefined
+  if (options.lists.some((list) => text.includes(`"${list}"`))) return undefined
+  const parsed = parseJson(text)
+  if (parsed === undefined) return undefined
+  const value = parsed.value
+  // A list named with escapes in its key (`"rec\u006frds"`) is cut by the splitter all the same.
+  if (isObject(value) && options.lists.some((list) => isArray(value, list))) return undefined
+  return { text, value }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+const isArray = (value: Record<string, unknown>, key: string) => Object.hasOwn(value, key) && Array.isArray(value[key])
+
+const parseJson = (text: string): { readonly value: unknown } | undefined => {
   try {
-    JSON.parse(s)
-    return true
+    return { value: JSON.parse(text) }
   } catch {
-    return false
+    return undefined
   }
+}
+
+/**
+ * A line parsed as JSON, or undefined when it is not a JSON value. A pretty-printed document's
+ * first line (`{`) is refused without a parse: each refusal was a thrown SyntaxError, whose
+ * message and stack cost more than many small records' reading.
+ */
+const parsedLine = (line: string): { readonly text: string; readonly value: unknown } | undefined => {
+  const end = line.trimEnd()
+  const open = end[0]
+  const close = end[end.length - 1]
+  if ((open === "{" && close !== "}") || (open === "[" && close !== "]")) return undefined
+  const parsed = parseJson(line)
+  return parsed === undefined ? undefined : { text: line, value: parsed.value }
 }
