@@ -9,6 +9,7 @@
 //   another, EPSS, NVD, CVE List, OSV): records/s over the whole (target >= 10,000), and each source's;
 //   NVD with an API key, so at its published keyed rate (50 requests per 30 s);
 // - the server's RSS above idle (idle: before the sync, the readers on), sampled throughout (target <= 400 MB);
+// - the server during it (`serverSamples.ts`): event-loop stalls, pool waits, heaps; `--timeline FILE` keeps every sample;
 // - N readers (default 4) of `GET /v1/vuln/{id}` at R requests/s in all (default 100) during the first
 //   sync: p99 (target <= 50 ms);
 // - after the mirror publishes a one-hour delta (about 500 records), the incremental sync (target <= 10 s);
@@ -31,6 +32,7 @@ import { databaseUrl } from "./benchDatabase.ts"
 import { spawnServeApi } from "./benchServer.ts"
 import { pidMicros, postgresDelta, postgresMicros } from "./cpuShare.ts"
 import { psql, scratchDatabaseName } from "./scratchDatabase.ts"
+import { sampleServer } from "./serverSamples.ts"
 import { syncFeedData } from "./syncFeedData.ts"
 import { type MirrorHit, startSyncMirror } from "./syncMirror.ts"
 import { forkReaders, readerOrganization } from "./vulnReaders.ts"
@@ -44,7 +46,7 @@ const option = (name: string, fallback: number) => {
   return i === -1 ? fallback : Number(args[i + 1])
 }
 /** Options followed by a value. */
-const VALUED = ["--readers", "--reader-rate", "--cpu-prof"]
+const VALUED = ["--readers", "--reader-rate", "--cpu-prof", "--timeline"]
 const positional = args.filter((arg, i) => !arg.startsWith("--") && !VALUED.includes(args[i - 1] ?? ""))
 const COUNT = Number(positional[0] ?? 1_300_000)
 const READERS = option("--readers", 4)
@@ -53,6 +55,8 @@ const READER_RATE = option("--reader-rate", 100)
 const SEQUENTIAL = args.includes("--sequential")
 /** `--cpu-prof DIR`: the server runs under V8's CPU profiler, its profile written to DIR when it stops. */
 const CPU_PROF = args.includes("--cpu-prof") ? args[args.indexOf("--cpu-prof") + 1] : undefined
+/** `--timeline FILE`: every sample of the server's metrics during the first sync, written to FILE. */
+const TIMELINE = args.includes("--timeline") ? args[args.indexOf("--timeline") + 1] : undefined
 /** The first sync's order: the catalogue, then the API, then the archives. */
 const SOURCES = ["epss", "nist-nvd", "mitre", "osv"] as const
 const TARGET = { perSecond: 10_000, rssAboveIdleMiB: 400, p99Ms: 50, incrementalSeconds: 10, unchangedSeconds: 2 }
@@ -104,8 +108,11 @@ const program = Effect.gen(function*() {
   const idsFile = join(work, "reader-ids.json")
   writeFileSync(idsFile, JSON.stringify(ids))
 
+  const metricsPort = yield* Effect.promise(freePort)
   const env = {
     DATABASE_URL: url,
+    // Its own port (not 9464, which another bench's server may hold): scraped during the first sync.
+    VDB_METRICS_PORT: String(metricsPort),
     VDB_MASTER_KEY: Buffer.from(masterKey).toString("base64"),
     VDB_DATA_DIR: join(work, "data"),
     VDB_LOG_LEVEL: "Warn",
@@ -181,6 +188,7 @@ const program = Effect.gen(function*() {
   }, 200)
   yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(sampler)))
   const loadAtStart = loadavg().map((n) => rounded(n, 2))
+  const serverSamples = sampleServer(metricsPort, pid)
 
   console.error(`first sync of ${COUNT} records (${JSON.stringify(data.counts)}), ${READERS} readers on /vuln …`)
   const published = {
@@ -242,6 +250,9 @@ const program = Effect.gen(function*() {
   const readerStats = readers === undefined ? undefined : yield* Effect.promise(readers.stop)
   if (readerStats !== undefined) console.error(`  readers: ${JSON.stringify(readerStats)}`)
   const peakDuringFirst = peak
+  const { summary: serverDuring, timeline } = serverSamples.stop()
+  if (TIMELINE !== undefined) writeFileSync(TIMELINE, `${JSON.stringify(timeline)}\n`)
+  console.error(`  server: ${JSON.stringify(serverDuring)}`)
 
   const delta = mirror.publishDelta()
   console.error(`incremental sync of a one-hour delta (${delta} records) …`)
@@ -280,6 +291,8 @@ const program = Effect.gen(function*() {
       aboveIdleMiB: rssAboveIdle
     },
     ...(readerStats ? { readers: { during: "the first sync", endpoint: "GET /v1/vuln/{id}", ...readerStats } } : {}),
+    /** The server's event loop, pool and heaps during the first sync, from its /metrics (`serverSamples.ts`). */
+    server: serverDuring,
     incremental: { records: delta, seconds: rounded(incremental.seconds, 2), outcomes: incremental.outcomes },
     unchanged: {
       seconds: rounded(unchanged.seconds, 2),
