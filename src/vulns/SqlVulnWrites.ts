@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
+import { chunksByChars } from "../db/StatementChunks.ts"
 import { type Rows, toRows } from "./StoreRows.ts"
 import type { FailedItem, NormalisedItem, RawItem, RawKey, RawResult } from "./VulnStoreShapes.ts"
 
@@ -74,12 +75,13 @@ export const putRawSql = (sql: SqlClient.SqlClient, items: ReadonlyArray<RawItem
         results.push({ outcome: "unchanged", pending: row.normalised_hash !== item.hash })
       }
     }
-    if (changed.length > 0) {
+    // In statements of bounded size (StatementChunks.ts): one of a whole batch's text held the event loop.
+    for (const chunk of chunksByChars(changed, (i) => i.content.length)) {
       yield* sql`
         INSERT INTO vuln_raw (source, identifier, content, content_hash, fetched_at)
         SELECT s, i, c, h, now()
-        FROM unnest(${changed.map((i) => i.source)}::text[], ${changed.map((i) => i.identifier)}::text[],
-          ${changed.map((i) => i.content)}::text[], ${changed.map((i) => i.hash)}::text[]) AS t(s, i, c, h)
+        FROM unnest(${chunk.map((i) => i.source)}::text[], ${chunk.map((i) => i.identifier)}::text[],
+          ${chunk.map((i) => i.content)}::text[], ${chunk.map((i) => i.hash)}::text[]) AS t(s, i, c, h)
         ON CONFLICT (source, identifier) DO UPDATE SET content = excluded.content,
           content_hash = excluded.content_hash, fetched_at = excluded.fetched_at`
     }
@@ -142,19 +144,19 @@ export const putNormalisedSql = (
       }
     }
     const { aliases, epss, exploits, records } = rows
-    if (records.length > 0) {
+    for (const chunk of chunksByChars(records, (r) => r.body.text.length)) {
       yield* sql`
         INSERT INTO vuln_records (source, identifier, origin_source, origin_identifier, record, epss_splice, counts, gcve,
           known_exploited, rank, enriched_at)
         SELECT s, i, os, oi, r, sp::int[], c::json, g, k::json, rk, now()
-        FROM unnest(${records.map((r) => r.source)}::text[], ${records.map((r) => r.identifier)}::text[],
-          ${records.map((r) => r.origin.source)}::text[], ${records.map((r) => r.origin.identifier)}::text[],
-          ${records.map((r) => r.body.text)}::text[],
-          ${nullable(records.map((r) => r.body.splice === null ? null : `{${r.body.splice.join(",")}}`))}::text[],
-          ${records.map((r) => JSON.stringify(r.counts))}::text[],
-          ${records.map((r) => r.gcve)}::bool[],
-          ${nullable(records.map((r) => r.knownExploited === null ? null : JSON.stringify(r.knownExploited)))}::text[],
-          ${records.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, sp, c, g, k, rk)
+        FROM unnest(${chunk.map((r) => r.source)}::text[], ${chunk.map((r) => r.identifier)}::text[],
+          ${chunk.map((r) => r.origin.source)}::text[], ${chunk.map((r) => r.origin.identifier)}::text[],
+          ${chunk.map((r) => r.body.text)}::text[],
+          ${nullable(chunk.map((r) => r.body.splice === null ? null : `{${r.body.splice.join(",")}}`))}::text[],
+          ${chunk.map((r) => JSON.stringify(r.counts))}::text[],
+          ${chunk.map((r) => r.gcve)}::bool[],
+          ${nullable(chunk.map((r) => r.knownExploited === null ? null : JSON.stringify(r.knownExploited)))}::text[],
+          ${chunk.map((r) => r.rank)}::text[]) AS t(s, i, os, oi, r, sp, c, g, k, rk)
         ON CONFLICT (origin_source, origin_identifier, source, identifier) DO UPDATE SET record = excluded.record,
           epss_splice = excluded.epss_splice, counts = excluded.counts, gcve = excluded.gcve, known_exploited = excluded.known_exploited,
           rank = excluded.rank, enriched_at = excluded.enriched_at`
@@ -195,11 +197,11 @@ export const putNormalisedSql = (
           source = excluded.source, summary_key = excluded.summary_key, type = excluded.type, url = excluded.url,
           title = excluded.title, created_at = excluded.created_at, details = excluded.details`
       const bodies = exploits.filter((e) => e.content !== undefined)
-      if (bodies.length > 0) {
+      for (const chunk of chunksByChars(bodies, (e) => e.content!.length)) {
         yield* sql`
           INSERT INTO vuln_exploit_content (uuid, origin_source, origin_identifier, content)
-          SELECT * FROM unnest(${bodies.map((e) => e.uuid)}::text[], ${bodies.map((e) => e.origin.source)}::text[],
-            ${bodies.map((e) => e.origin.identifier)}::text[], ${bodies.map((e) => e.content!)}::text[])
+          SELECT * FROM unnest(${chunk.map((e) => e.uuid)}::text[], ${chunk.map((e) => e.origin.source)}::text[],
+            ${chunk.map((e) => e.origin.identifier)}::text[], ${chunk.map((e) => e.content!)}::text[])
           ON CONFLICT (origin_source, origin_identifier, uuid) DO UPDATE SET content = excluded.content`
       }
     }
@@ -232,29 +234,33 @@ export const putNormalisedSql = (
 const putOsvSql = (sql: SqlClient.SqlClient, records: Rows["records"]) =>
   Effect.gen(function*() {
     const osv = records.filter((r) => r.osv !== undefined)
-    if (osv.length === 0) return
-    yield* sql`
+    for (const chunk of chunksByChars(osv, (r) => r.osv!.text.length)) {
+      yield* sql`
       INSERT INTO vuln_osv (source, identifier, origin_source, origin_identifier, modified, osv)
-      SELECT * FROM unnest(${osv.map((r) => r.source)}::text[], ${osv.map((r) => r.identifier)}::text[],
-        ${osv.map((r) => r.origin.source)}::text[], ${osv.map((r) => r.origin.identifier)}::text[],
-        ${osv.map((r) => r.osv!.modified)}::text[], ${osv.map((r) => r.osv!.text)}::text[])
+      SELECT * FROM unnest(${chunk.map((r) => r.source)}::text[], ${chunk.map((r) => r.identifier)}::text[],
+        ${chunk.map((r) => r.origin.source)}::text[], ${chunk.map((r) => r.origin.identifier)}::text[],
+        ${chunk.map((r) => r.osv!.modified)}::text[], ${chunk.map((r) => r.osv!.text)}::text[])
       ON CONFLICT (origin_source, origin_identifier, source, identifier) DO UPDATE SET modified = excluded.modified,
         osv = excluded.osv, changed = nextval('vuln_osv_changes')`
-    const packages = osv.flatMap((r) => r.osv!.packages.map((p) => ({ record: r, p })))
-    if (packages.length === 0) return
-    yield* sql`
+    }
+    const packages = osv.flatMap((r) =>
+      r.osv!.packages.map((p) => ({
+        record: r,
+        p,
+        affected: JSON.stringify({ ecosystem: p.ecosystem, ranges: p.ranges, versions: p.versions })
+      }))
+    )
+    for (const chunk of chunksByChars(packages, (row) => row.affected.length)) {
+      yield* sql`
       INSERT INTO vuln_packages (ecosystem, name, source, identifier, origin_source, origin_identifier, package_key, affected)
-      SELECT * FROM unnest(${packages.map(({ p }) => p.base)}::text[], ${packages.map(({ p }) => p.name)}::text[],
-        ${packages.map(({ record }) => record.source)}::text[], ${
-      packages.map(({ record }) => record.identifier)
-    }::text[],
-        ${packages.map(({ record }) => record.origin.source)}::text[], ${
-      packages.map(({ record }) => record.origin.identifier)
-    }::text[],
-        ${packages.map(({ p }) => p.key)}::text[],
-        ${
-      packages.map(({ p }) => JSON.stringify({ ecosystem: p.ecosystem, ranges: p.ranges, versions: p.versions }))
-    }::text[])`
+      SELECT * FROM unnest(${chunk.map(({ p }) => p.base)}::text[], ${chunk.map(({ p }) => p.name)}::text[],
+        ${chunk.map(({ record }) => record.source)}::text[], ${chunk.map(({ record }) => record.identifier)}::text[],
+        ${chunk.map(({ record }) => record.origin.source)}::text[], ${
+        chunk.map(({ record }) => record.origin.identifier)
+      }::text[],
+        ${chunk.map(({ p }) => p.key)}::text[],
+        ${chunk.map(({ affected }) => affected)}::text[])`
+    }
   })
 
 const rawKeyOf = (item: { readonly source: string; readonly identifier: string }) =>
