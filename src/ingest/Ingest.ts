@@ -1,7 +1,8 @@
-import { Clock, Effect, Fiber, Queue, Semaphore, Stream } from "effect"
+import { Clock, Effect, Fiber, Queue, Stream } from "effect"
 import { countIngested } from "../metrics/DataMetrics.ts"
 import { VulnStore } from "../vulns/VulnStore.ts"
 import type { FailedItem, NormalisedItem, RawItem } from "../vulns/VulnStoreShapes.ts"
+import { batchBudget, batchTurns } from "./BatchBudget.ts"
 import { fileBytes } from "./FileBytes.ts"
 import { type FormatReaders, isItemProblem, message, normaliseInline, slim, wholeTextReader } from "./FormatReaders.ts"
 import * as Formats from "./formats/index.ts"
@@ -85,6 +86,7 @@ export const ingestFiles = (
           yield* run(plan, open, store, formats, pool, {
             batchSize: options.batchSize ?? DEFAULT_BATCH,
             depth: options.inFlight ?? DEFAULT_IN_FLIGHT,
+            batchChars: options.batchChars,
             analyzeAfter: options.analyzeAfter ?? DEFAULT_ANALYZE_AFTER
           }, (event) => Queue.offer(queue, event))
         })).pipe(
@@ -94,21 +96,6 @@ export const ingestFiles = (
     )
   }))
 
-/**
- * Batches being written at once across all the runs on one store (a sync's sources run at once):
- * each run keeps up to `inFlight` of its own, but four runs with three each stored and normalised
- * twelve batches at once (the server's RSS rose 780 MB above idle in a 200,000-record first sync),
- * while the database wrote two raw transactions and one phase 2 at a time anyway. A turn covers a
- * batch's raw phase and its normalising, not its wait for the previous batch's phase 2.
- */
-const PROCESS_IN_FLIGHT = 4
-const turnsByStore = new WeakMap<object, Semaphore.Semaphore>()
-const batchTurns = (store: object) => {
-  let turns = turnsByStore.get(store)
-  if (turns === undefined) turnsByStore.set(store, turns = Semaphore.makeUnsafe(PROCESS_IN_FLIGHT))
-  return turns
-}
-
 // Spans (exported with tracing on): one per run, one per batch, with the phases below it
 // (VulnStore.putRaw, phase 1; VulnStore.putNormalised, phase 2; the SQL of each).
 const run = Effect.fn("Ingest.run")(function*(
@@ -117,9 +104,10 @@ const run = Effect.fn("Ingest.run")(function*(
   store: VulnStore["Service"],
   formats: FormatReaders,
   pool: NormalisePool | undefined,
-  { analyzeAfter, batchSize, depth }: {
+  { analyzeAfter, batchChars, batchSize, depth }: {
     readonly batchSize: number
     readonly depth: number
+    readonly batchChars: number | undefined
     readonly analyzeAfter: number
   },
   emit: (event: IngestEvent) => Effect.Effect<unknown>
@@ -179,6 +167,9 @@ const run = Effect.fn("Ingest.run")(function*(
   // Statistics are an optimisation: a failure to refresh them never fails a run whose data is written.
   const statistics = statisticsDue(store)
   const turns = batchTurns(store)
+  const budget = batchBudget(store, batchChars)
+  // Whatever this run's batches still hold goes back when it ends, interrupted or not.
+  yield* Effect.addFinalizer(() => budget.releaseAll)
   const refreshStatistics = Effect.andThen(
     Effect.sync(statistics.analysed),
     store.refreshStatistics().pipe(
@@ -188,10 +179,13 @@ const run = Effect.fn("Ingest.run")(function*(
   const flush = Effect.fnUntraced(function*() {
     if (batch.length === 0) return
     const items = batch
+    const chars = batchBytes
     batch = []
     batchBytes = 0
     if (inFlight.length >= depth) yield* Fiber.join(inFlight.shift()!)
-    inFlight.push(yield* Effect.forkChild(write(items, inFlight.at(-1))))
+    // The process's budget for batches in flight: reading waits here while the other runs' batches hold it.
+    const release = yield* budget.take(chars)
+    inFlight.push(yield* Effect.forkChild(Effect.ensuring(write(items, inFlight.at(-1)), release)))
   })
   const drain = Effect.gen(function*() {
     while (inFlight.length > 0) yield* Fiber.join(inFlight.shift()!)

@@ -17,6 +17,11 @@ export interface IngestOptions {
   readonly batchSize?: number
   /** Batches being written at once (raw phases overlap; phase-2 transactions stay one at a time). */
   readonly inFlight?: number
+  /**
+   * Characters of raw text the batches of all runs on the store may hold at once (`BatchBudget.ts`):
+   * set by the first run on a store (tests give a small one), shared by the later ones.
+   */
+  readonly batchChars?: number
   readonly formats?: FormatReaders
   /**
    * Worker threads normalising (phase 2) off the main thread; 0 normalises
