@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { queryRows } from "./queryTable.ts"
 import { syncRows } from "./syncTable.ts"
 import { all, day, type Json, loadOf, machineOf, ms, n, pct, type Row } from "./tableCells.ts"
 
@@ -282,6 +283,7 @@ const rows: Array<Row> = [
   ...guardrailRows(load("guardrails")),
   ...ingestRows(load("ingest")),
   ...syncRows(load("sync")),
+  ...queryRows(load("query")),
   ...memoryRows(load("memory"))
 ]
 
