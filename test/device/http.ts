@@ -120,7 +120,9 @@ export const startLogin = (args: ReadonlyArray<string>, env: Record<string, stri
   const userCode = async (): Promise<string> => {
     const deadline = Date.now() + 30_000
     for (;;) {
-      const match = /one-time code: ([A-Z]{3}-[A-Z]{3})/.exec(stdout)
+      // The whole prompt: the code's line and the next one, with the URL to open (two writes, which may
+      // arrive apart; a test that read the URL right after the code alone saw it missing).
+      const match = /one-time code: ([A-Z]{3}-[A-Z]{3})\n.*in your browser/.exec(stdout)
       if (match !== null) return match[1]!
       if (child.exitCode !== null || Date.now() > deadline) {
         throw new Error(`no code from auth login: ${stdout} ${stderr}`)
